@@ -1,0 +1,135 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+/// Settings shared by every coplay target: Swift 6 language mode, warnings are errors.
+let strict: [SwiftSetting] = [
+    .treatAllWarnings(as: .error),
+]
+
+let package = Package(
+    name: "coplay",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "coplay", targets: ["coplay"]),
+        .library(name: "ClockSync", targets: ["ClockSync"]),
+        .library(name: "MediaProbe", targets: ["MediaProbe"]),
+        .library(name: "GroupSessions", targets: ["GroupSessions"]),
+        .library(name: "SessionRelay", targets: ["SessionRelay"]),
+        .library(name: "PlaybackCoordinator", targets: ["PlaybackCoordinator"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.1.4"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    ],
+    targets: [
+        // MARK: Libraries
+        .target(
+            name: "ClockSync",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .systemLibrary(
+            name: "CFFmpeg",
+            pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]
+        ),
+        .target(
+            name: "MediaProbe",
+            dependencies: [
+                "CFFmpeg",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "GroupSessions",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "SessionRelay",
+            dependencies: [
+                "GroupSessions",
+                "ClockSync",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "PlaybackCoordinator",
+            dependencies: [
+                "GroupSessions",
+                "ClockSync",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "coplay",
+            dependencies: [
+                "ClockSync",
+                "MediaProbe",
+                "GroupSessions",
+                "SessionRelay",
+                "PlaybackCoordinator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // MARK: Tests
+        .testTarget(
+            name: "ClockSyncTests",
+            dependencies: ["ClockSync", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "MediaProbeTests",
+            dependencies: ["MediaProbe"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "GroupSessionsTests",
+            dependencies: ["GroupSessions", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "SessionRelayTests",
+            dependencies: ["SessionRelay", "GroupSessions"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "PlaybackCoordinatorTests",
+            dependencies: ["PlaybackCoordinator"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "CoplayCLITests",
+            dependencies: [],
+            swiftSettings: strict
+        ),
+    ]
+)

@@ -1,0 +1,1 @@
+// ClockSync — see docs/architecture.md for what this module provides.

@@ -1,0 +1,1 @@
+// GroupSessions — see docs/architecture.md for what this module provides.

@@ -1,0 +1,1 @@
+// MediaProbe — see docs/architecture.md for what this module provides.

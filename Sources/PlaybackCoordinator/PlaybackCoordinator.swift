@@ -1,0 +1,1 @@
+// PlaybackCoordinator — see docs/architecture.md for what this module provides.

@@ -1,0 +1,1 @@
+// SessionRelay — see docs/architecture.md for what this module provides.

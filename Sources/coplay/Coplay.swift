@@ -1,0 +1,12 @@
+import ArgumentParser
+
+/// The `coplay` command-line tool: glue over the coplay modules.
+@main
+struct Coplay: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "coplay",
+        abstract: "Keep media players on different machines in step.",
+        version: "0.1.0",
+        subcommands: []
+    )
+}
