@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian packages coplay needs, only those that are missing (idempotent).
+#   scripts/install-deps.sh            build + test dependencies
+#   scripts/install-deps.sh --bench    also the Syncplay/mpv baseline used by `coplay bench`
+set -euo pipefail
+
+packages=(
+  pkg-config
+  libavformat-dev libavcodec-dev libavutil-dev   # MediaProbe (CFFmpeg)
+  ffmpeg                                         # ffprobe is MediaProbe's reference; ffmpeg makes samples/
+  chrony                                         # a real NTP client/server for ClockSync's interop tests
+  iproute2 util-linux procps                     # network/time namespaces for multi-node tests
+)
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(syncplay-server syncplay mpv)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  sudo=""; [[ $(id -u) -ne 0 ]] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# chronyd is installed as a service on Debian; coplay's tests start their own instances on other ports.
+command -v swift >/dev/null || { echo "install-deps: Swift toolchain not found on PATH" >&2; exit 1; }
