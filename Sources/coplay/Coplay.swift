@@ -7,6 +7,8 @@ struct Coplay: AsyncParsableCommand {
         commandName: "coplay",
         abstract: "Keep media players on different machines in step.",
         version: "0.1.0",
-        subcommands: []
+        subcommands: [
+            BenchCommand.self,
+        ]
     )
 }

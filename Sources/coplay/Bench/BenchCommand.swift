@@ -1,0 +1,10 @@
+import ArgumentParser
+
+/// `coplay bench`: timing-accuracy and throughput benchmarks, one subcommand per area.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure coplay's timing accuracy and throughput.",
+        subcommands: []
+    )
+}
