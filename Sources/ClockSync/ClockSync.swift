@@ -1,1 +1,0 @@
-// ClockSync — see docs/architecture.md for what this module provides.

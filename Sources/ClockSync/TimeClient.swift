@@ -1,0 +1,165 @@
+import Logging
+import Synchronization
+
+/// An NTP client: polls one server through an ``NTPTransport``, filters the samples and keeps a
+/// ``SyncedClock`` up to date.
+///
+/// ``run()`` polls forever on the schedule of a ``PollScheduler`` (a burst, then an adaptive
+/// interval), sleeping on the synced clock's own (injectable) local clock; ``measure(samples:interval:)``
+/// does a one-off burst, as `coplay time query` does. Kiss-o'-death codes are honoured: RATE backs the
+/// poll interval off, DENY and RSTR stop the client with ``TimeClientError/refused(_:)``. Responses that
+/// fail validation (wrong origin, unsynchronized server, ...) are dropped.
+///
+/// ```swift
+/// let timescale = LocalTimescale(clock: ContinuousClock())
+/// let synced = SyncedClock(timescale: timescale)
+/// let transport = try await UDPTimeTransport.connect(host: "relay.example", port: 7000, timescale: timescale)
+/// let client = TimeClient(transport: transport, syncedClock: synced, logger: logger)
+/// try await client.run()   // in a task group; cancel to stop
+/// ```
+public final class TimeClient<C: Clock>: Sendable where C.Duration == Duration {
+    /// Polling and filtering settings.
+    public struct Configuration: Sendable, Hashable {
+        /// The poll schedule.
+        public var poll: PollScheduler.Configuration = .init()
+        /// The sample filter.
+        public var filter: SampleFilter.Configuration = .init()
+        /// How long to wait for each response.
+        public var timeout: Duration = .seconds(1)
+
+        /// Creates the default configuration.
+        public init() {}
+    }
+
+    /// Counters of what the client did.
+    public struct Statistics: Sendable, Hashable {
+        /// Requests sent.
+        public var sent = 0
+        /// Valid responses turned into samples.
+        public var samples = 0
+        /// Requests that got no (matching) response in time.
+        public var timeouts = 0
+        /// Responses dropped by validation.
+        public var invalid = 0
+        /// RATE kiss-o'-death responses received.
+        public var rateLimited = 0
+    }
+
+    private struct State: Sendable {
+        var filter: SampleFilter
+        var statistics = Statistics()
+    }
+
+    /// The settings in use.
+    public let configuration: Configuration
+    /// The clock this client disciplines.
+    public let syncedClock: SyncedClock<C>
+    private let transport: any NTPTransport
+    private let logger: Logger
+    private let state: Mutex<State>
+
+    /// Creates a client; nothing is sent until ``run()`` or ``measure(samples:interval:)``.
+    ///
+    /// - Parameters:
+    ///   - transport: How to reach the server (its timestamps must be on `syncedClock.timescale`).
+    ///   - syncedClock: The clock to keep up to date.
+    ///   - configuration: Polling and filtering settings.
+    ///   - logger: Where progress is logged (info and below).
+    public init(
+        transport: any NTPTransport,
+        syncedClock: SyncedClock<C>,
+        configuration: Configuration = .init(),
+        logger: Logger = Logger(label: "coplay.clocksync.timeclient")
+    ) {
+        self.transport = transport
+        self.syncedClock = syncedClock
+        self.configuration = configuration
+        self.logger = logger
+        self.state = Mutex(State(filter: SampleFilter(configuration: configuration.filter)))
+    }
+
+    /// The filter's current estimate, if any sample has arrived.
+    public var estimate: ClockEstimate? { state.withLock { $0.filter.estimate() } }
+
+    /// What the client has done so far.
+    public var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// Polls the server until cancelled, updating the synced clock after every sample.
+    ///
+    /// - Throws: ``TimeClientError/refused(_:)`` on DENY or RSTR; `CancellationError` when cancelled.
+    public func run() async throws {
+        var scheduler = PollScheduler(configuration: configuration.poll)
+        var wait = scheduler.start()
+        let clock = syncedClock.timescale.clock
+        while true {
+            if wait > .zero { try await clock.sleep(for: wait) }
+            try Task.checkCancellation()
+            let outcome = try await poll()
+            wait = scheduler.next(after: outcome)
+            if outcome == .rateLimited {
+                logger.info("time server asked us to slow down (RATE)", metadata: ["interval": "\(wait)"])
+            }
+        }
+    }
+
+    /// Sends `samples` requests `interval` apart and returns the resulting estimate.
+    ///
+    /// A RATE kiss-o'-death doubles the interval for the remaining requests.
+    ///
+    /// - Parameters:
+    ///   - samples: How many requests to send.
+    ///   - interval: The gap between requests.
+    /// - Returns: The filter's estimate over every sample so far.
+    /// - Throws: ``TimeClientError`` on DENY/RSTR or when no response arrived at all.
+    public func measure(samples: Int, interval: Duration) async throws -> ClockEstimate {
+        let clock = syncedClock.timescale.clock
+        var gap = interval
+        for index in 0..<max(1, samples) {
+            if index > 0 { try await clock.sleep(for: gap) }
+            if try await poll() == .rateLimited { gap *= 2 }
+        }
+        guard let estimate else { throw TimeClientError.noResponse(attempts: max(1, samples)) }
+        return estimate
+    }
+
+    /// Sends one request and folds the answer into the filter and the synced clock.
+    ///
+    /// - Returns: The outcome, for the poll scheduler.
+    /// - Throws: ``TimeClientError/refused(_:)`` on DENY or RSTR, or a transport error.
+    @discardableResult
+    public func poll() async throws -> PollScheduler.Outcome {
+        var nonce: UInt64 = 0
+        while nonce == 0 { nonce = UInt64.random(in: .min ... .max) }
+        let request = NTPPacket(mode: .client, poll: 6, transmitTimestamp: NTPTimestamp(rawValue: nonce))
+        state.withLock { $0.statistics.sent += 1 }
+        guard let exchange = try await transport.exchange(request, timeout: configuration.timeout) else {
+            state.withLock { $0.statistics.timeouts += 1 }
+            return .timeout
+        }
+        do {
+            try exchange.response.validateResponse(origin: request.transmitTimestamp)
+        } catch {
+            if let code = error.kissCode {
+                if code.demandsStop { throw TimeClientError.refused(code) }
+                if code == .rate {
+                    state.withLock { $0.statistics.rateLimited += 1 }
+                    return .rateLimited
+                }
+            }
+            state.withLock { $0.statistics.invalid += 1 }
+            logger.debug("invalid NTP response dropped", metadata: ["reason": "\(error)"])
+            return .timeout
+        }
+        let sample = exchange.sample
+        let (estimate, good): (ClockEstimate?, Bool) = state.withLock { state in
+            state.statistics.samples += 1
+            state.filter.add(sample)
+            guard let estimate = state.filter.estimate() else { return (nil, false) }
+            let residual = abs(sample.offset - estimate.offset(atLocal: sample.localTime))
+            return (estimate, residual <= 3 * estimate.errorBound + 1e-6)
+        }
+        if let estimate { syncedClock.update(with: estimate) }
+        logger.trace("NTP sample", metadata: ["offset": "\(sample.offset)", "delay": "\(sample.delay)"])
+        return good ? .goodSample : .badSample
+    }
+}
