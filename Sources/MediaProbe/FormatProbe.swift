@@ -1,5 +1,6 @@
 internal import CFFmpeg
 import Foundation
+import Synchronization
 
 /// The blocking part of a probe: plain POSIX reads and libavformat calls, run on a pool thread.
 ///
@@ -13,10 +14,11 @@ enum FormatProbe {
         av_log_set_level(AV_LOG_QUIET)
     }()
 
-    static func run(path: String, options: MediaProbe.Options) throws(MediaProbeError) -> MediaInfo {
+    static func run(path: String, options: MediaProbe.Options, interrupt: ProbeInterrupt) throws(MediaProbeError) -> MediaInfo {
         _ = quietLogging
+        let deadline = interrupt
+        if deadline.shouldStop { throw deadline.error(path: path) }
         let file = try readEnds(path: path)
-        let deadline = Deadline(after: options.timeout)
 
         var context = try open(path: path, head: file.head, deadline: deadline)
         defer { avformat_close_input(&context) }
@@ -24,7 +26,7 @@ enum FormatProbe {
 
         let found = avformat_find_stream_info(ctx, nil)
         if found < 0 {
-            if deadline.expired { throw .timedOut(path: path, seconds: deadline.seconds) }
+            if deadline.shouldStop { throw deadline.error(path: path) }
             throw .corrupt(path: path, detail: "\(formatName(ctx)) (libavformat: \(errorString(found)))")
         }
 
@@ -66,7 +68,7 @@ enum FormatProbe {
 
     /// Opens `path` read-only and reads up to one fingerprint chunk from each end.
     static func readEnds(path: String) throws(MediaProbeError) -> FileEnds {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)  // a FIFO must not block the open
         guard fd >= 0 else { throw mapOpenErrno(errno, path: path) }
         defer { close(fd) }
         var status = stat()
@@ -111,13 +113,13 @@ enum FormatProbe {
     // MARK: - libavformat
 
     /// `avformat_open_input` with ffprobe's options; failures classified by errno or a format sniff.
-    private static func open(path: String, head: [UInt8], deadline: Deadline) throws(MediaProbeError) -> UnsafeMutablePointer<AVFormatContext>? {
+    private static func open(path: String, head: [UInt8], deadline: ProbeInterrupt) throws(MediaProbeError) -> UnsafeMutablePointer<AVFormatContext>? {
         var context = avformat_alloc_context()
         guard context != nil else { throw .readFailed(path: path, detail: "out of memory") }
         context!.pointee.interrupt_callback = AVIOInterruptCB(
             callback: { opaque in
                 guard let opaque else { return 0 }
-                return Unmanaged<Deadline>.fromOpaque(opaque).takeUnretainedValue().expired ? 1 : 0
+                return Unmanaged<ProbeInterrupt>.fromOpaque(opaque).takeUnretainedValue().shouldStop ? 1 : 0
             },
             opaque: Unmanaged.passUnretained(deadline).toOpaque()
         )
@@ -127,7 +129,7 @@ enum FormatProbe {
         av_dict_free(&dictionary)
         guard opened >= 0 else {
             // avformat_open_input has freed the context.
-            if deadline.expired { throw .timedOut(path: path, seconds: deadline.seconds) }
+            if deadline.shouldStop { throw deadline.error(path: path) }
             switch -opened {
             case ENOENT: throw .fileNotFound(path: path)
             case EACCES, EPERM: throw .permissionDenied(path: path)
@@ -220,7 +222,7 @@ enum FormatProbe {
         _ ctx: UnsafeMutablePointer<AVFormatContext>,
         streams: inout [MediaStream],
         path: String,
-        deadline: Deadline
+        deadline: ProbeInterrupt
     ) throws(MediaProbeError) -> [String] {
         guard let packet = av_packet_alloc() else { throw .readFailed(path: path, detail: "out of memory") }
         var packetPointer: UnsafeMutablePointer<AVPacket>? = packet
@@ -243,7 +245,7 @@ enum FormatProbe {
                 continue
             }
             if result < 0 {
-                if deadline.expired { throw .timedOut(path: path, seconds: deadline.seconds) }
+                if deadline.shouldStop { throw deadline.error(path: path) }
                 warnings.append("packet scan stopped early: \(errorString(result))")
                 break
             }
@@ -271,21 +273,35 @@ enum FormatProbe {
     }
 }
 
-/// A probe's deadline, read from libavformat's interrupt callback on the probing thread.
+/// When a probe must stop: its deadline or its task's cancellation, polled by libavformat's interrupt
+/// callback on the probing thread.
 ///
-/// Immutable after init, so sharing it with the C callback (via an unretained pointer kept alive
-/// by the caller) is safe.
-final class Deadline: Sendable {
+/// `Sendable` without `@unchecked`: the limit is immutable and the cancellation flag is atomic. The C
+/// callback receives an unretained pointer; `FormatProbe.run` keeps the instance alive meanwhile.
+final class ProbeInterrupt: Sendable {
     private let limit: UInt64
+    private let cancelled = Atomic<Bool>(false)
+    /// The timeout in seconds (for messages).
     let seconds: Double
 
     init(after duration: Duration) {
-        let nanos = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+        let (whole, overflow) = duration.components.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let nanos = overflow ? Int64.max / 2 : max(0, whole) + duration.components.attoseconds / 1_000_000_000
         self.seconds = Double(nanos) / 1e9
-        self.limit = Deadline.now() &+ UInt64(max(0, nanos))
+        self.limit = ProbeInterrupt.now() &+ UInt64(max(0, nanos))
     }
 
-    var expired: Bool { Deadline.now() >= limit }
+    /// Asks the probe to stop at libavformat's next check.
+    func cancel() { cancelled.store(true, ordering: .relaxed) }
+
+    var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+    var isExpired: Bool { ProbeInterrupt.now() >= limit }
+    var shouldStop: Bool { isCancelled || isExpired }
+
+    /// The error for a stop: cancelled wins over timed out.
+    func error(path: String) -> MediaProbeError {
+        isCancelled ? .cancelled(path: path) : .timedOut(path: path, seconds: seconds)
+    }
 
     private static func now() -> UInt64 {
         var spec = timespec()

@@ -68,15 +68,20 @@ public struct MediaProbe: Sendable {
     ///   - options: Whether to scan packets, and the deadline.
     /// - Returns: The container, its streams and the fingerprint.
     /// - Throws: ``MediaProbeError`` for every problem with the file; `CancellationError` if the task
-    ///   is cancelled before the probe starts; NIO's error if the thread pool is shut down.
+    ///   is cancelled (libavformat stops at its next read); NIO's error if the thread pool is shut down.
     public func probe(_ url: URL, options: Options = Options()) async throws -> MediaInfo {
         // As given (relative stays relative), like ffprobe's `filename`.
         let path = url.relativePath
         let logger = self.logger
         logger.debug("probing", metadata: ["path": "\(path)", "scanPackets": "\(options.scanPackets)"])
+        let interrupt = ProbeInterrupt(after: options.timeout)
         do {
-            let info = try await threadPool.runIfActive {
-                try FormatProbe.run(path: path, options: options)
+            let info = try await withTaskCancellationHandler {
+                try await threadPool.runIfActive {
+                    try FormatProbe.run(path: path, options: options, interrupt: interrupt)
+                }
+            } onCancel: {
+                interrupt.cancel()
             }
             logger.debug(
                 "probed",
@@ -85,6 +90,7 @@ public struct MediaProbe: Sendable {
             return info
         } catch let error as MediaProbeError {
             logger.debug("probe failed", metadata: ["path": "\(path)", "error": "\(error)"])
+            if error.code == .cancelled { throw CancellationError() }
             throw error
         }
     }

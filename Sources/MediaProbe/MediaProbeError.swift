@@ -21,6 +21,7 @@ public struct MediaProbeError: Error, Sendable, Hashable, CustomStringConvertibl
             case noUsableStreams = "no usable streams"
             case timedOut = "timed out"
             case readFailed = "read failed"
+            case cancelled = "cancelled"
         }
 
         private let base: Base
@@ -40,6 +41,8 @@ public struct MediaProbeError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let timedOut = Code(.timedOut)
         /// Another I/O error while reading the file.
         public static let readFailed = Code(.readFailed)
+        /// The probing task was cancelled; ``MediaProbe/probe(_:options:)`` turns it into `CancellationError`.
+        static let cancelled = Code(.cancelled)
 
         public var description: String { base.rawValue }
     }
@@ -82,6 +85,9 @@ public struct MediaProbeError: Error, Sendable, Hashable, CustomStringConvertibl
     public static func timedOut(path: String, seconds: Double) -> Self {
         Self(.timedOut, path: path, detail: "gave up after \(seconds) s")
     }
+
+    /// The probing task was cancelled (internal: callers see `CancellationError`).
+    static func cancelled(path: String) -> Self { Self(.cancelled, path: path) }
 
     /// Any other read error.
     public static func readFailed(path: String, detail: String? = nil) -> Self {

@@ -42,9 +42,11 @@ public struct Rational: Sendable, Hashable, Codable, CustomStringConvertible {
         guard denominator != 0 else { return self }
         var a = numerator.magnitude, b = denominator.magnitude
         while b != 0 { (a, b) = (b, a % b) }
-        let g = Int64(a == 0 ? 1 : a)
-        let sign: Int64 = denominator < 0 ? -1 : 1
-        return Rational(sign * numerator / g, sign * denominator / g)
+        guard a != 0, let g = Int64(exactly: a) else { return self }
+        let (n, d) = (numerator / g, denominator / g)
+        guard denominator < 0 else { return Rational(n, d) }
+        guard n != .min, d != .min else { return self }
+        return Rational(-n, -d)
     }
 
     /// `numerator/denominator`, as ffprobe prints it.

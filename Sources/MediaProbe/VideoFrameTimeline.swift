@@ -53,8 +53,10 @@ public struct VideoFrameTimeline: Sendable, Hashable, Codable {
         }
 
         /// Frames per second, exact and reduced (e.g. `24000/1001`).
+        /// `0/0` if the product overflows.
         public var frameRate: Rational {
-            Rational(timeBase.denominator, frameDuration * timeBase.numerator).reduced
+            let (ticks, overflow) = frameDuration.multipliedReportingOverflow(by: timeBase.numerator)
+            return overflow ? .unknown : Rational(timeBase.denominator, ticks).reduced
         }
     }
 
@@ -74,16 +76,21 @@ public struct VideoFrameTimeline: Sendable, Hashable, Codable {
 
         self.timeBase = timeBase
         self.timestamps = unique
+        // Damaged files can carry timestamps at the ends of Int64: every difference is overflow-checked.
+        func gap(_ i: Int) -> Int64? {
+            let (difference, overflow) = unique[i].subtractingReportingOverflow(unique[i - 1])
+            return overflow ? nil : difference
+        }
         let last = unique.last ?? 0
-        let lastInterval = unique.count >= 2 ? unique[unique.count - 1] - unique[unique.count - 2] : 0
-        self.endTimestamp = max(endTimestamp ?? (last + lastInterval), last)
+        let lastInterval = unique.count >= 2 ? gap(unique.count - 1) ?? 0 : 0
+        let (guessedEnd, endOverflow) = last.addingReportingOverflow(lastInterval)
+        self.endTimestamp = max(endTimestamp ?? (endOverflow ? last : guessedEnd), last)
         self.frameTimes = unique.map { MediaTime(value: $0, timeBase: timeBase).seconds }
 
         var grid: FrameGrid?
-        if unique.count >= 2 {
-            let step = unique[1] - unique[0]
+        if unique.count >= 2, let step = gap(1) {
             var constant = true
-            for i in 2..<unique.count where unique[i] - unique[i - 1] != step {
+            for i in 2..<unique.count where gap(i) != step {
                 constant = false
                 break
             }
@@ -96,8 +103,8 @@ public struct VideoFrameTimeline: Sendable, Hashable, Codable {
     ///
     /// - Parameter grid: Start, interval and frame count.
     public init(grid: FrameGrid) {
-        let stamps = (0..<grid.count).map { grid.start + Int64($0) * grid.frameDuration }
-        self.init(timeBase: grid.timeBase, timestamps: stamps, endTimestamp: stamps.last.map { $0 + grid.frameDuration })
+        let stamps = (0..<max(0, grid.count)).map { grid.start &+ Int64($0) &* grid.frameDuration }
+        self.init(timeBase: grid.timeBase, timestamps: stamps, endTimestamp: stamps.last.map { $0 &+ grid.frameDuration })
     }
 
     /// The number of frames.

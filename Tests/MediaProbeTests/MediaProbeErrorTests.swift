@@ -91,6 +91,26 @@ struct MediaProbeErrorTests {
         #expect(error.description.hasPrefix("Timed out probing "))
     }
 
+    @Test("a FIFO is refused at once instead of blocking the open")
+    func fifo() async throws {
+        let dir = try Samples.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("pipe.mp4")
+        try #require(mkfifo(url.path, 0o644) == 0)
+        let error = try #require(await probeError(url))
+        #expect(error.code == .notMedia)
+        #expect(error.description.hasSuffix("it is not a regular file"))
+    }
+
+    @Test("a cancelled task gets CancellationError")
+    func cancelled() async throws {
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }  // cancelled before the probe is called: no race
+            return try await MediaProbe.shared.probe(Samples.url("cfr-25.mp4"), options: .init(scanPackets: true))
+        }
+        await #expect(throws: CancellationError.self) { try await task.value }
+    }
+
     @Test("relative paths are reported as given")
     func relativePath() async throws {
         let error = try #require(await probeError(URL(fileURLWithPath: "no/such/file.mkv", relativeTo: nil)))

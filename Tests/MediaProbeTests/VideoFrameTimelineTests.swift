@@ -65,6 +65,20 @@ struct VideoFrameTimelineTests {
         }
     }
 
+    @Test("property: any timestamps, even at the ends of Int64, build a sorted timeline without trapping")
+    func totalOnExtremes() async {
+        let extremes: [Int64] = [.max, .max - 1, .min + 1, 0, 1, -1, 1 << 62, -(1 << 62)]
+        let stamp = Gen.int64(in: Int64.min + 1 ... Int64.max)
+        await propertyCheck(count: 500, input: stamp.array(of: 0...20), Gen.element(of: extremes).array(of: 0...4)) { random, edges in
+            let all = random + edges.compactMap { $0 }
+            let timeline = VideoFrameTimeline(timeBase: Rational(1001, 30000), timestamps: all)
+            #expect(timeline.timestamps == Array(Set(all)).sorted())
+            #expect(timeline.endTimestamp >= (timeline.timestamps.last ?? 0))
+            _ = timeline.grid?.frameRate
+            for i in 0..<timeline.count { #expect(timeline.frameIndex(at: timeline.frameTime(i)) != nil) }
+        }
+    }
+
     @Test("the VFR samples carry their real frame times")
     func vfrSamples() async throws {
         for name in ["vfr.mkv", "vfr.mp4"] {

@@ -36,7 +36,7 @@ struct BenchProbe: AsyncParsableCommand {
 
     func validate() throws {
         guard rounds > 0, ffprobeRounds > 0 else { throw ValidationError("--rounds and --ffprobe-rounds must be positive.") }
-        guard maxSeconds > 0 else { throw ValidationError("--max-seconds must be positive.") }
+        guard maxSeconds > 0, maxSeconds <= 86_400 else { throw ValidationError("--max-seconds must be between 0 and 86400.") }
         guard FileManager.default.isExecutableFile(atPath: ffprobe) else {
             throw ValidationError("ffprobe not found at \(ffprobe) (scripts/install-deps.sh installs it; or pass --ffprobe).")
         }
