@@ -49,6 +49,7 @@ let package = Package(
                 "CFFmpeg",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -108,7 +109,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MediaProbeTests",
-            dependencies: ["MediaProbe"],
+            dependencies: ["MediaProbe", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,1 +1,106 @@
-// MediaProbe — see docs/architecture.md for what this module provides.
+import Foundation
+import Logging
+import NIOPosix
+
+/// Probes media files with libavformat: container, streams, frame timelines, fingerprints.
+///
+/// libavformat's calls block (file I/O, parsing), so every probe runs on a `NIOThreadPool`, never
+/// on Swift concurrency's cooperative pool; probes of different files run in parallel up to the
+/// pool's thread count. Nothing is decoded: `avformat_find_stream_info` reads the stream
+/// parameters and, with ``Options/scanPackets``, every packet's timestamp is read.
+///
+/// Failures are ``MediaProbeError``s with a readable description (missing file, permission
+/// denied, not media, truncated or corrupt, no usable streams, timed out).
+///
+/// libavutil's own logging is switched to `AV_LOG_QUIET` the first time a `MediaProbe` is used
+/// (it is process-wide and would print to standard error); errors reach callers as values instead.
+///
+/// ```swift
+/// let probe = MediaProbe(logger: logger)
+/// let info = try await probe.probe(URL(fileURLWithPath: "samples/vfr.mkv"),
+///                                  options: .init(scanPackets: true))
+/// let frames = info.primaryVideoStream?.timeline?.frameTimes ?? []
+/// ```
+public struct MediaProbe: Sendable {
+    /// What a probe reads beyond the container header.
+    public struct Options: Sendable, Hashable {
+        /// Read every packet: per-stream packet counts and video frame timelines. Costs a read of
+        /// the whole file; off by default.
+        public var scanPackets: Bool
+        /// Give up (``MediaProbeError/Code/timedOut``) after this long; checked by libavformat's
+        /// interrupt callback between reads.
+        public var timeout: Duration
+
+        /// Creates options.
+        ///
+        /// - Parameters:
+        ///   - scanPackets: Read all packets for counts and timelines (default `false`).
+        ///   - timeout: The deadline for one probe (default 60 s).
+        public init(scanPackets: Bool = false, timeout: Duration = .seconds(60)) {
+            self.scanPackets = scanPackets
+            self.timeout = timeout
+        }
+    }
+
+    /// The pool the blocking libavformat calls run on.
+    public let threadPool: NIOThreadPool
+    /// Where the probe logs (debug level: one line per probe).
+    public let logger: Logger
+
+    /// A probe on NIO's shared thread pool with a default logger.
+    public static let shared = MediaProbe()
+
+    /// Creates a probe.
+    ///
+    /// - Parameters:
+    ///   - threadPool: Where blocking calls run; NIO's process-wide singleton by default (it needs no
+    ///     shutdown). Pass your own pool to bound parallelism; you then shut it down.
+    ///   - logger: Receives debug-level lines about each probe.
+    public init(threadPool: NIOThreadPool = .singleton, logger: Logger = Logger(label: "coplay.MediaProbe")) {
+        self.threadPool = threadPool
+        self.logger = logger
+    }
+
+    /// Probes one file.
+    ///
+    /// - Parameters:
+    ///   - url: A `file:` URL.
+    ///   - options: Whether to scan packets, and the deadline.
+    /// - Returns: The container, its streams and the fingerprint.
+    /// - Throws: ``MediaProbeError`` for every problem with the file; `CancellationError` if the task
+    ///   is cancelled (libavformat stops at its next read); NIO's error if the thread pool is shut down.
+    public func probe(_ url: URL, options: Options = Options()) async throws -> MediaInfo {
+        // As given (relative stays relative), like ffprobe's `filename`.
+        let path = url.relativePath
+        let logger = self.logger
+        logger.debug("probing", metadata: ["path": "\(path)", "scanPackets": "\(options.scanPackets)"])
+        let interrupt = ProbeInterrupt(after: options.timeout)
+        do {
+            let info = try await withTaskCancellationHandler {
+                try await threadPool.runIfActive {
+                    try FormatProbe.run(path: path, options: options, interrupt: interrupt)
+                }
+            } onCancel: {
+                interrupt.cancel()
+            }
+            logger.debug(
+                "probed",
+                metadata: ["path": "\(path)", "format": "\(info.formatName)", "streams": "\(info.streams.count)"]
+            )
+            return info
+        } catch let error as MediaProbeError {
+            logger.debug("probe failed", metadata: ["path": "\(path)", "error": "\(error)"])
+            if error.code == .cancelled { throw CancellationError() }
+            throw error
+        }
+    }
+
+    /// Probes one file with ``shared``.
+    ///
+    /// - Parameters:
+    ///   - url: A `file:` URL.
+    ///   - options: Whether to scan packets, and the deadline.
+    public static func probe(_ url: URL, options: Options = Options()) async throws -> MediaInfo {
+        try await shared.probe(url, options: options)
+    }
+}
