@@ -54,6 +54,9 @@ public struct MediaProbe: Sendable {
         let path = url.relativePath
         let logger = self.logger
         logger.debug("probing", metadata: ["path": "\(path)", "scanPackets": "\(options.scanPackets)"])
+        guard url.isFileURL else {
+            throw MediaProbeError.readFailed(path: url.absoluteString, detail: "only local files (file: URLs) can be probed")
+        }
         let interrupt = ProbeInterrupt(after: options.timeout)
         do {
             let info = try await withTaskCancellationHandler {
