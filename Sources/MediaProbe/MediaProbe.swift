@@ -22,26 +22,6 @@ import NIOPosix
 /// let frames = info.primaryVideoStream?.timeline?.frameTimes ?? []
 /// ```
 public struct MediaProbe: Sendable {
-    /// What a probe reads beyond the container header.
-    public struct Options: Sendable, Hashable {
-        /// Read every packet: per-stream packet counts and video frame timelines. Costs a read of
-        /// the whole file; off by default.
-        public var scanPackets: Bool
-        /// Give up (``MediaProbeError/Code/timedOut``) after this long; checked by libavformat's
-        /// interrupt callback between reads.
-        public var timeout: Duration
-
-        /// Creates options.
-        ///
-        /// - Parameters:
-        ///   - scanPackets: Read all packets for counts and timelines (default `false`).
-        ///   - timeout: The deadline for one probe (default 60 s).
-        public init(scanPackets: Bool = false, timeout: Duration = .seconds(60)) {
-            self.scanPackets = scanPackets
-            self.timeout = timeout
-        }
-    }
-
     /// The pool the blocking libavformat calls run on.
     public let threadPool: NIOThreadPool
     /// Where the probe logs (debug level: one line per probe).
@@ -74,6 +54,9 @@ public struct MediaProbe: Sendable {
         let path = url.relativePath
         let logger = self.logger
         logger.debug("probing", metadata: ["path": "\(path)", "scanPackets": "\(options.scanPackets)"])
+        guard url.isFileURL else {
+            throw MediaProbeError.readFailed(path: url.absoluteString, detail: "only local files (file: URLs) can be probed")
+        }
         let interrupt = ProbeInterrupt(after: options.timeout)
         do {
             let info = try await withTaskCancellationHandler {

@@ -111,6 +111,14 @@ struct MediaProbeErrorTests {
         await #expect(throws: CancellationError.self) { try await task.value }
     }
 
+    @Test("only file URLs are probed")
+    func remoteURL() async throws {
+        let url = try #require(URL(string: "https://example.com/clip.mp4"))
+        let error = try #require(await probeError(url))
+        #expect(error.code == .readFailed)
+        #expect(error.description == "Could not read https://example.com/clip.mp4: only local files (file: URLs) can be probed")
+    }
+
     @Test("relative paths are reported as given")
     func relativePath() async throws {
         let error = try #require(await probeError(URL(fileURLWithPath: "no/such/file.mkv", relativeTo: nil)))
