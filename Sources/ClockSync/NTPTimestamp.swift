@@ -113,7 +113,9 @@ public struct NTPTimestamp: Sendable, Hashable, CustomStringConvertible {
         let raw = rawDifference(from: other)
         let whole = raw >> 32                         // floor division by 2^32
         let fraction = UInt64(raw & 0xFFFF_FFFF)
-        let attoseconds = (fraction.multipliedFullWidth(by: 1_000_000_000_000_000_000).high)
+        // fraction * 10^18 / 2^32, computed on the 128-bit product.
+        let product = fraction.multipliedFullWidth(by: 1_000_000_000_000_000_000)
+        let attoseconds = product.high << 32 | product.low >> 32
         return Duration(secondsComponent: whole, attosecondsComponent: Int64(attoseconds))
     }
 

@@ -26,7 +26,7 @@ public struct SampleFilter: Sendable {
     /// Tuning knobs; the defaults suit a LAN or loopback.
     public struct Configuration: Sendable, Hashable {
         /// How many recent samples the window holds.
-        public var capacity: Int = 64
+        public var capacity: Int = 128
         /// The fewest samples the fit uses when the window holds that many.
         public var minimumSamples: Int = 4
         /// Accept delays up to this fraction above the best delay...
@@ -70,11 +70,17 @@ public struct SampleFilter: Sendable {
         samples.removeAll()
     }
 
+    /// The largest delay the delay pre-filter accepts given the current window (infinite when empty).
+    public var delayLimit: Double {
+        guard let bestDelay = samples.map(\.delay).min() else { return .infinity }
+        return bestDelay * (1 + configuration.relativeDelayTolerance) + configuration.absoluteDelayTolerance
+    }
+
     /// The current estimate, or `nil` before the first sample.
     public func estimate() -> ClockEstimate? {
         guard let newest = samples.last else { return nil }
         let bestDelay = samples.map(\.delay).min() ?? 0
-        let limit = bestDelay * (1 + configuration.relativeDelayTolerance) + configuration.absoluteDelayTolerance
+        let limit = delayLimit
         var kept = samples.filter { $0.delay <= limit }
         let wanted = min(samples.count, max(configuration.minimumSamples, samples.count / 4))
         if kept.count < wanted {

@@ -155,8 +155,11 @@ public final class TimeClient<C: Clock>: Sendable where C.Duration == Duration {
             state.statistics.samples += 1
             state.filter.add(sample)
             guard let estimate = state.filter.estimate() else { return (nil, false) }
+            // Good: a low-delay sample that agrees with the fit. On a noisy path most samples are
+            // not, which keeps the poll interval short so the filter sees enough clean exchanges.
             let residual = abs(sample.offset - estimate.offset(atLocal: sample.localTime))
-            return (estimate, residual <= 3 * estimate.errorBound + 1e-6)
+            let lowDelay = sample.delay <= state.filter.delayLimit
+            return (estimate, lowDelay && residual <= 3 * estimate.errorBound + 1e-6)
         }
         if let estimate { syncedClock.update(with: estimate) }
         logger.trace("NTP sample", metadata: ["offset": "\(sample.offset)", "delay": "\(sample.delay)"])

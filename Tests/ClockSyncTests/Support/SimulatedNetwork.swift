@@ -1,0 +1,115 @@
+import ClockSync
+import Synchronization
+
+/// A simulated NTP server and network path for manual-clock tests.
+///
+/// The "true" reference time at local elapsed time `l` (seconds on the `ManualClock`) is
+/// `anchor + offset + l * (1 + drift)`. Each exchange draws a forward and a backward delay; the server
+/// stamps T2/T3 on the true reference scale and the client's T1/T4 come from the local timescale. The
+/// exchange completes without moving the manual clock (delays are tiny next to poll intervals).
+final class SimulatedNetwork: NTPTransport, Sendable {
+    struct Path: Sendable {
+        /// Returns (forward, backward) delays in seconds.
+        var delays: @Sendable (inout any RandomNumberGenerator & Sendable) -> (Double, Double)
+    }
+
+    let timescale: LocalTimescale<ManualClock>
+    let offset: Double
+    let drift: Double
+    let path: Path
+    /// A kiss code to answer with instead of a time, if set.
+    let kiss = Mutex<KissCode?>(nil)
+    let requests = Mutex<[ManualClock.Instant]>([])
+    private let rng: Mutex<any RandomNumberGenerator & Sendable>
+
+    init(timescale: LocalTimescale<ManualClock>, offset: Double, driftPPM: Double, path: Path, seed: UInt64 = 42) {
+        self.timescale = timescale
+        self.offset = offset
+        self.drift = driftPPM * 1e-6
+        self.path = path
+        self.rng = Mutex(SplitMix64(seed: seed))
+    }
+
+    /// The true reference time at local elapsed seconds `l`.
+    func trueReference(atElapsed l: Double) -> NTPTimestamp {
+        timescale.anchorTime.advanced(bySeconds: offset + l * (1 + drift))
+    }
+
+    /// The true reference time at a local time on the timescale.
+    func trueReference(atLocal local: NTPTimestamp) -> NTPTimestamp {
+        trueReference(atElapsed: local.seconds(since: timescale.anchorTime))
+    }
+
+    func exchange(_ request: NTPPacket, timeout: Duration) async throws -> NTPExchange? {
+        let now = timescale.clock.now
+        requests.withLock { $0.append(now) }
+        let l1 = timescale.anchorInstant.duration(to: now).seconds
+        let (forward, backward) = rng.withLock { path.delays(&$0) }
+        let processing = 10e-6
+        let t2 = trueReference(atElapsed: l1 + forward)
+        let t3 = t2.advanced(bySeconds: processing)
+        let l4 = l1 + forward + processing + backward
+        var response = NTPPacket(
+            mode: .server, stratum: 1, precision: -20, referenceID: KissCode("SIM").rawValue,
+            referenceTimestamp: t2, originTimestamp: request.transmitTimestamp,
+            receiveTimestamp: t2, transmitTimestamp: t3
+        )
+        if let code = kiss.withLock({ $0 }) {
+            response.stratum = 0
+            response.leap = .unsynchronized
+            response.referenceID = code.rawValue
+        }
+        return NTPExchange(
+            response: response,
+            sent: timescale.anchorTime.advanced(bySeconds: l1),
+            received: timescale.anchorTime.advanced(bySeconds: l4)
+        )
+    }
+}
+
+extension Duration {
+    /// The duration in seconds as a `Double`.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) * 1e-18
+    }
+}
+
+/// A small, seedable, `Sendable` generator so simulations are reproducible.
+struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        self.state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Runs `client.run()` on the manual clock for `duration` of simulated time, advancing the clock from
+/// one sleep deadline to the next, then cancels the client.
+func runSimulated(
+    _ client: TimeClient<ManualClock>,
+    clock: ManualClock,
+    for duration: Duration
+) async throws {
+    let end = clock.now.advanced(by: duration)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await client.run() }
+        while clock.now < end {
+            await clock.waitForSleepers(1)
+            guard let deadline = clock.nextDeadline else { continue }
+            clock.advance(to: min(deadline, end))
+        }
+        group.cancelAll()
+        do {
+            try await group.waitForAll()
+        } catch is CancellationError {
+        }
+    }
+}
