@@ -172,7 +172,7 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
         let welcome = WelcomePayload(
             sequence: session.sequence, maximumPayload: UInt32(clamping: limits.maximumPayload),
             ratePerSecond: UInt32(clamping: limits.ratePerSecond), burst: UInt32(clamping: limits.burst),
-            members: session.joined)
+            members: session.joined, retainedCount: UInt32(session.retained.count))
         actions.append(
             .send(
                 connection,

@@ -2,7 +2,8 @@ import NIOCore
 
 /// The payload of a ``FrameType/welcome`` frame: what a newly admitted connection needs to know.
 ///
-/// Layout: `sequence u64 | maxPayload u32 | ratePerSecond u32 | burst u32 | count u16 | count × participant u64`.
+/// Layout: `sequence u64 | maxPayload u32 | ratePerSecond u32 | burst u32 | count u16 |
+/// count × participant u64 | retainedCount u32`.
 /// Trailing bytes are ignored.
 public struct WelcomePayload: Hashable, Sendable {
     /// The last sequence number the session stamped.
@@ -15,9 +16,15 @@ public struct WelcomePayload: Hashable, Sendable {
     public var burst: UInt32
     /// The members that have joined (not merely been admitted).
     public var members: [ParticipantID]
+    /// How many retained data frames follow this welcome.
+    public var retainedCount: UInt32
 
     /// Creates a welcome payload.
-    public init(sequence: UInt64, maximumPayload: UInt32, ratePerSecond: UInt32, burst: UInt32, members: [ParticipantID]) {
+    public init(
+        sequence: UInt64, maximumPayload: UInt32, ratePerSecond: UInt32, burst: UInt32, members: [ParticipantID],
+        retainedCount: UInt32 = 0
+    ) {
+        self.retainedCount = retainedCount
         self.sequence = sequence
         self.maximumPayload = maximumPayload
         self.ratePerSecond = ratePerSecond
@@ -34,6 +41,7 @@ public struct WelcomePayload: Hashable, Sendable {
         buffer.writeInteger(burst)
         buffer.writeInteger(UInt16(clamping: members.count))
         for member in members.prefix(Int(UInt16.max)) { buffer.writeInteger(member.rawValue) }
+        buffer.writeInteger(retainedCount)
         return buffer
     }
 
@@ -50,8 +58,9 @@ public struct WelcomePayload: Hashable, Sendable {
         var members: [ParticipantID] = []
         members.reserveCapacity(Int(count))
         for _ in 0..<count { members.append(ParticipantID(rawValue: buffer.readInteger(as: UInt64.self)!)) }
+        guard let retainedCount = buffer.readInteger(as: UInt32.self) else { throw .truncated(.welcome, "retained count") }
         self.init(
             sequence: sequence, maximumPayload: maximumPayload, ratePerSecond: ratePerSecond, burst: burst,
-            members: members)
+            members: members, retainedCount: retainedCount)
     }
 }
