@@ -1,1 +1,0 @@
-// PlaybackCoordinator — see docs/architecture.md for what this module provides.
