@@ -58,6 +58,7 @@ public struct CoordinatorCore: Sendable {
     private var ignoredRevision: UInt64?
     private var nextPresence: ReferenceTime?
     private var suspensionCounter = 0
+    private var presenceCount = 0
     private var openLocalSuspensions: [String: SuspensionReason] = [:]
 
     /// Creates a core.
@@ -176,7 +177,11 @@ public struct CoordinatorCore: Sendable {
         case .joined(let member):
             members.insert(member)
             var actions: [CoordinatorAction] = [.event(PlaybackEvent(type: .joined, realtime: 0, player: participant, originator: member, referenceTime: now.seconds))]
-            if member == participant { nextPresence = nil; actions += tick(now: now) }
+            if member == participant {
+                nextPresence = nil
+                presenceCount = 0
+                actions += tick(now: now)
+            }
             return actions
         case .left(let member):
             members.remove(member)
@@ -260,7 +265,10 @@ public struct CoordinatorCore: Sendable {
     public mutating func tick(now: ReferenceTime) -> [CoordinatorAction] {
         var actions: [CoordinatorAction] = []
         if nextPresence.map({ now >= $0 }) ?? true {
-            nextPresence = now + configuration.presenceInterval
+            // Report quickly after joining (the lead needs the others' delays), then settle.
+            presenceCount += 1
+            let divisor = presenceCount < 8 ? Int64(1) << (8 - presenceCount) : 1
+            nextPresence = now + max(configuration.presenceInterval / divisor, .milliseconds(20))
             let report = PresenceReport(sentAt: now, observedDelay: observedDelay, preroll: configuration.preroll, item: localItem)
             actions.append(.send(.presence(report), retainKey: nil))
         }
@@ -307,7 +315,7 @@ public struct CoordinatorCore: Sendable {
         var actions: [CoordinatorAction] = []
         var from = 0
         if announcedRevision == state.revision {
-            while from < current.count, from < announced.count, current[from] == announced[from] { from += 1 }
+            while from < current.count, from < announced.count, current[from].sameMotion(as: announced[from]) { from += 1 }
         } else {
             let first = current[0]
             let before = announced.last(where: { $0.start <= first.start }) ?? announced.first

@@ -12,6 +12,11 @@ public struct TimelineSegment: Hashable, Sendable {
     /// When the wait ends at the latest (waiting segments only).
     public var waitEnd: ReferenceTime?
 
+    /// Whether both segments move the same way (ignoring when a wait ends at the latest).
+    public func sameMotion(as other: TimelineSegment) -> Bool {
+        start == other.start && itemTime == other.itemTime && rate == other.rate && waiting == other.waiting
+    }
+
     /// Item time at `t` (at or after `start`).
     public func itemTime(at t: ReferenceTime) -> Double {
         itemTime + rate * (t - start).secondsValue
