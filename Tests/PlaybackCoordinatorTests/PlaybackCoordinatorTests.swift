@@ -89,7 +89,8 @@ struct PlaybackCoordinatorTests {
         // The frames after the seek start at 20 s on every player.
         for name in ["ana", "ben", "cy"] {
             let afterSeek = events.filter { $0.player == ParticipantID(name) && $0.type == .frame && ($0.pts ?? 0) >= 20 }
-            #expect(afterSeek.first?.index == 500)
+            // Frame 500 is at 20 s; a player woken late on a loaded machine may skip it.
+            #expect((500..<503).contains(afterSeek.first?.index ?? -1))
         }
         // Report (not assert: the machine is shared) the realtime spread per frame.
         var byFrame: [Int: [Double]] = [:]
