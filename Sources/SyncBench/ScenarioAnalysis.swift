@@ -2,9 +2,10 @@
 ///
 /// Definitions (docs/benchmarks.md has the long form):
 /// - **Frame presentations shared by every player.** Frame events are grouped by `index`. Within one
-///   index, presentations sorted by `realtime` are clustered greedily: a cluster takes at most one
-///   presentation per player, all within ``Configuration/pairingWindow`` of the cluster's first. A
-///   cluster holding every player is one skew sample; any other cluster counts as unmatched. Clustering
+///   index, the tightest cluster holding one presentation per player (smallest latest - earliest) is
+///   taken, then the next tightest of what remains, while the cluster spans at most
+///   ``Configuration/pairingWindow``. Each cluster is one skew sample; presentations left over (a frame
+///   one player showed an extra time, or skipped by another) count as unmatched. Pairing this way
 ///   (rather than "first presentation of frame N") keeps seeks back and repeated frames apart.
 /// - **Skew** of a shared presentation: latest minus earliest `realtime`.
 /// - **Deviation** of a player: its `realtime` minus the mean over players (the SVG plots this).
@@ -81,37 +82,19 @@ public struct ScenarioAnalysis: Sendable {
         var points: [SkewSeries.Point] = []
         var unmatched = 0
         for (index, presentations) in byIndex {
-            let sorted = presentations.sorted { $0.realtime < $1.realtime }
-            var cluster: [String: Double] = [:]
-            var clusterStart = 0.0
-            func close() {
-                guard !cluster.isEmpty else { return }
-                if cluster.count == players.count, players.count > 1 {
-                    let times = Array(cluster.values)
-                    let low = times.min()!
-                    let high = times.max()!
-                    let mean = times.reduce(0, +) / Double(times.count)
-                    points.append(
-                        SkewSeries.Point(
-                            time: low - firstFrame, index: index, skewMs: (high - low) * 1000,
-                            deviationMs: cluster.mapValues { ($0 - mean) * 1000 }))
-                } else {
-                    unmatched += 1
-                }
-                cluster = [:]
+            let (clusters, leftover) = Self.pair(
+                presentations, players: players, window: configuration.pairingWindow)
+            unmatched += leftover
+            for cluster in clusters {
+                let times = Array(cluster.values)
+                let low = times.min()!
+                let high = times.max()!
+                let mean = times.reduce(0, +) / Double(times.count)
+                points.append(
+                    SkewSeries.Point(
+                        time: low - firstFrame, index: index, skewMs: (high - low) * 1000,
+                        deviationMs: cluster.mapValues { ($0 - mean) * 1000 }))
             }
-            for presentation in sorted {
-                if cluster.isEmpty {
-                    clusterStart = presentation.realtime
-                } else if cluster[presentation.player] != nil
-                    || presentation.realtime - clusterStart > configuration.pairingWindow
-                {
-                    close()
-                    clusterStart = presentation.realtime
-                }
-                cluster[presentation.player] = presentation.realtime
-            }
-            close()
         }
         points.sort { ($0.time, $0.index) < ($1.time, $1.index) }
 
@@ -144,6 +127,50 @@ public struct ScenarioAnalysis: Sendable {
 
         self.result = result
         self.series = SkewSeries(players: players, points: points)
+    }
+
+    /// Pairs the presentations of one frame index: repeatedly takes the tightest cluster holding one
+    /// presentation per player (the smallest max - min), as long as it spans at most `window` seconds.
+    ///
+    /// - Returns: the clusters (player to realtime) and the number of presentations left unpaired.
+    static func pair(
+        _ presentations: [(player: String, realtime: Double)], players: [String], window: Double
+    ) -> ([[String: Double]], Int) {
+        guard players.count > 1 else { return ([], presentations.count) }
+        var remaining: [String: [Double]] = [:]
+        for presentation in presentations { remaining[presentation.player, default: []].append(presentation.realtime) }
+        for player in remaining.keys { remaining[player]!.sort() }
+        var clusters: [[String: Double]] = []
+        while players.allSatisfy({ !(remaining[$0]?.isEmpty ?? true) }) {
+            // The tightest cluster's earliest member is some presentation; given it, each other player's
+            // best choice is its earliest presentation at or after it.
+            var best: (span: Double, members: [String: Int])?
+            for anchorPlayer in players {
+                for (anchorIndex, anchor) in remaining[anchorPlayer]!.enumerated() {
+                    var members = [anchorPlayer: anchorIndex]
+                    var latest = anchor
+                    var complete = true
+                    for player in players where player != anchorPlayer {
+                        guard let index = remaining[player]!.firstIndex(where: { $0 >= anchor }) else {
+                            complete = false
+                            break
+                        }
+                        members[player] = index
+                        latest = max(latest, remaining[player]![index])
+                    }
+                    if complete, latest - anchor <= window, latest - anchor < (best?.span ?? .infinity) {
+                        best = (latest - anchor, members)
+                    }
+                }
+            }
+            guard let best else { break }
+            var cluster: [String: Double] = [:]
+            for (player, index) in best.members {
+                cluster[player] = remaining[player]!.remove(at: index)
+            }
+            clusters.append(cluster)
+        }
+        return (clusters, remaining.values.reduce(0) { $0 + $1.count })
     }
 
     /// The median pts step between consecutive frame indices, over all players (seconds).

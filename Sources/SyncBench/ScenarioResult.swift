@@ -46,7 +46,7 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
     public var durationSeconds: Double?
     /// Frame presentations shared by every player (the skew population).
     public var frames: Int?
-    /// Frame presentations that not every player made (skipped, or outside the pairing window).
+    /// Frame presentations left unpaired (shown by one player but not the others, or beyond the pairing window).
     public var unmatchedFrames: Int?
     /// The media's frame duration in milliseconds (median pts step).
     public var frameDurationMs: Double?

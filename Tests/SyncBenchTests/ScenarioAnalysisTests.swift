@@ -86,6 +86,21 @@ struct ScenarioAnalysisTests {
         }
     }
 
+    @Test("a frame one player shows an extra time (overshoot before a pause) pairs its tightest presentations")
+    func overshoot() {
+        // b overshoots a pause by frames 95 and 96, is snapped back, and shows them again 1 s later
+        // together with a (2 ms behind it).
+        let a = frames("a", count: 95) + frames("a", count: 10, firstIndex: 95, start: 1000 + 95.0 / 25 + 1)
+        let b = frames("b", count: 97) + frames("b", count: 10, firstIndex: 95, start: 1000 + 95.0 / 25 + 1) { _ in 0.002 }
+        let r = ScenarioAnalysis(
+            name: "overshoot",
+            streams: [PlayerEventStream(player: "a", events: a), PlayerEventStream(player: "b", events: b)]
+        ).result
+        #expect(r.frames == 105)
+        #expect(r.unmatchedFrames == 2)
+        #expect(abs((r.maxSkewMs ?? 0) - 2) < 1e-6)
+    }
+
     @Test("frames some player never presents are unmatched, not part of the skew")
     func missingFrames() {
         let streams = [
