@@ -11,6 +11,7 @@ struct Coplay: AsyncParsableCommand {
             BenchCommand.self,
             ProbeCommand.self,
             TimeCommand.self,
+            ServeCommand.self,
         ]
     )
 }

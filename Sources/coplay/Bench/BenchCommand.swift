@@ -9,6 +9,7 @@ struct BenchCommand: AsyncParsableCommand {
             BenchClockCommand.self,
             BenchProbe.self,
             BenchSyncplayCommand.self,
+            BenchRelayCommand.self,
         ]
     )
 }
