@@ -5,6 +5,8 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure coplay's timing accuracy and throughput.",
-        subcommands: []
+        subcommands: [
+            WakeupBenchCommand.self,
+        ]
     )
 }
