@@ -7,6 +7,7 @@ struct BenchCommand: AsyncParsableCommand {
         abstract: "Measure coplay's timing accuracy and throughput.",
         subcommands: [
             WakeupBenchCommand.self,
+            GroupBenchCommand.self,
         ]
     )
 }
