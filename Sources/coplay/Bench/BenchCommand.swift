@@ -10,6 +10,8 @@ struct BenchCommand: AsyncParsableCommand {
             BenchProbe.self,
             BenchSyncplayCommand.self,
             BenchRelayCommand.self,
+            WakeupBenchCommand.self,
+            GroupBenchCommand.self,
         ]
     )
 }
