@@ -6,6 +6,7 @@ struct BenchCommand: AsyncParsableCommand {
         commandName: "bench",
         abstract: "Measure coplay's timing accuracy and throughput.",
         subcommands: [
+            BenchScenarioAnalyzeCommand.self,
             BenchSyncplayCommand.self,
         ]
     )

@@ -60,7 +60,7 @@ struct BenchSyncplayCommand: AsyncParsableCommand {
             }
             report.append(analysis)
             report.notes = [
-                "syncplay: \(result.syncplayVersion); \(result.mpvVersion); 2 clients, loopback, default Syncplay thresholds",
+                "syncplay: \(Self.version(result.syncplayVersion)); \(Self.version(result.mpvVersion)); 2 clients, loopback, default Syncplay thresholds",
                 String(
                     format: "syncplay: positions sampled every %.0f ms per player; largest IPC round trip %.2f ms",
                     sampleInterval, result.maxRoundTrip * 1000),
@@ -81,5 +81,12 @@ struct BenchSyncplayCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("Error: \(failure)\n".utf8))
             throw ExitCode.failure
         }
+    }
+
+    /// "You're using Syncplay version 1.6.9 (Yoitsu)" -> "Syncplay version 1.6.9 (Yoitsu)"; "mpv 0.35.1 Copyright..." -> "mpv 0.35.1".
+    static func version(_ line: String) -> String {
+        if let range = line.range(of: "Syncplay version") { return String(line[range.lowerBound...]) }
+        if let range = line.range(of: " Copyright") { return String(line[..<range.lowerBound]) }
+        return line
     }
 }
