@@ -16,6 +16,9 @@ struct BenchSyncplayTests {
         let result = try await CoplayProcess.run(["bench", "syncplay", "--duration", "1"])
         #expect(result.status != 0)
         #expect(result.stderr.contains("--duration"))
+        let network = try await CoplayProcess.run(["bench", "syncplay", "--network", "lunar"])
+        #expect(network.status != 0)
+        #expect(network.stderr.contains("--network must be one of quiet, jitter, asymmetric, loss"))
     }
 
     @Test("without the tools on PATH the run fails clearly, non-zero, and the outputs say FAILED")
