@@ -102,6 +102,7 @@ let package = Package(
         .target(
             name: "SyncBench",
             dependencies: [
+                "NetworkEmulation",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

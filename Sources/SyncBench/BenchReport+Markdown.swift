@@ -51,7 +51,7 @@ extension BenchReport {
 
     static func ms(_ value: Double?) -> String {
         guard let value else { return "–" }
-        return value < 10 ? String(format: "%.3f", value) : String(format: "%.1f", value)
+        return abs(value) < 10 ? String(format: "%.3f", value) : String(format: "%.1f", value)
     }
 
     static func share(_ value: Double?) -> String {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NetworkEmulation
 import NIOCore
 import NIOPosix
 
@@ -36,6 +37,11 @@ public struct SyncplayBaseline: Sendable {
         public var workDirectory: URL?
         /// The longest wait for the processes to come up (seconds).
         public var startupTimeout: Double
+        /// The network between the clients and the server: anything but `quiet` puts an
+        /// ``ImpairmentProxy`` in front of syncplay-server (each client's TCP connection gets its own links).
+        public var network: NetworkCondition
+        /// The impairment proxy's random seed.
+        public var seed: UInt64
 
         /// Creates a configuration.
         ///
@@ -46,10 +52,14 @@ public struct SyncplayBaseline: Sendable {
         ///   - players: names (default `a`, `b`).
         ///   - workDirectory: nil for a temporary one.
         ///   - startupTimeout: seconds (default 30).
+        ///   - network: the network condition (default quiet loopback).
+        ///   - seed: the impairment proxy's seed.
         public init(
             duration: Double = 30, sampleInterval: Double = 0.02, frameRate: Double = 25, players: [String] = ["a", "b"],
-            workDirectory: URL? = nil, startupTimeout: Double = 30
+            workDirectory: URL? = nil, startupTimeout: Double = 30, network: NetworkCondition = .quiet, seed: UInt64 = 1
         ) {
+            self.network = network
+            self.seed = seed
             self.duration = duration
             self.sampleInterval = sampleInterval
             self.frameRate = frameRate
@@ -165,6 +175,35 @@ public struct SyncplayBaseline: Sendable {
             tools["syncplay-server"]!, ["--port", "\(port)", "--disable-chat"], environment: environment,
             log: work.appendingPathComponent("server.log"))
         try await waitForTCP(port: port, processes: processes)
+
+        var clientPort = port
+        var proxy: ImpairmentProxy?
+        if configuration.network.isImpaired {
+            let impairment = ImpairmentProxy(
+                configuration: .init(
+                    targetPort: port, transports: .tcp, upstream: configuration.network.upstream,
+                    downstream: configuration.network.downstream, seed: configuration.seed),
+                logger: logger)
+            clientPort = try await impairment.start()
+            proxy = impairment
+            progress("clients reach the server through the \(configuration.network.name) impairment proxy on port \(clientPort)")
+        }
+        do {
+            let result = try await runClients(
+                tools: tools, work: work, media: media, port: clientPort, environment: environment,
+                processes: processes, progress: progress)
+            try await proxy?.stop()
+            return result
+        } catch {
+            try? await proxy?.stop()
+            throw error
+        }
+    }
+
+    private func runClients(
+        tools: [String: String], work: URL, media: URL, port: Int, environment: [String: String],
+        processes: ManagedProcesses, progress: @Sendable (String) -> Void
+    ) async throws -> Run {
 
         var sockets: [String: String] = [:]
         for player in configuration.players {

@@ -8,6 +8,7 @@ struct BenchCommand: AsyncParsableCommand {
         subcommands: [
             BenchClockCommand.self,
             BenchProbe.self,
+            BenchScenarioAnalyzeCommand.self,
             BenchSyncplayCommand.self,
             BenchRelayCommand.self,
             WakeupBenchCommand.self,
