@@ -43,10 +43,24 @@ public enum WakeupBenchmark {
         await player.handle(PlaybackCommand(
             kind: .play(itemTime: 0, referenceTime: start, rate: 1), originator: "bench", expectedItemIdentifier: timeline.identifier,
             revision: 1))
-        var errors: [Double] = []
-        for await event in player.events where event.type == .frame {
-            errors.append(event.errorMs ?? 0)
-            if event.index == timeline.frameCount - 1 { break }
+        // Collect until the last frame, bounded in time so a stalled machine cannot hang the run.
+        let limit = Duration.secondsRounded(timeline.duration) + .seconds(30)
+        var errors = await withTaskGroup(of: [Double]?.self) { group in
+            group.addTask {
+                var collected: [Double] = []
+                for await event in player.events where event.type == .frame {
+                    collected.append(event.errorMs ?? 0)
+                    if event.index == timeline.frameCount - 1 { break }
+                }
+                return collected
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? []
         }
         running.cancel()
         await running.value

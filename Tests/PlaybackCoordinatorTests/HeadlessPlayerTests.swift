@@ -102,20 +102,20 @@ struct HeadlessPlayerTests {
         #expect(index == 301 && abs(pts - 12.04) < 1e-9 && scheduled == ReferenceTime(seconds: 3.04))
     }
 
-    @Test("on the real clock it presents every frame in order and never early")
+    @Test("on the real clock it presents frames in order, never early, through to the last")
     func realClock() async throws {
         let reference = MonotonicReferenceTimeSource()
-        let timeline = MediaTimeline(identifier: "clip", duration: 0.5, frameRate: 50)
+        let timeline = MediaTimeline(identifier: "clip", duration: 2, frameRate: 50)
         let player = HeadlessPlayer(participant: "p", items: [timeline], reference: reference)
         let collector = Collector<PlaybackEvent>()
         let collecting = collector.start(player.events)
         let running = Task { await player.run() }
-        let start = reference.now()! + .milliseconds(100)
+        let start = reference.now()! + .milliseconds(300)
         await player.handle(PlaybackCommand(
             kind: .play(itemTime: 0, referenceTime: start, rate: 1), originator: "o", expectedItemIdentifier: "clip", revision: 1))
-        // Generous bound: the run takes 0.6 s on an idle machine.
-        let deadline = ContinuousClock.now + .seconds(20)
-        while await collector.items.filter({ $0.type == .frame }).count < 25, ContinuousClock.now < deadline {
+        // Generous bound: the run takes 2.3 s on an idle machine.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while await !collector.items.contains(where: { $0.index == 99 }), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
         }
         running.cancel()
@@ -123,14 +123,15 @@ struct HeadlessPlayerTests {
         collecting.cancel()
         let frames = await collector.items.filter { $0.type == .frame }
         let indices = frames.map(\.index!)
-        #expect(timeline.frameCount == 25)
-        // A stalled machine may make the player drop late frames (as a real one does), so only
-        // the order and the end are asserted.
-        #expect(Set(indices).isSubset(of: 0..<25) && indices.last == 24)
+        // A stalled machine may make the player start late or drop late frames (as a real one
+        // does), so only order, completion and "never early" are asserted.
+        #expect(indices.last == 99)
         #expect(indices == indices.sorted() && Set(indices).count == indices.count)
         #expect(frames.allSatisfy { $0.errorMs! >= 0 })  // the spin never presents early
         #expect(zip(frames, frames.dropFirst()).allSatisfy { $0.realtime <= $1.realtime })
         let errors = frames.map(\.errorMs!).sorted()
-        print("real-clock wake-up error over \(errors.count) frames: median \(errors[errors.count / 2]) ms, max \(errors.last!) ms")
+        if !errors.isEmpty {
+            print("real-clock wake-up error over \(errors.count) frames: median \(errors[errors.count / 2]) ms, max \(errors.last!) ms")
+        }
     }
 }

@@ -1,7 +1,6 @@
 import ArgumentParser
 import PlaybackCoordinator
 
-import Foundation
 
 /// `coplay bench wakeup`: how precisely the headless player presents frames at their instants.
 struct WakeupBenchCommand: AsyncParsableCommand {
@@ -11,7 +10,8 @@ struct WakeupBenchCommand: AsyncParsableCommand {
         discussion: """
             Plays a synthetic timeline on CLOCK_MONOTONIC and reports how late each frame was presented
             against its scheduled instant, once sleeping only and once sleeping then busy-waiting the last
-            --spin-ms milliseconds (the player's default). Prints one JSON line per run.
+            --spin-ms milliseconds (the player's default). Prints one JSON line per run; frames a loaded
+            machine made the player drop show as frames < expectedFrames.
             """
     )
 
@@ -37,11 +37,6 @@ struct WakeupBenchCommand: AsyncParsableCommand {
                 "{\"bench\":\"wakeup\",\"spinMs\":\(report.spinWindowMs),\"frames\":\(report.frames),"
                     + "\"expectedFrames\":\(report.expectedFrames),\"p50Ms\":\(report.p50Ms),\"p90Ms\":\(report.p90Ms),"
                     + "\"p99Ms\":\(report.p99Ms),\"maxMs\":\(report.maxMs),\"minMs\":\(report.minMs)}")
-            if report.frames < report.expectedFrames {
-                let message = "error: only \(report.frames) of \(report.expectedFrames) frames were presented\n"
-                FileHandle.standardError.write(Data(message.utf8))
-                throw ExitCode.failure
-            }
         }
     }
 }
