@@ -136,7 +136,8 @@ public struct SyncplayBaseline: Sendable {
         } catch {
             await processes.terminateAll()
             logger.info("syncplay baseline failed; logs kept", metadata: ["directory": "\(work.path)"])
-            throw error
+            if error is CancellationError { throw error }
+            throw BenchError.scenarioFailed("\(error) (media and Syncplay logs kept in \(work.path))")
         }
     }
 
