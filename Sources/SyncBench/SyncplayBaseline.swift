@@ -136,7 +136,8 @@ public struct SyncplayBaseline: Sendable {
         } catch {
             await processes.terminateAll()
             logger.info("syncplay baseline failed; logs kept", metadata: ["directory": "\(work.path)"])
-            throw error
+            if error is CancellationError { throw error }
+            throw BenchError.scenarioFailed("\(error) (media and Syncplay logs kept in \(work.path))")
         }
     }
 
@@ -219,10 +220,24 @@ public struct SyncplayBaseline: Sendable {
                 ], environment: environment, log: work.appendingPathComponent("client-\(player).log"))
         }
         var clients: [MPVIPCClient] = []
-        defer { for client in clients { Task { await client.close() } } }
-        for player in configuration.players {
-            clients.append(try await connectWhenLoaded(socket: sockets[player]!, player: player, processes: processes))
+        do {
+            for player in configuration.players {
+                clients.append(try await connectWhenLoaded(socket: sockets[player]!, player: player, processes: processes))
+            }
+            let run = try await measure(clients: clients, tools: tools, environment: environment, processes: processes, progress: progress)
+            for client in clients { await client.close() }
+            return run
+        } catch {
+            for client in clients { await client.close() }
+            throw error
         }
+    }
+
+    /// Runs the action script on the first client while sampling every client.
+    private func measure(
+        clients: [MPVIPCClient], tools: [String: String], environment: [String: String], processes: ManagedProcesses,
+        progress: @Sendable (String) -> Void
+    ) async throws -> Run {
         // Let Syncplay exchange its first states before the script starts.
         try await Task.sleep(for: .seconds(2))
         for client in clients {

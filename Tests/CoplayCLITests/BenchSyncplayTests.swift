@@ -66,6 +66,29 @@ struct BenchSyncplayTests {
         let report = try String(contentsOf: out.appendingPathComponent("report.md"), encoding: .utf8)
         #expect(report.contains("| syncplay | 2 | sampled |"))
     }
+
+    @Test(
+        "a real Syncplay run through the jitter impairment proxy is measured and named syncplay-jitter",
+        .enabled(if: syncplayInstalled, "needs syncplay, syncplay-server, mpv and ffmpeg: scripts/install-deps.sh --bench"),
+        .timeLimit(.minutes(3))
+    )
+    func realRunThroughProxy() async throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-bench-jitter-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let result = try await CoplayProcess.run(
+            ["bench", "syncplay", "--duration", "10", "--network", "jitter", "--out", out.path], timeout: 170)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("jitter impairment proxy"))
+        let data = try Data(contentsOf: out.appendingPathComponent("summary.json"))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let row = try #require((object["scenarios"] as? [[String: Any]])?.first)
+        #expect(row["name"] as? String == "syncplay-jitter")
+        #expect(row["status"] as? String == "ok")
+        #expect((row["frames"] as? Int ?? 0) >= 50)
+        // Commands cross the proxy twice (client a -> server -> client b), each way at least 10 ms.
+        let latency = try #require(row["commandLatency"] as? [String: Any])
+        #expect((latency["p50Ms"] as? Double ?? 0) >= 20)
+    }
 }
 
 @Suite("coplay bench analyze")
