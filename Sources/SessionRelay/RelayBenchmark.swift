@@ -37,12 +37,16 @@ public struct RelayBenchmark: Sendable {
         public let session: SessionID
     }
 
-    /// Opens `count` connections into `session`, each admitted and joined, `concurrency` at a time.
+    /// Opens `count` connections, each admitted and joined, `concurrency` at a time: all into
+    /// `invite`'s session, or each into a session of its own when `separateSessions` is set
+    /// (idle connections without presence traffic).
     ///
-    /// - Returns: The members that were admitted (may be fewer if the relay refused some).
-    public func openMembers(count: Int, invite: Invite, concurrency: Int = 50) async throws -> [Member] {
+    /// - Returns: The members that were opened.
+    public func openMembers(
+        count: Int, invite: Invite, concurrency: Int = 50, separateSessions: Bool = false
+    ) async throws -> [Member] {
         let transport = RelayTransport(host: host, port: port)
-        let token = SessionKeys(invite: invite).joinToken
+        let (host, port) = (self.host, self.port)
         var members: [Member] = []
         members.reserveCapacity(count)
         var next = 0
@@ -51,13 +55,15 @@ public struct RelayBenchmark: Sendable {
             let opened = try await withThrowingTaskGroup(of: Member.self) { group in
                 for _ in 0..<batch {
                     group.addTask { [logger] in
+                        let memberInvite = separateSessions ? Invite.generate(host: host, port: port) : invite
+                        let token = SessionKeys(invite: memberInvite).joinToken
                         let connection = try await transport.connect(logger: logger)
                         let id = ParticipantID.random()
                         try connection.send(
-                            Frame(type: .hello, session: invite.session, sender: id,
+                            Frame(type: .hello, session: memberInvite.session, sender: id,
                                   payload: HelloPayload(token: token).encoded()))
-                        try connection.send(Frame(type: .join, session: invite.session, sender: id))
-                        return Member(connection: connection, id: id, session: invite.session)
+                        try connection.send(Frame(type: .join, session: memberInvite.session, sender: id))
+                        return Member(connection: connection, id: id, session: memberInvite.session)
                     }
                 }
                 var result: [Member] = []
@@ -125,36 +131,71 @@ public struct RelayBenchmark: Sendable {
         }
     }
 
-    /// Fan-out latency in a session of `members` members: one sender stamps `messages`
-    /// frames `interval` apart; every other member records arrival minus send time.
-    ///
-    /// - Returns: Latencies in microseconds (one per message and receiver), sorted.
+    /// The outcome of ``fanOutLatency(members:messages:interval:timeout:)``.
+    public struct FanOutResult: Sendable {
+        /// Latencies in microseconds, one per message and receiver, sorted.
+        public var latencies: [Double]
+        /// Time from the first connection until every member knew every other one joined
+        /// (the presence fan-out of a mass join is quadratic in the session size).
+        public var assembly: Duration
+        /// Receivers that were ready when the stamped messages started.
+        public var readyReceivers: Int
+    }
+
+    /// Fan-out latency in a session of `members` members: once every member has seen everyone
+    /// join, one sender stamps `messages` frames `interval` apart and every other member
+    /// records arrival minus send time.
     public func fanOutLatency(
         members count: Int, messages: Int, interval: Duration = .milliseconds(20), timeout: Duration = .seconds(120)
-    ) async throws -> [Double] {
+    ) async throws -> FanOutResult {
         let invite = Invite.generate(host: host, port: port)
+        let clock = ContinuousClock()
+        let origin = clock.now
         let members = try await openMembers(count: count, invite: invite)
         defer { for member in members { member.connection.close() } }
         let sender = members[0]
-        let clock = ContinuousClock()
-        let origin = clock.now
         let latencies = SharedSamples()
+        let ready = SharedCounter()
+        let total = members.count
         let expected = (members.count - 1) * messages
         return try await withThrowingTaskGroup(of: Void.self) { group in
             for member in members.dropFirst() {
                 group.addTask {
+                    var known = Set<ParticipantID>()
+                    var isReady = false
                     var seen = 0
-                    for try await frame in member.connection.inbound where frame.type == .data {
-                        let now = Self.nanos(since: origin, clock.now)
-                        if let sent = Self.stamp(of: frame) {
-                            latencies.values.withLock { $0.append(Double(now &- sent) / 1_000) }
+                    for try await frame in member.connection.inbound {
+                        switch frame.type {
+                        case .welcome:
+                            if let welcome = try? WelcomePayload(decoding: frame.payload) { known.formUnion(welcome.members) }
+                        case .joined:
+                            known.insert(frame.sender)
+                        case .data:
+                            let now = Self.nanos(since: origin, clock.now)
+                            if let sent = Self.stamp(of: frame) {
+                                latencies.values.withLock { $0.append(Double(now &- sent) / 1_000) }
+                            }
+                            seen += 1
+                            if seen == messages { return }
+                        default:
+                            break
                         }
-                        seen += 1
-                        if seen == messages { return }
+                        if !isReady && known.count >= total {
+                            isReady = true
+                            ready.value.add(1, ordering: .relaxed)
+                        }
                     }
                 }
             }
-            try await Task.sleep(for: .seconds(1))  // let every join settle
+            group.addTask {
+                for try await _ in sender.connection.inbound {}  // keep the sender's queue drained
+            }
+            let readyDeadline = clock.now + timeout
+            while ready.value.load(ordering: .relaxed) < total - 1 && clock.now < readyDeadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let assembly = origin.duration(to: clock.now)
+            let readyReceivers = ready.value.load(ordering: .relaxed)
             for index in 0..<messages {
                 try sender.connection.send(
                     Self.frame(from: sender, sequence: UInt64(index + 1), stamp: Self.nanos(since: origin, clock.now), size: 64))
@@ -165,7 +206,8 @@ public struct RelayBenchmark: Sendable {
                 try await Task.sleep(for: .milliseconds(10))
             }
             group.cancelAll()
-            return latencies.values.withLock { $0 }.sorted()
+            return FanOutResult(
+                latencies: latencies.values.withLock { $0 }.sorted(), assembly: assembly, readyReceivers: readyReceivers)
         }
     }
 

@@ -214,7 +214,7 @@ struct RelaySecurityTests {
                     refused += 1
                 }
             }
-            #expect(refused > 0 && accepted.count >= 200)
+            #expect(refused > 0 && accepted.count >= 160)  // 80% of the relay's burst of 200
 
             // The relay-side check: a raw client ignoring the limit gets error frames.
             var route = ByteBuffer()

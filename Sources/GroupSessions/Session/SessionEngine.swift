@@ -57,6 +57,9 @@ final class SessionEngine: Sendable {
     let logger: Logger
     private let inner: Mutex<Inner>
 
+    /// Share of the relay's rate and burst a sender allows itself (see `handleWelcome`).
+    static let rateMargin = 0.8
+
     /// Largest application message body.
     static let maximumMessageSize = 256 * 1024
 
@@ -328,9 +331,11 @@ final class SessionEngine: Sendable {
         let waiter = inner.withLock { inner -> CheckedContinuation<Void, any Error>? in
             inner.welcomed = true
             inner.maximumPayload = Int(welcome.maximumPayload)
-            inner.ratePerSecond = Int(welcome.ratePerSecond)
-            inner.burst = Int(welcome.burst)
-            inner.tokens = Double(welcome.burst)
+            // Keep a margin below the relay's limits: network jitter can bunch frames sent
+            // at an allowed pace, and an accepted send must never be refused by the relay.
+            inner.ratePerSecond = max(1, Int(Double(welcome.ratePerSecond) * Self.rateMargin))
+            inner.burst = max(1, Int(Double(welcome.burst) * Self.rateMargin))
+            inner.tokens = Double(inner.burst)
             inner.lastStamp = welcome.sequence
             inner.members = Set(welcome.members)
             inner.retainedRemaining = Int(welcome.retainedCount)

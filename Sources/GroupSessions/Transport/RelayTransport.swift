@@ -54,6 +54,7 @@ public struct RelayTransport: SessionTransport {
         let maximumFrameLength = self.maximumFrameLength
         let channel = try await ClientBootstrap(group: eventLoopGroup)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connectTimeout(.seconds(30))
             .connect(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if let sslContext {

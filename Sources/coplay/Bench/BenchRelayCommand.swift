@@ -22,8 +22,11 @@ struct BenchRelayCommand: AsyncParsableCommand {
     @Option(help: "Members in the fan-out latency session.")
     var members: Int = 1_000
 
-    @Option(help: "Messages the fan-out sender stamps (20 ms apart).")
+    @Option(help: "Messages the fan-out sender stamps.")
     var latencyMessages: Int = 50
+
+    @Option(help: "Milliseconds between the fan-out sender's messages.")
+    var latencyIntervalMs: Int = 20
 
     @Option(help: "Receivers in the throughput session.")
     var receivers: Int = 10
@@ -35,6 +38,7 @@ struct BenchRelayCommand: AsyncParsableCommand {
         guard (1...20_000).contains(connections) else { throw ValidationError("--connections must be in 1...20000") }
         guard (2...5_000).contains(members) else { throw ValidationError("--members must be in 2...5000") }
         guard (1...10_000).contains(latencyMessages) else { throw ValidationError("--latency-messages must be in 1...10000") }
+        guard (1...10_000).contains(latencyIntervalMs) else { throw ValidationError("--latency-interval-ms must be in 1...10000") }
         guard (1...1_000).contains(receivers) else { throw ValidationError("--receivers must be in 1...1000") }
         guard (1...1_000_000).contains(messages) else { throw ValidationError("--messages must be in 1...1000000") }
     }
@@ -70,20 +74,26 @@ struct BenchRelayCommand: AsyncParsableCommand {
                      rate, receivers, messages, delivered))
 
         // 2. Fan-out latency.
-        let latencies = try await bench.fanOutLatency(members: members, messages: latencyMessages)
-        print(String(format: "fan-out latency, %d-member session, %d messages: p50 %.0f us, p99 %.0f us, max %.0f us (%d samples)",
-                     members, latencyMessages, RelayBenchmark.percentile(latencies, 50),
-                     RelayBenchmark.percentile(latencies, 99), latencies.last ?? .nan, latencies.count))
+        let fanOut = try await bench.fanOutLatency(
+            members: members, messages: latencyMessages, interval: .milliseconds(latencyIntervalMs))
+        let latencies = fanOut.latencies
+        print(String(format: "session assembly: %d members joined and every member saw every join in %.2f s (%d/%d ready)",
+                     members, Double(fanOut.assembly.components.seconds) + Double(fanOut.assembly.components.attoseconds) * 1e-18,
+                     fanOut.readyReceivers, members - 1))
+        print(String(format: "fan-out latency, %d-member session, %d messages %d ms apart: p50 %.0f us, p99 %.0f us, max %.0f us (%d of %d samples)",
+                     members, latencyMessages, latencyIntervalMs, RelayBenchmark.percentile(latencies, 50),
+                     RelayBenchmark.percentile(latencies, 99), latencies.last ?? .nan, latencies.count,
+                     (members - 1) * latencyMessages))
 
         // 3. Connections held and memory per idle connection.
         try await Task.sleep(for: .seconds(1))
         let before = Self.residentBytes(pid: server.processIdentifier)
         let invite = Invite.generate(host: "127.0.0.1", port: port)
-        let held = try await bench.openMembers(count: connections, invite: invite, concurrency: 100)
+        let held = try await bench.openMembers(count: connections, invite: invite, concurrency: 50, separateSessions: true)
         try await Task.sleep(for: .seconds(2))
         let after = Self.residentBytes(pid: server.processIdentifier)
         let perConnection = Double(after - before) / Double(max(held.count, 1))
-        print("connections held: \(held.count) of \(connections) requested")
+        print("connections held: \(held.count) of \(connections) requested (each joined to a session of its own)")
         print(String(format: "relay memory: %.1f MiB before, %.1f MiB with them, %.1f KiB per idle connection",
                      Double(before) / 1_048_576, Double(after) / 1_048_576, perConnection / 1024))
         for member in held { member.connection.close() }
