@@ -81,6 +81,7 @@ public final class TimeServer<C: Clock>: Sendable where C.Duration == Duration {
     private let logger: Logger
     private let lifecycle = Mutex<Lifecycle>(.idle)
     private let address: EventLoopPromise<SocketAddress>
+    private let addressSettled = Atomic<Bool>(false)
     let counters = TimeServerCounters()
 
     /// Creates a server over `clock`; nothing happens until ``run()``.
@@ -94,6 +95,18 @@ public final class TimeServer<C: Clock>: Sendable where C.Duration == Duration {
         self.timescale = LocalTimescale(clock: clock)
         self.logger = logger
         self.address = configuration.eventLoopGroup.any().makePromise(of: SocketAddress.self)
+    }
+
+    deinit {
+        // A server that never ran must not leak its unfulfilled promise (NIO traps on that in debug).
+        settleAddress(.failure(CancellationError()))
+    }
+
+    /// Completes the bound-address promise once (later calls do nothing, so no task is scheduled on
+    /// an event loop that may have shut down since).
+    private func settleAddress(_ result: Result<SocketAddress, any Error>) {
+        guard !addressSettled.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        address.completeWith(result)
     }
 
     /// The served reference time now (the timescale plus the fixed offset).
@@ -137,7 +150,7 @@ public final class TimeServer<C: Clock>: Sendable where C.Duration == Duration {
                 .withBoundSocket(fd)
                 .get()
         } catch {
-            address.fail(error)
+            settleAddress(.failure(error))
             throw error
         }
         let stopNow = lifecycle.withLock { state -> Bool in
@@ -146,11 +159,15 @@ public final class TimeServer<C: Clock>: Sendable where C.Duration == Duration {
             return false
         }
         if stopNow {
-            address.fail(CancellationError())
+            settleAddress(.failure(CancellationError()))
             try? await channel.close()
             return
         }
-        if let local = channel.localAddress { address.succeed(local) }
+        if let local = channel.localAddress {
+            settleAddress(.success(local))
+        } else {
+            settleAddress(.failure(ChannelError.unknownLocalAddress))
+        }
         logger.info("time server listening", metadata: [
             "address": "\(channel.localAddress.map { "\($0)" } ?? "?")", "offset": "\(offset)",
         ])

@@ -42,6 +42,12 @@ final class TimeServerHandler<C: Clock>: ChannelInboundHandler where C.Duration 
         )
         switch action {
         case .respond(let response):
+            // Counted before sending, so a client that has its answer also sees it counted.
+            if response.stratum == 0 {
+                counters.kissesSent.add(1, ordering: .relaxed)
+            } else {
+                counters.answered.add(1, ordering: .relaxed)
+            }
             var bytes = response.encoded()
             let offset = self.offset
             let timescale = self.timescale
@@ -62,11 +68,6 @@ final class TimeServerHandler<C: Clock>: ChannelInboundHandler where C.Duration 
                     wrapOutboundOut(AddressedEnvelope(remoteAddress: envelope.remoteAddress, data: buffer)),
                     promise: nil
                 )
-            }
-            if response.stratum == 0 {
-                counters.kissesSent.add(1, ordering: .relaxed)
-            } else {
-                counters.answered.add(1, ordering: .relaxed)
             }
         case .drop(.invalid):
             counters.invalid.add(1, ordering: .relaxed)

@@ -86,6 +86,11 @@ public final class UDPTimeTransport<C: Clock>: NTPTransport, Sendable where C.Du
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<NTPExchange?, any Error>) in
                 pending.register(key, continuation)
                 channel.eventLoop.execute {
+                    // After close() NIO has closed the descriptor: never write to it directly.
+                    guard channel.isActive else {
+                        pending.resolve(key, with: .failure(ChannelError.ioOnClosedChannel))
+                        return
+                    }
                     // T1 as late as possible: stamped right before a direct sendto on the event loop
                     // (falling back to a NIO write if the kernel does not take the datagram at once).
                     var payload = bytes

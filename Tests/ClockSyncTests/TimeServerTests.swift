@@ -234,6 +234,23 @@ struct TimeServerTests {
         await #expect(throws: (any Error).self) { try await server.boundAddress() }
     }
 
+    @Test("a server that is created but never run can be released")
+    func neverRun() {
+        let server = TimeServer(configuration: .init(host: "127.0.0.1", port: 0), logger: Self.logger)
+        #expect(server.statistics.answered == 0)
+    }
+
+    @Test("a closed client transport fails exchanges instead of writing to a stale descriptor")
+    func closedTransport() async throws {
+        try await Self.withServer { _, port in
+            let transport = try await UDPTimeTransport.connect(
+                host: "127.0.0.1", port: port, timescale: LocalTimescale(clock: ContinuousClock()))
+            #expect(try await transport.exchange(Self.request(), timeout: .seconds(1)) != nil)
+            await transport.close()
+            await #expect(throws: (any Error).self) { try await transport.exchange(Self.request(), timeout: .seconds(1)) }
+        }
+    }
+
     @Test("cancelling run() stops the server")
     func cancellation() async throws {
         let server = TimeServer(configuration: .init(host: "127.0.0.1", port: 0), logger: Self.logger)
