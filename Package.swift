@@ -114,12 +114,24 @@ let package = Package(
         ),
         .testTarget(
             name: "GroupSessionsTests",
-            dependencies: ["GroupSessions", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: [
+                "GroupSessions",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "SessionRelayTests",
-            dependencies: ["SessionRelay", "GroupSessions"],
+            dependencies: [
+                "SessionRelay",
+                "GroupSessions",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

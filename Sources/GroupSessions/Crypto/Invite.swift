@@ -1,0 +1,115 @@
+import Foundation
+
+/// An invitation to a group session: `coplay://HOST:PORT/SESSION#SECRET`.
+///
+/// `HOST:PORT` names the relay, `SESSION` is the 32-hex-digit ``SessionID`` and `SECRET` is
+/// 32 random bytes in unpadded base64url. The secret sits in the URL fragment, which URL
+/// handling never sends to a server; coplay never sends it anywhere either: it only feeds
+/// ``SessionKeys``. Whoever holds the invite can join and read the session.
+///
+/// ```swift
+/// let invite = Invite.generate(host: "127.0.0.1", port: 7000)
+/// let text = invite.description            // coplay://127.0.0.1:7000/0f3c…#Qk9…
+/// let parsed = try Invite(parsing: text)   // == invite
+/// ```
+public struct Invite: Hashable, Sendable, CustomStringConvertible {
+    /// Bytes of the session secret.
+    public static let secretLength = 32
+
+    /// The relay's host name or address (IPv6 addresses without brackets).
+    public var host: String
+    /// The relay's TCP port.
+    public var port: Int
+    /// The session.
+    public var session: SessionID
+    /// The session secret (never sent to the relay).
+    public var secret: [UInt8]
+
+    /// Creates an invite from its parts.
+    public init(host: String, port: Int, session: SessionID, secret: [UInt8]) {
+        self.host = host
+        self.port = port
+        self.session = session
+        self.secret = secret
+    }
+
+    /// A new session on the relay at `host:port` with a fresh random identifier and secret.
+    public static func generate(host: String, port: Int) -> Invite {
+        var rng = SystemRandomNumberGenerator()
+        let secret = (0..<secretLength).map { _ in UInt8.random(in: .min ... .max, using: &rng) }
+        return Invite(host: host, port: port, session: .random(), secret: secret)
+    }
+
+    /// Parses `coplay://HOST:PORT/SESSION#SECRET`.
+    ///
+    /// - Throws: ``InviteError`` naming the part that is wrong.
+    public init(parsing text: String) throws(InviteError) {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let scheme = "coplay://"
+        guard trimmed.lowercased().hasPrefix(scheme) else { throw .badScheme(text) }
+        let rest = trimmed.dropFirst(scheme.count)
+        guard let hash = rest.firstIndex(of: "#") else { throw .missingSecret }
+        let beforeFragment = rest[..<hash]
+        let fragment = rest[rest.index(after: hash)...]
+        guard let slash = beforeFragment.firstIndex(of: "/") else { throw .missingSession }
+        let authority = beforeFragment[..<slash]
+        let sessionText = beforeFragment[beforeFragment.index(after: slash)...]
+
+        // Host and port; IPv6 literals are bracketed.
+        let host: Substring
+        let portText: Substring
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { throw .badHost(String(authority)) }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            guard after.hasPrefix(":") else { throw .missingPort }
+            portText = after.dropFirst()
+        } else {
+            guard let colon = authority.lastIndex(of: ":") else { throw .missingPort }
+            host = authority[..<colon]
+            portText = authority[authority.index(after: colon)...]
+        }
+        guard !host.isEmpty, !host.contains(where: { $0.isWhitespace || $0 == "/" || $0 == "@" }) else {
+            throw .badHost(String(host))
+        }
+        guard let port = Int(portText), (1...65535).contains(port) else { throw .badPort(String(portText)) }
+        guard !sessionText.isEmpty else { throw .missingSession }
+        guard let session = SessionID(hex: sessionText) else { throw .badSession(String(sessionText)) }
+        guard !fragment.isEmpty else { throw .missingSecret }
+        guard let secret = Base64URL.decode(fragment), secret.count == Self.secretLength else {
+            throw .badSecret
+        }
+        self.init(host: String(host), port: port, session: session, secret: secret)
+    }
+
+    /// The invite URL.
+    public var description: String {
+        let hostPart = host.contains(":") ? "[\(host)]" : host
+        return "coplay://\(hostPart):\(port)/\(session)#\(Base64URL.encode(secret))"
+    }
+
+    /// The invite without its secret, safe to log.
+    public var redacted: String {
+        let hostPart = host.contains(":") ? "[\(host)]" : host
+        return "coplay://\(hostPart):\(port)/\(session)#…"
+    }
+}
+
+/// Unpadded base64url (RFC 4648 section 5).
+enum Base64URL {
+    static func encode(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        guard text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+            return nil
+        }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64.append("=") }
+        return Data(base64Encoded: base64).map { Array($0) }
+    }
+}

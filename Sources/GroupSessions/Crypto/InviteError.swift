@@ -1,0 +1,40 @@
+/// Why a string is not a valid coplay invite.
+public struct InviteError: Error, Hashable, Sendable, CustomStringConvertible {
+    private enum Code: Hashable, Sendable {
+        case badScheme, missingPort, badPort, badHost, missingSession, badSession, missingSecret, badSecret
+    }
+
+    private let code: Code
+    private let detail: String
+
+    /// The text does not start with `coplay://`.
+    public static func badScheme(_ text: String) -> Self { Self(code: .badScheme, detail: String(text.prefix(16))) }
+    /// No `:PORT` after the host.
+    public static var missingPort: Self { Self(code: .missingPort, detail: "") }
+    /// The port is not a number in 1...65535.
+    public static func badPort(_ text: String) -> Self { Self(code: .badPort, detail: text) }
+    /// The host is empty or contains characters a host cannot have.
+    public static func badHost(_ text: String) -> Self { Self(code: .badHost, detail: text) }
+    /// No `/SESSION` after the port.
+    public static var missingSession: Self { Self(code: .missingSession, detail: "") }
+    /// The session is not 32 hexadecimal digits.
+    public static func badSession(_ text: String) -> Self { Self(code: .badSession, detail: text) }
+    /// No `#SECRET` fragment.
+    public static var missingSecret: Self { Self(code: .missingSecret, detail: "") }
+    /// The secret is not 32 bytes of base64url (its content is never echoed).
+    public static var badSecret: Self { Self(code: .badSecret, detail: "") }
+
+    public var description: String {
+        let form = "expected coplay://HOST:PORT/SESSION#SECRET"
+        switch code {
+        case .badScheme: return "invite must start with coplay:// (got \"\(detail)…\"); \(form)"
+        case .missingPort: return "invite has no port after the host; \(form)"
+        case .badPort: return "invite port \"\(detail)\" is not a number between 1 and 65535"
+        case .badHost: return "invite host \"\(detail)\" is not a valid host"
+        case .missingSession: return "invite has no session after the port; \(form)"
+        case .badSession: return "invite session \"\(detail)\" is not 32 hexadecimal digits"
+        case .missingSecret: return "invite has no #SECRET fragment; \(form)"
+        case .badSecret: return "invite secret is not 32 bytes of base64url"
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// GroupSessions — see docs/architecture.md for what this module provides.

@@ -1,0 +1,16 @@
+/// Running totals a ``SessionHub`` keeps for metrics.
+public struct HubCounters: Hashable, Sendable {
+    /// Frames received from clients.
+    public var framesReceived: UInt64 = 0
+    /// Data frames forwarded (once per recipient).
+    public var framesForwarded: UInt64 = 0
+    /// Payload bytes forwarded (once per recipient).
+    public var bytesForwarded: UInt64 = 0
+    /// Frames refused (each answered with an error frame).
+    public var framesRefused: UInt64 = 0
+    /// Unreliable frames dropped for slow recipients (counted by the shell).
+    public var framesDropped: UInt64 = 0
+
+    /// All zero.
+    public init() {}
+}

@@ -1,0 +1,19 @@
+/// The limits a ``SessionHub`` enforces (`docs/protocol.md`, "Limits").
+public struct HubLimits: Hashable, Sendable {
+    /// Largest data payload (route + sealed box) forwarded. Default 300 KiB: a 256 KiB message
+    /// plus envelope, route and tag.
+    public var maximumPayload: Int = 300 * 1024
+    /// Sustained data frames per second per connection.
+    public var ratePerSecond: Int = 2_000
+    /// Data frames a connection may send at once above the sustained rate.
+    public var burst: Int = 20_000
+    /// Connections the hub holds at once (all sessions).
+    public var maximumConnections: Int = 10_000
+    /// Members (admitted connections) per session.
+    public var maximumMembersPerSession: Int = 2_000
+    /// Distinct retained keys per session.
+    public var maximumRetainedKeys: Int = 256
+
+    /// The defaults above.
+    public init() {}
+}

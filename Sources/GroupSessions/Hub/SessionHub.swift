@@ -1,0 +1,358 @@
+import Crypto
+import NIOCore
+
+/// The relay's routing core as a pure state machine: frames and connection events in,
+/// ``HubAction``s out, no I/O and no clock of its own.
+///
+/// The hub admits connections to sessions by join-token hash (the first connection registers
+/// the hash), stamps one per-session sequence number on every frame it forwards (one total
+/// order), fans data out to all members or a listed subset, keeps the latest retained frame
+/// per key and replays it to every newly admitted connection, announces presence, ends
+/// sessions, and enforces ``HubLimits`` by answering the offender only with an error frame.
+///
+/// Both the network relay (`SessionRelay`) and ``InMemoryTransport`` drive a hub, so the
+/// in-process transport routes exactly as the relay does.
+///
+/// ```swift
+/// var hub = SessionHub<Int>(limits: HubLimits())
+/// var actions = hub.connect(1)
+/// actions += hub.receive(helloFrame, from: 1, now: .zero)
+/// for action in actions { /* write or close */ }
+/// ```
+public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
+    /// A connection's place in the hub.
+    struct ConnectionState: Sendable {
+        var session: SessionID?
+        var participant: ParticipantID?
+        var joined = false
+        var tokens: Double
+        var lastRefill: Duration
+    }
+
+    /// One session's routing state.
+    struct SessionState: Sendable {
+        var tokenHash: [UInt8]
+        var sequence: UInt64 = 0
+        /// Admitted connections by participant.
+        var members: [ParticipantID: Connection] = [:]
+        /// Participants that have joined, in join order.
+        var joined: [ParticipantID] = []
+        /// Latest retained data frame per opaque key.
+        var retained: [[UInt8]: Frame] = [:]
+
+        mutating func stamp() -> UInt64 {
+            sequence &+= 1
+            return sequence
+        }
+    }
+
+    /// The limits in force.
+    public let limits: HubLimits
+    /// Running totals.
+    public private(set) var counters = HubCounters()
+    private var connections: [Connection: ConnectionState] = [:]
+    private var sessions: [SessionID: SessionState] = [:]
+
+    /// Creates an empty hub.
+    public init(limits: HubLimits) { self.limits = limits }
+
+    /// Connections currently held.
+    public var connectionCount: Int { connections.count }
+    /// Sessions currently alive.
+    public var sessionCount: Int { sessions.count }
+    /// Joined participants over all sessions.
+    public var participantCount: Int { sessions.values.reduce(0) { $0 + $1.joined.count } }
+
+    // MARK: Events
+
+    /// A new connection arrived.
+    ///
+    /// - Returns: An error and a close if the hub is full, otherwise nothing.
+    public mutating func connect(_ connection: Connection, now: Duration = .zero) -> [HubAction<Connection>] {
+        guard connections.count < limits.maximumConnections else {
+            counters.framesRefused += 1
+            return [
+                .send(connection, Self.error(.tooManyConnections, detail: "relay is at its connection limit"), droppable: false),
+                .close(connection),
+            ]
+        }
+        connections[connection] = ConnectionState(tokens: Double(limits.burst), lastRefill: now)
+        return []
+    }
+
+    /// A connection went away (closed by the peer, failed, or closed by the shell).
+    public mutating func disconnect(_ connection: Connection) -> [HubAction<Connection>] {
+        guard let state = connections.removeValue(forKey: connection) else { return [] }
+        var actions: [HubAction<Connection>] = []
+        if let id = state.session, let participant = state.participant {
+            removeMember(participant, connection: connection, from: id, into: &actions)
+        }
+        return actions
+    }
+
+    /// The connection's byte stream could not be decoded: answer and close it.
+    public mutating func decodingFailed(_ error: FrameDecodingError, on connection: Connection) -> [HubAction<Connection>] {
+        counters.framesRefused += 1
+        return [
+            .send(connection, Self.error(error.relayErrorCode, detail: error.description), droppable: false),
+            .close(connection),
+        ]
+    }
+
+    /// A frame arrived on `connection`.
+    ///
+    /// - Parameters:
+    ///   - frame: The decoded frame.
+    ///   - connection: Who sent it.
+    ///   - now: The shell's monotonic time, for rate limiting.
+    public mutating func receive(_ frame: Frame, from connection: Connection, now: Duration) -> [HubAction<Connection>] {
+        guard connections[connection] != nil else { return [] }
+        counters.framesReceived += 1
+        var actions: [HubAction<Connection>] = []
+        switch frame.type {
+        case .hello: hello(frame, from: connection, into: &actions)
+        case .join: join(from: connection, into: &actions)
+        case .data: data(frame, from: connection, now: now, into: &actions)
+        case .end: end(from: connection, into: &actions)
+        case .leave:
+            actions += disconnect(connection)
+            actions.append(.close(connection))
+        case .ping:
+            var pong = frame
+            pong.type = .pong
+            pong.sender = .relay
+            pong.payload = ByteBuffer()
+            actions.append(.send(connection, pong, droppable: false))
+        case .pong:
+            break
+        default:
+            refuse(connection, .unsupportedType, "frame type \(frame.type) is not accepted by the relay", into: &actions)
+        }
+        return actions
+    }
+
+    // MARK: Frame handlers
+
+    private mutating func hello(_ frame: Frame, from connection: Connection, into actions: inout [HubAction<Connection>]) {
+        guard connections[connection]?.session == nil else {
+            refuse(connection, .malformed, "hello sent twice on one connection", close: true, into: &actions)
+            return
+        }
+        guard frame.sender != .relay else {
+            refuse(connection, .malformed, "participant id 0 is reserved", close: true, into: &actions)
+            return
+        }
+        let hello: HelloPayload
+        do { hello = try HelloPayload(decoding: frame.payload) } catch {
+            refuse(connection, .malformed, error.description, close: true, into: &actions)
+            return
+        }
+        let hash = SessionKeys.joinTokenHash(hello.token)
+        var session = sessions[frame.session] ?? SessionState(tokenHash: hash)
+        guard Self.constantTimeEqual(session.tokenHash, hash) else {
+            refuse(connection, .unauthorized, "join token does not match this session", close: true, into: &actions)
+            return
+        }
+        if let previous = session.members[frame.sender], previous != connection {
+            // The same participant reconnected before its old connection was noticed dead:
+            // the authenticated newcomer replaces it.
+            sessions[frame.session] = session
+            connections[previous]?.session = nil
+            removeMember(frame.sender, connection: previous, from: frame.session, into: &actions)
+            actions.append(.close(previous))
+            session = sessions[frame.session] ?? SessionState(tokenHash: hash)
+        }
+        guard session.members.count < limits.maximumMembersPerSession else {
+            refuse(connection, .quotaExceeded, "session is at its member limit", close: true, into: &actions)
+            return
+        }
+        session.members[frame.sender] = connection
+        connections[connection]?.session = frame.session
+        connections[connection]?.participant = frame.sender
+        let welcome = WelcomePayload(
+            sequence: session.sequence, maximumPayload: UInt32(clamping: limits.maximumPayload),
+            ratePerSecond: UInt32(clamping: limits.ratePerSecond), burst: UInt32(clamping: limits.burst),
+            members: session.joined, retainedCount: UInt32(session.retained.count))
+        actions.append(
+            .send(
+                connection,
+                Frame(type: .welcome, session: frame.session, sender: .relay, sequence: session.sequence,
+                      payload: welcome.encoded()),
+                droppable: false))
+        for var retained in session.retained.values.sorted(by: { $0.sequence < $1.sequence }) {
+            retained.flags.insert(.replayed)
+            actions.append(.send(connection, retained, droppable: false))
+        }
+        sessions[frame.session] = session
+    }
+
+    private mutating func join(from connection: Connection, into actions: inout [HubAction<Connection>]) {
+        guard let state = connections[connection], let id = state.session, let participant = state.participant,
+            var session = sessions[id]
+        else {
+            refuse(connection, .notJoined, "join needs a hello first", into: &actions)
+            return
+        }
+        guard !state.joined else { return }
+        connections[connection]?.joined = true
+        session.joined.append(participant)
+        let frame = Frame(type: .joined, session: id, sender: participant, sequence: session.stamp())
+        for member in session.members.values { actions.append(.send(member, frame, droppable: false)) }
+        sessions[id] = session
+    }
+
+    private mutating func data(
+        _ frame: Frame, from connection: Connection, now: Duration, into actions: inout [HubAction<Connection>]
+    ) {
+        guard let state = connections[connection], state.joined, let id = state.session,
+            let participant = state.participant, var session = sessions[id]
+        else {
+            refuse(connection, .notJoined, "data needs a joined connection", into: &actions)
+            return
+        }
+        var payload = frame.payload
+        let route: DataRoute
+        do { route = try DataRoute.decode(from: &payload) } catch {
+            refuse(connection, .malformed, error.description, into: &actions)
+            return
+        }
+        guard frame.session == id else {
+            refuse(connection, .wrongSession, "frame names session \(frame.session)", sequence: route.senderSequence,
+                   into: &actions)
+            return
+        }
+        guard frame.payload.readableBytes <= limits.maximumPayload else {
+            refuse(connection, .frameTooLarge,
+                   "data payload of \(frame.payload.readableBytes) bytes exceeds \(limits.maximumPayload)",
+                   sequence: route.senderSequence, into: &actions)
+            return
+        }
+        guard takeToken(connection, now: now) else {
+            refuse(connection, .rateLimited,
+                   "more than \(limits.ratePerSecond) frames/s (burst \(limits.burst)); frame dropped",
+                   sequence: route.senderSequence, into: &actions)
+            return
+        }
+        let retained = !route.retainKey.isEmpty
+        if retained {
+            guard route.recipients.isEmpty else {
+                refuse(connection, .malformed, "a retained frame must go to every member",
+                       sequence: route.senderSequence, into: &actions)
+                return
+            }
+            guard session.retained[route.retainKey] != nil || session.retained.count < limits.maximumRetainedKeys
+            else {
+                refuse(connection, .quotaExceeded, "more than \(limits.maximumRetainedKeys) retained keys",
+                       sequence: route.senderSequence, into: &actions)
+                return
+            }
+        }
+
+        var out = frame
+        out.sender = participant
+        out.flags.remove(.replayed)
+        out.sequence = session.stamp()
+        var ack = ByteBuffer()
+        ack.writeInteger(route.senderSequence)
+        actions.append(
+            .send(connection, Frame(type: .ack, session: id, sender: .relay, sequence: out.sequence, payload: ack),
+                  droppable: false))
+
+        let droppable = frame.flags.contains(.unreliable)
+        var count: UInt64 = 0
+        if route.recipients.isEmpty {
+            for (member, target) in session.members where member != participant {
+                // Admitted-but-not-joined connections see retained updates only.
+                guard retained || connections[target]?.joined == true else { continue }
+                actions.append(.send(target, out, droppable: droppable))
+                count += 1
+            }
+        } else {
+            for recipient in Set(route.recipients) where recipient != participant {
+                guard let target = session.members[recipient], connections[target]?.joined == true else { continue }
+                actions.append(.send(target, out, droppable: droppable))
+                count += 1
+            }
+        }
+        counters.framesForwarded += count
+        counters.bytesForwarded += count * UInt64(out.payload.readableBytes)
+        if retained { session.retained[route.retainKey] = out }
+        sessions[id] = session
+    }
+
+    private mutating func end(from connection: Connection, into actions: inout [HubAction<Connection>]) {
+        guard let state = connections[connection], state.joined, let id = state.session,
+            let participant = state.participant, var session = sessions.removeValue(forKey: id)
+        else {
+            refuse(connection, .notJoined, "end needs a joined connection", into: &actions)
+            return
+        }
+        let frame = Frame(type: .end, session: id, sender: participant, sequence: session.stamp())
+        for member in session.members.values {
+            connections[member]?.session = nil
+            connections[member]?.participant = nil
+            connections[member]?.joined = false
+            actions.append(.send(member, frame, droppable: false))
+            actions.append(.close(member))
+        }
+    }
+
+    // MARK: Helpers
+
+    private mutating func removeMember(
+        _ participant: ParticipantID, connection: Connection, from id: SessionID,
+        into actions: inout [HubAction<Connection>]
+    ) {
+        guard var session = sessions[id], session.members[participant] == connection else { return }
+        session.members[participant] = nil
+        if let index = session.joined.firstIndex(of: participant) {
+            session.joined.remove(at: index)
+            let frame = Frame(type: .left, session: id, sender: participant, sequence: session.stamp())
+            for member in session.members.values { actions.append(.send(member, frame, droppable: false)) }
+        }
+        sessions[id] = session.members.isEmpty ? nil : session
+    }
+
+    private mutating func takeToken(_ connection: Connection, now: Duration) -> Bool {
+        guard var state = connections[connection] else { return false }
+        let elapsed = now - state.lastRefill
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        if seconds > 0 {
+            state.tokens = min(Double(limits.burst), state.tokens + seconds * Double(limits.ratePerSecond))
+            state.lastRefill = now
+        }
+        let granted = state.tokens >= 1
+        if granted { state.tokens -= 1 }
+        connections[connection] = state
+        return granted
+    }
+
+    private mutating func refuse(
+        _ connection: Connection, _ code: RelayErrorCode, _ detail: String, sequence: UInt64 = 0, close: Bool = false,
+        into actions: inout [HubAction<Connection>]
+    ) {
+        counters.framesRefused += 1
+        actions.append(.send(connection, Self.error(code, sequence: sequence, detail: detail), droppable: false))
+        if close {
+            actions += disconnect(connection)
+            actions.append(.close(connection))
+        }
+    }
+
+    /// An error frame from the relay.
+    static func error(_ code: RelayErrorCode, sequence: UInt64 = 0, detail: String) -> Frame {
+        Frame(
+            type: .error, session: SessionID(high: 0, low: 0), sender: .relay,
+            payload: ErrorPayload(code: code, senderSequence: sequence, detail: detail).encoded())
+    }
+
+    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for i in a.indices { difference |= a[i] ^ b[i] }
+        return difference == 0
+    }
+
+    /// Records unreliable frames the shell dropped for slow recipients.
+    public mutating func recordDropped(_ count: Int) { counters.framesDropped += UInt64(count) }
+}

@@ -1,0 +1,62 @@
+import Logging
+
+/// Where sessions of one activity type come from: activating an activity creates one,
+/// accepting an invite joins one, and both are delivered on ``sessions``.
+///
+/// ```swift
+/// let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: 7000))
+/// Task { for await session in center.sessions { try await session.join() } }
+/// let invite = Invite.generate(host: "127.0.0.1", port: 7000)
+/// _ = try await center.activate(WatchMovie(movieID: "42"), invite: invite)
+/// ```
+public final class GroupActivityCenter<Activity: GroupActivity>: Sendable {
+    private let transport: any SessionTransport
+    private let logger: Logger
+    private let continuation: AsyncStream<GroupSession<Activity>>.Continuation
+
+    /// Every session this center creates or accepts, in order.
+    public let sessions: AsyncStream<GroupSession<Activity>>
+
+    /// Creates a center using `transport`.
+    ///
+    /// - Parameters:
+    ///   - transport: The relay (``RelayTransport``) or ``InMemoryTransport``.
+    ///   - logger: Where sessions log (info or below; never payloads or secrets).
+    public init(transport: any SessionTransport, logger: Logger = Logger(label: "coplay.group-sessions")) {
+        self.transport = transport
+        self.logger = logger
+        (sessions, continuation) = AsyncStream.makeStream(of: GroupSession<Activity>.self)
+    }
+
+    /// Starts `activity` as a new session named by `invite` (normally a fresh
+    /// ``Invite/generate(host:port:)``). The session is `waiting`; the activity is published
+    /// to everyone when it joins.
+    public func activate(_ activity: Activity, invite: Invite) async throws -> GroupSession<Activity> {
+        let engine = try await SessionEngine.open(
+            invite: invite, transport: transport, activityIdentifier: Activity.activityIdentifier, logger: logger)
+        engine.setInitialActivity(try GroupSession<Activity>.encode(activity))
+        let session = GroupSession<Activity>(engine: engine)
+        continuation.yield(session)
+        return session
+    }
+
+    /// Accepts an invite to an existing session. The session is `waiting`, with the activity
+    /// and retained messages already received.
+    ///
+    /// - Throws: ``GroupSessionError`` if the relay refuses (e.g. a wrong secret) or the
+    ///   session has no activity of this type.
+    public func accept(_ invite: Invite) async throws -> GroupSession<Activity> {
+        let engine = try await SessionEngine.open(
+            invite: invite, transport: transport, activityIdentifier: Activity.activityIdentifier, logger: logger)
+        guard let bytes = engine.activity, (try? GroupSession<Activity>.decode(bytes)) != nil else {
+            engine.leave()
+            throw GroupSessionError.noActivity
+        }
+        let session = GroupSession<Activity>(engine: engine)
+        continuation.yield(session)
+        return session
+    }
+
+    /// Stops delivering sessions on ``sessions``.
+    public func finish() { continuation.finish() }
+}

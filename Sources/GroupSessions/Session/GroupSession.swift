@@ -1,0 +1,87 @@
+import Foundation
+
+/// One member's handle on a group session for an activity of type `Activity`.
+///
+/// A session starts `waiting` (admitted by the relay: the activity and retained state are
+/// known), becomes `joined` after ``join()``, and ends `invalidated` after ``leave()``,
+/// ``end()`` (for everyone), or a lost connection. Sessions come from a
+/// ``GroupActivityCenter``.
+///
+/// ```swift
+/// let session = try await center.accept(invite)
+/// try await session.join()
+/// for await members in session.activeParticipantsUpdates { print(members.count) }
+/// ```
+public final class GroupSession<Activity: GroupActivity>: Sendable {
+    let engine: SessionEngine
+
+    init(engine: SessionEngine) { self.engine = engine }
+
+    /// The session's identifier.
+    public var id: SessionID { engine.session }
+    /// This member.
+    public var localParticipant: Participant { Participant(id: engine.local) }
+    /// The current state.
+    public var state: GroupSessionState { engine.state }
+    /// The current state, then every change; finishes after `invalidated`.
+    public var states: AsyncStream<GroupSessionState> { engine.stateUpdates() }
+    /// Members that have joined (the local one included once joined).
+    public var activeParticipants: Set<Participant> { engine.participants }
+    /// The current set of active participants, then the whole set again after every join or leave.
+    public var activeParticipantsUpdates: AsyncStream<Set<Participant>> { engine.participantUpdates() }
+    /// Relay refusals that did not end the session (a rate-limited or oversized frame).
+    public var relayErrors: AsyncStream<GroupSessionError> { engine.errorUpdates() }
+
+    /// The current activity: the one the relay ordered last among all members' updates.
+    public var activity: Activity {
+        // The center only hands out sessions whose activity decodes.
+        try! Self.decode(engine.activity ?? [])
+    }
+
+    /// The current activity, then every change.
+    public var activityUpdates: AsyncStream<Activity> {
+        let source = engine.activityUpdates()
+        let (stream, continuation) = AsyncStream.makeStream(of: Activity.self)
+        let task = Task {
+            for await bytes in source {
+                if let activity = try? Self.decode(bytes) { continuation.yield(activity) }
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    /// Replaces the activity for every member.
+    ///
+    /// Members converge on one value: when two members set it at the same moment, the update
+    /// the relay ordered last wins everywhere, the setter included.
+    ///
+    /// - Throws: ``GroupSessionError`` if not joined.
+    public func setActivity(_ activity: Activity) throws {
+        try engine.setActivity(Self.encode(activity))
+    }
+
+    /// Joins: announces this member and starts receiving messages.
+    ///
+    /// - Throws: ``GroupSessionError`` if the session is invalidated or the relay does not confirm in time.
+    public func join() async throws { try await engine.join() }
+
+    /// Leaves locally; the others see this member go. The session object is invalidated.
+    public func leave() { engine.leave() }
+
+    /// Ends the session for every member.
+    ///
+    /// - Throws: ``GroupSessionError/notJoined`` if not joined.
+    public func end() throws { try engine.end() }
+
+    static func encode(_ activity: Activity) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return Array(try encoder.encode(activity))
+    }
+
+    static func decode(_ bytes: [UInt8]) throws -> Activity {
+        try JSONDecoder().decode(Activity.self, from: Data(bytes))
+    }
+}

@@ -1,0 +1,490 @@
+import Logging
+import NIOCore
+import Synchronization
+
+/// The untyped core of a group session: one connection, the end-to-end crypto, membership,
+/// activity convergence and message dispatch. ``GroupSession``, ``GroupSessionMessenger`` and
+/// ``GroupStateObserver`` are typed views on it.
+///
+/// All state sits behind one lock so that assigning a sender sequence, sealing and queueing a
+/// frame happen atomically: concurrent senders can never reorder their own frames.
+final class SessionEngine: Sendable {
+    /// A message subscriber: gets the envelope body and context.
+    typealias MessageHandler = @Sendable ([UInt8], MessageContext) -> Void
+
+    struct Inner: ~Copyable {
+        var state: GroupSessionState = .waiting
+        var members: Set<ParticipantID> = []
+        var cipher: PayloadCipher
+        var replay = ReplayGuard()
+        var nextSenderSequence: UInt64 = 1
+        var maximumPayload = 300 * 1024
+        var ratePerSecond = 2_000
+        var burst = 20_000
+        var tokens = 20_000.0
+        var lastRefill = ContinuousClock.now
+        var lastStamp: UInt64 = 0
+        var activity: [UInt8]?
+        var activityStamp: UInt64 = 0
+        var publishActivityOnJoin = false
+        var pendingActivity: [UInt64: [UInt8]] = [:]
+        var retainedRemaining = 0
+        var welcomed = false
+        var welcomeWaiter: CheckedContinuation<Void, any Error>?
+        var joinWaiter: CheckedContinuation<Void, any Error>?
+        var messageHandlers: [String: [Int: MessageHandler]] = [:]
+        var retainedMessages: [String: [[UInt8]: ([UInt8], MessageContext)]] = [:]
+        var stateStreams: [Int: AsyncStream<GroupSessionState>.Continuation] = [:]
+        var participantStreams: [Int: AsyncStream<Set<Participant>>.Continuation] = [:]
+        var activityStreams: [Int: AsyncStream<[UInt8]>.Continuation] = [:]
+        var errorStreams: [Int: AsyncStream<GroupSessionError>.Continuation] = [:]
+        var nextSubscriber = 0
+        var rejectedFrames = 0
+
+        mutating func subscriberID() -> Int {
+            nextSubscriber += 1
+            return nextSubscriber
+        }
+
+        var participants: Set<Participant> { Set(members.map(Participant.init(id:))) }
+    }
+
+    let session: SessionID
+    let local: ParticipantID
+    let activityIdentifier: String
+    let keys: SessionKeys
+    let connection: any TransportConnection
+    let logger: Logger
+    private let inner: Mutex<Inner>
+
+    /// Largest application message body.
+    static let maximumMessageSize = 256 * 1024
+
+    private init(
+        keys: SessionKeys, local: ParticipantID, activityIdentifier: String, connection: any TransportConnection,
+        logger: Logger
+    ) {
+        self.session = keys.session
+        self.keys = keys
+        self.local = local
+        self.activityIdentifier = activityIdentifier
+        self.connection = connection
+        var logger = logger
+        logger[metadataKey: "session"] = "\(keys.session)"
+        logger[metadataKey: "participant"] = "\(local)"
+        self.logger = logger
+        inner = Mutex(Inner(cipher: PayloadCipher(keys: keys)))
+    }
+
+    /// Connects, authenticates with the invite's join token and waits for the welcome and the
+    /// retained frames, leaving the member admitted (`waiting`).
+    static func open(
+        invite: Invite, transport: any SessionTransport, activityIdentifier: String, logger: Logger,
+        timeout: Duration = .seconds(30)
+    ) async throws -> SessionEngine {
+        let keys = SessionKeys(invite: invite)
+        let connection = try await transport.connect(logger: logger)
+        let engine = SessionEngine(
+            keys: keys, local: .random(), activityIdentifier: activityIdentifier, connection: connection, logger: logger)
+        // The inbound loop lives as long as the connection; it ends when the connection closes.
+        Task { await engine.readLoop() }
+        do {
+            try await engine.waitWithTimeout(timeout, "the relay's welcome") { continuation in
+                engine.inner.withLock { $0.welcomeWaiter = continuation }
+                try connection.send(
+                    Frame(type: .hello, session: keys.session, sender: engine.local,
+                          payload: HelloPayload(token: keys.joinToken).encoded()))
+            }
+        } catch {
+            engine.invalidate(.refused("\(error)"))
+            throw error
+        }
+        return engine
+    }
+
+    private func waitWithTimeout(
+        _ timeout: Duration, _ what: String,
+        _ register: @escaping @Sendable (CheckedContinuation<Void, any Error>) throws -> Void
+    ) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await withCheckedThrowingContinuation { continuation in
+                    do { try register(continuation) } catch { continuation.resume(throwing: error) }
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw GroupSessionError.timedOut(what)
+            }
+            defer { group.cancelAll() }
+            try await group.next()
+        }
+    }
+
+    // MARK: State
+
+    var state: GroupSessionState { inner.withLock { $0.state } }
+    var participants: Set<Participant> { inner.withLock { $0.participants } }
+    var activity: [UInt8]? { inner.withLock { $0.activity } }
+    var rejectedFrames: Int { inner.withLock { $0.rejectedFrames } }
+
+    func stateUpdates() -> AsyncStream<GroupSessionState> {
+        let (stream, continuation) = AsyncStream.makeStream(of: GroupSessionState.self)
+        subscribe(continuation, initial: { $0.state }, store: { $0.stateStreams[$1] = $2 },
+                  remove: { $0.stateStreams[$1] = nil }, finished: { if case .invalidated = $0.state { true } else { false } })
+        return stream
+    }
+
+    func participantUpdates() -> AsyncStream<Set<Participant>> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Set<Participant>.self)
+        subscribe(continuation, initial: { $0.participants }, store: { $0.participantStreams[$1] = $2 },
+                  remove: { $0.participantStreams[$1] = nil }, finished: { if case .invalidated = $0.state { true } else { false } })
+        return stream
+    }
+
+    func activityUpdates() -> AsyncStream<[UInt8]> {
+        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)
+        subscribe(continuation, initial: { $0.activity }, store: { $0.activityStreams[$1] = $2 },
+                  remove: { $0.activityStreams[$1] = nil }, finished: { if case .invalidated = $0.state { true } else { false } })
+        return stream
+    }
+
+    func errorUpdates() -> AsyncStream<GroupSessionError> {
+        let (stream, continuation) = AsyncStream.makeStream(of: GroupSessionError.self)
+        subscribe(continuation, initial: { _ in nil }, store: { $0.errorStreams[$1] = $2 },
+                  remove: { $0.errorStreams[$1] = nil }, finished: { if case .invalidated = $0.state { true } else { false } })
+        return stream
+    }
+
+    private func subscribe<T: Sendable>(
+        _ continuation: AsyncStream<T>.Continuation,
+        initial: (borrowing Inner) -> T?,
+        store: (inout Inner, Int, AsyncStream<T>.Continuation) -> Void,
+        remove: @escaping @Sendable (inout Inner, Int) -> Void,
+        finished: (borrowing Inner) -> Bool
+    ) {
+        let id: Int? = inner.withLock { inner in
+            if let value = initial(inner) { continuation.yield(value) }
+            if finished(inner) { return nil }
+            let id = inner.subscriberID()
+            store(&inner, id, continuation)
+            return id
+        }
+        guard let id else {
+            continuation.finish()
+            return
+        }
+        continuation.onTermination = { [weak self] _ in self?.inner.withLock { remove(&$0, id) } }
+    }
+
+    /// Registers a handler for messages named `name`; retained messages already held are
+    /// handed to it at once. Returns a token for ``removeHandler(_:name:)``.
+    func addHandler(name: String, _ handler: @escaping MessageHandler) -> Int {
+        inner.withLock { inner in
+            let id = inner.subscriberID()
+            inner.messageHandlers[name, default: [:]][id] = handler
+            for (body, context) in (inner.retainedMessages[name] ?? [:]).values.sorted(by: { $0.1.sequence < $1.1.sequence }) {
+                handler(body, context)
+            }
+            return id
+        }
+    }
+
+    func removeHandler(_ id: Int, name: String) {
+        inner.withLock { _ = $0.messageHandlers[name]?.removeValue(forKey: id) }
+    }
+
+    // MARK: Commands
+
+    func join(timeout: Duration = .seconds(30)) async throws {
+        let alreadyJoined: Bool = try inner.withLock { inner in
+            switch inner.state {
+            case .joined: return true
+            case .invalidated(let reason): throw GroupSessionError.invalidated("\(reason)")
+            case .waiting: return false
+            }
+        }
+        if alreadyJoined { return }
+        try await waitWithTimeout(timeout, "the relay to confirm the join") { [self] continuation in
+            inner.withLock { $0.joinWaiter = continuation }
+            try connection.send(Frame(type: .join, session: session, sender: local))
+        }
+        let publish = inner.withLock { inner -> [UInt8]? in
+            defer { inner.publishActivityOnJoin = false }
+            return inner.publishActivityOnJoin ? inner.activity : nil
+        }
+        if let publish { try setActivity(publish) }
+    }
+
+    func leave() {
+        try? connection.send(Frame(type: .leave, session: session, sender: local))
+        invalidate(.left)
+    }
+
+    func end() throws {
+        try inner.withLock { inner in
+            guard case .joined = inner.state else { throw GroupSessionError.notJoined }
+            try connection.send(Frame(type: .end, session: session, sender: local))
+        }
+    }
+
+    /// Sets the activity locally before joining; it is published when ``join(timeout:)`` completes.
+    func setInitialActivity(_ bytes: [UInt8]) {
+        inner.withLock { inner in
+            inner.activity = bytes
+            inner.publishActivityOnJoin = true
+        }
+    }
+
+    /// Publishes a new activity (retained); members converge on the one the relay ordered last.
+    func setActivity(_ bytes: [UInt8]) throws {
+        let retainKey = keys.retainKey(for: "coplay.activity")
+        try inner.withLock { inner in
+            let sequence = try sealAndSend(
+                Envelope(kind: .activity, name: activityIdentifier, body: bytes), recipients: [], retainKey: retainKey,
+                unreliable: false, inner: &inner)
+            inner.pendingActivity[sequence] = bytes
+        }
+    }
+
+    /// Seals and queues one application message.
+    ///
+    /// - Returns: The sender sequence it was given.
+    @discardableResult
+    func send(
+        name: String, body: [UInt8], recipients: [ParticipantID], retainName: String?, unreliable: Bool
+    ) throws -> UInt64 {
+        guard body.count <= Self.maximumMessageSize else {
+            throw GroupSessionError.messageTooLarge(size: body.count, limit: Self.maximumMessageSize)
+        }
+        let retainKey = retainName.map { keys.retainKey(for: "message:" + $0) } ?? []
+        return try inner.withLock { inner in
+            try sealAndSend(
+                Envelope(kind: .message, name: name, body: body), recipients: recipients, retainKey: retainKey,
+                unreliable: unreliable, inner: &inner)
+        }
+    }
+
+    private func sealAndSend(
+        _ envelope: Envelope, recipients: [ParticipantID], retainKey: [UInt8], unreliable: Bool, inner: inout Inner
+    ) throws -> UInt64 {
+        switch inner.state {
+        case .joined: break
+        case .waiting: throw GroupSessionError.notJoined
+        case .invalidated(let reason): throw GroupSessionError.invalidated("\(reason)")
+        }
+        let plaintext = envelope.encoded()
+        let route = DataRoute(senderSequence: inner.nextSenderSequence, recipients: recipients, retainKey: retainKey)
+        let payloadSize = route.encodedLength + plaintext.count + 16
+        guard payloadSize <= inner.maximumPayload else {
+            throw GroupSessionError.messageTooLarge(size: payloadSize, limit: inner.maximumPayload)
+        }
+        // Mirror the relay's token bucket so the sender gets a clear error instead of a drop.
+        let now = ContinuousClock.now
+        let elapsed = inner.lastRefill.duration(to: now)
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        inner.tokens = min(Double(inner.burst), inner.tokens + seconds * Double(inner.ratePerSecond))
+        inner.lastRefill = now
+        guard inner.tokens >= 1 else {
+            throw GroupSessionError.rateLimited(ratePerSecond: inner.ratePerSecond, burst: inner.burst)
+        }
+        let frame = try inner.cipher.seal(
+            plaintext, route: route, flags: unreliable ? .unreliable : [], sender: local)
+        try connection.send(frame)
+        inner.tokens -= 1
+        inner.nextSenderSequence += 1
+        return route.senderSequence
+    }
+
+    // MARK: Inbound
+
+    private func readLoop() async {
+        do {
+            for try await frame in connection.inbound { handle(frame) }
+            invalidate(.connectionLost("the relay closed the connection"))
+        } catch {
+            invalidate(.connectionLost("\(error)"))
+        }
+    }
+
+    private func handle(_ frame: Frame) {
+        switch frame.type {
+        case .welcome: handleWelcome(frame)
+        case .data: handleData(frame)
+        case .ack: handleAck(frame)
+        case .joined, .left: handlePresence(frame)
+        case .end: invalidate(.ended(by: Participant(id: frame.sender)))
+        case .error: handleError(frame)
+        case .ping: try? connection.send(Frame(type: .pong, session: session, sender: local, sequence: frame.sequence))
+        default: break
+        }
+    }
+
+    private func handleWelcome(_ frame: Frame) {
+        guard let welcome = try? WelcomePayload(decoding: frame.payload) else {
+            invalidate(.refused("malformed welcome"))
+            return
+        }
+        let waiter = inner.withLock { inner -> CheckedContinuation<Void, any Error>? in
+            inner.welcomed = true
+            inner.maximumPayload = Int(welcome.maximumPayload)
+            inner.ratePerSecond = Int(welcome.ratePerSecond)
+            inner.burst = Int(welcome.burst)
+            inner.tokens = Double(welcome.burst)
+            inner.lastStamp = welcome.sequence
+            inner.members = Set(welcome.members)
+            inner.retainedRemaining = Int(welcome.retainedCount)
+            for continuation in inner.participantStreams.values { continuation.yield(inner.participants) }
+            guard inner.retainedRemaining == 0 else { return nil }
+            defer { inner.welcomeWaiter = nil }
+            return inner.welcomeWaiter
+        }
+        waiter?.resume()
+    }
+
+    private func handleData(_ frame: Frame) {
+        let waiter = inner.withLock { inner -> CheckedContinuation<Void, any Error>? in
+            var waiter: CheckedContinuation<Void, any Error>?
+            if frame.flags.contains(.replayed) && inner.retainedRemaining > 0 {
+                inner.retainedRemaining -= 1
+                if inner.retainedRemaining == 0 {
+                    waiter = inner.welcomeWaiter
+                    inner.welcomeWaiter = nil
+                }
+            }
+            let route: DataRoute
+            let plaintext: [UInt8]
+            do {
+                (route, plaintext) = try inner.cipher.open(frame)
+            } catch {
+                inner.rejectedFrames += 1
+                logger.info("rejected a data frame that does not open", metadata: ["sender": "\(frame.sender)"])
+                return waiter
+            }
+            guard inner.replay.accept(route.senderSequence, from: frame.sender) else {
+                if !frame.flags.contains(.replayed) {
+                    inner.rejectedFrames += 1
+                    logger.info("rejected a replayed data frame", metadata: ["sender": "\(frame.sender)"])
+                }
+                return waiter
+            }
+            guard let envelope = try? Envelope(decoding: plaintext) else {
+                inner.rejectedFrames += 1
+                return waiter
+            }
+            inner.lastStamp = max(inner.lastStamp, frame.sequence)
+            switch envelope.kind {
+            case .activity:
+                guard envelope.name == activityIdentifier else {
+                    logger.info("ignored an activity of another kind", metadata: ["activity": "\(envelope.name)"])
+                    break
+                }
+                applyActivity(envelope.body, stamp: frame.sequence, inner: &inner)
+            case .message:
+                let context = MessageContext(
+                    source: Participant(id: frame.sender), sequence: frame.sequence,
+                    senderSequence: route.senderSequence, isRetained: !route.retainKey.isEmpty)
+                if !route.retainKey.isEmpty {
+                    inner.retainedMessages[envelope.name, default: [:]][route.retainKey] = (envelope.body, context)
+                }
+                for handler in (inner.messageHandlers[envelope.name] ?? [:]).values { handler(envelope.body, context) }
+            default:
+                break  // A kind from a newer member: ignored.
+            }
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    private func applyActivity(_ bytes: [UInt8], stamp: UInt64, inner: inout Inner) {
+        guard stamp > inner.activityStamp else { return }
+        inner.activityStamp = stamp
+        inner.activity = bytes
+        for continuation in inner.activityStreams.values { continuation.yield(bytes) }
+    }
+
+    private func handleAck(_ frame: Frame) {
+        var payload = frame.payload
+        guard let senderSequence = payload.readInteger(as: UInt64.self) else { return }
+        inner.withLock { inner in
+            inner.lastStamp = max(inner.lastStamp, frame.sequence)
+            if let bytes = inner.pendingActivity.removeValue(forKey: senderSequence) {
+                applyActivity(bytes, stamp: frame.sequence, inner: &inner)
+            }
+        }
+    }
+
+    private func handlePresence(_ frame: Frame) {
+        let waiter = inner.withLock { inner -> CheckedContinuation<Void, any Error>? in
+            inner.lastStamp = max(inner.lastStamp, frame.sequence)
+            var waiter: CheckedContinuation<Void, any Error>?
+            if frame.type == .joined {
+                inner.members.insert(frame.sender)
+                if frame.sender == local, case .waiting = inner.state {
+                    inner.state = .joined
+                    for continuation in inner.stateStreams.values { continuation.yield(.joined) }
+                    waiter = inner.joinWaiter
+                    inner.joinWaiter = nil
+                }
+            } else {
+                inner.members.remove(frame.sender)
+            }
+            for continuation in inner.participantStreams.values { continuation.yield(inner.participants) }
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    private func handleError(_ frame: Frame) {
+        guard let payload = try? ErrorPayload(decoding: frame.payload) else { return }
+        let error = GroupSessionError.refusedByRelay(payload.code, payload.detail)
+        logger.info("the relay refused a request", metadata: ["code": "\(payload.code)", "detail": "\(payload.detail)"])
+        let waiters = inner.withLock { inner -> [CheckedContinuation<Void, any Error>] in
+            for continuation in inner.errorStreams.values { continuation.yield(error) }
+            if payload.code == .rateLimited || payload.code == .frameTooLarge || payload.code == .quotaExceeded {
+                return []  // About one frame; the session goes on.
+            }
+            let waiters = [inner.welcomeWaiter, inner.joinWaiter].compactMap { $0 }
+            inner.welcomeWaiter = nil
+            inner.joinWaiter = nil
+            return waiters
+        }
+        for waiter in waiters { waiter.resume(throwing: error) }
+        if [.unauthorized, .tooManyConnections, .slowConsumer, .malformed, .unsupportedVersion].contains(payload.code) {
+            invalidate(.refused("\(payload.code): \(payload.detail)"))
+        }
+    }
+
+    /// Ends this member's session object: notifies and finishes every stream, closes the connection.
+    func invalidate(_ reason: GroupSessionInvalidationReason) {
+        // Streams are finished outside the lock: finishing runs their onTermination handlers,
+        // which take the lock to unsubscribe.
+        let finished = inner.withLock { inner -> (waiters: [CheckedContinuation<Void, any Error>], finish: [@Sendable () -> Void])? in
+            if case .invalidated = inner.state { return nil }
+            let state = GroupSessionState.invalidated(reason: reason)
+            inner.state = state
+            var finish: [@Sendable () -> Void] = []
+            for continuation in inner.stateStreams.values {
+                continuation.yield(state)
+                finish.append { continuation.finish() }
+            }
+            inner.stateStreams.removeAll()
+            for continuation in inner.participantStreams.values { finish.append { continuation.finish() } }
+            inner.participantStreams.removeAll()
+            for continuation in inner.activityStreams.values { finish.append { continuation.finish() } }
+            inner.activityStreams.removeAll()
+            for continuation in inner.errorStreams.values { finish.append { continuation.finish() } }
+            inner.errorStreams.removeAll()
+            inner.messageHandlers.removeAll()
+            let waiters = [inner.welcomeWaiter, inner.joinWaiter].compactMap { $0 }
+            inner.welcomeWaiter = nil
+            inner.joinWaiter = nil
+            return (waiters, finish)
+        }
+        guard let (waiters, finish) = finished else { return }
+        for action in finish { action() }
+        logger.info("session invalidated", metadata: ["reason": "\(reason)"])
+        for waiter in waiters { waiter.resume(throwing: GroupSessionError.invalidated("\(reason)")) }
+        connection.close()
+    }
+}

@@ -1,0 +1,125 @@
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+/// The network transport: one TCP (optionally TLS) connection per session member to a coplay
+/// relay (`coplay serve`), speaking `docs/protocol.md`.
+///
+/// ```swift
+/// let transport = RelayTransport(host: invite.host, port: invite.port)
+/// let center = GroupActivityCenter<Movie>(transport: transport)
+/// let session = try await center.accept(invite)
+/// ```
+public struct RelayTransport: SessionTransport {
+    /// The relay's host.
+    public var host: String
+    /// The relay's TCP port.
+    public var port: Int
+    /// TLS settings, or `nil` for plain TCP.
+    public var tls: TLSConfiguration?
+    /// The largest frame accepted from the relay.
+    public var maximumFrameLength: Int
+    /// Event loops the connections run on.
+    public var eventLoopGroup: any EventLoopGroup
+
+    /// Creates a transport for the relay at `host:port`.
+    ///
+    /// - Parameters:
+    ///   - host: Relay host name or address.
+    ///   - port: Relay TCP port.
+    ///   - tls: `nil` for plain TCP, or a client TLS configuration (e.g. trusting the relay's certificate).
+    ///   - maximumFrameLength: Largest frame accepted from the relay.
+    ///   - eventLoopGroup: Event loops to use (default: NIO's shared singleton).
+    public init(
+        host: String, port: Int, tls: TLSConfiguration? = nil,
+        maximumFrameLength: Int = FrameCodec.defaultMaximumFrameLength,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) {
+        self.host = host
+        self.port = port
+        self.tls = tls
+        self.maximumFrameLength = maximumFrameLength
+        self.eventLoopGroup = eventLoopGroup
+    }
+
+    /// Creates a transport for the relay an invite names.
+    public init(invite: Invite, tls: TLSConfiguration? = nil) {
+        self.init(host: invite.host, port: invite.port, tls: tls)
+    }
+
+    public func connect(logger: Logger) async throws -> any TransportConnection {
+        let sslContext = try tls.map { try NIOSSLContext(configuration: $0) }
+        let host = self.host
+        let maximumFrameLength = self.maximumFrameLength
+        let channel = try await ClientBootstrap(group: eventLoopGroup)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connect(host: host, port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let sslContext {
+                        let serverName = host.contains(":") || host.allSatisfy({ $0.isNumber || $0 == "." }) ? nil : host
+                        try channel.pipeline.syncOperations.addHandler(
+                            try NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
+                    }
+                    try channel.pipeline.syncOperations.addHandler(
+                        ByteToMessageHandler(FrameDecoder(maximumFrameLength: maximumFrameLength)))
+                    try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
+                    return try NIOAsyncChannel<Frame, Frame>(wrappingChannelSynchronously: channel)
+                }
+            }
+        logger.debug("connected to relay", metadata: ["relay": "\(host):\(port)"])
+        return RelayClientConnection(channel: channel, logger: logger)
+    }
+}
+
+/// One client connection to the relay: a reader and a writer task over an `NIOAsyncChannel`.
+final class RelayClientConnection: TransportConnection {
+    let inbound: AsyncThrowingStream<Frame, any Error>
+    private let outbox = FrameOutbox(softLimit: 4 << 20, hardLimit: 256 << 20)
+    private let task: Task<Void, Never>
+
+    init(channel: NIOAsyncChannel<Frame, Frame>, logger: Logger) {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Frame.self)
+        inbound = stream
+        let outbox = self.outbox
+        // The connection's I/O runs in one task for its lifetime; `close()` ends it.
+        task = Task {
+            do {
+                try await channel.executeThenClose { inbound, outbound in
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            while let batch = await outbox.next() {
+                                try await outbound.write(contentsOf: batch)
+                                outbox.written(batch.reduce(0) { $0 + $1.wireLength })
+                            }
+                            outbound.finish()
+                        }
+                        group.addTask {
+                            defer { outbox.close() }
+                            for try await frame in inbound { continuation.yield(frame) }
+                        }
+                        try await group.next()
+                        try await group.next()
+                    }
+                }
+                continuation.finish()
+            } catch {
+                outbox.close()
+                logger.debug("relay connection failed", metadata: ["error": "\(error)"])
+                continuation.finish(throwing: error)
+            }
+        }
+    }
+
+    func send(_ frame: Frame) throws {
+        switch outbox.enqueue(frame) {
+        case .queued, .dropped: return
+        case .overflow: throw GroupSessionError.queueFull
+        case .closed: throw GroupSessionError.connectionClosed
+        }
+    }
+
+    func close() {
+        outbox.close()
+    }
+}

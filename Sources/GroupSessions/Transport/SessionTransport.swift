@@ -1,0 +1,33 @@
+import Logging
+
+/// A way to reach a session hub: the network relay (``RelayTransport``) or an in-process one
+/// (``InMemoryTransport``).
+///
+/// A transport carries relay-protocol frames and nothing else: encryption, envelopes and
+/// session semantics live above it in ``GroupSession``, so every transport routes the same
+/// sealed frames.
+///
+/// ```swift
+/// let transport: any SessionTransport = InMemoryTransport()
+/// let connection = try await transport.connect(logger: logger)
+/// try connection.send(helloFrame)
+/// for try await frame in connection.inbound { ... }
+/// ```
+public protocol SessionTransport: Sendable {
+    /// Opens a new connection to the hub.
+    ///
+    /// - Parameter logger: Where the connection logs (at info or below).
+    func connect(logger: Logger) async throws -> any TransportConnection
+}
+
+/// One open connection to a session hub.
+public protocol TransportConnection: Sendable {
+    /// Queues `frame` for sending; frames are sent in the order of the calls.
+    ///
+    /// - Throws: ``GroupSessionError`` if the connection is closed or its queue is full.
+    func send(_ frame: Frame) throws
+    /// Frames from the hub, in order; finishes when the connection closes, throws if it fails.
+    var inbound: AsyncThrowingStream<Frame, any Error> { get }
+    /// Closes the connection after the frames already queued.
+    func close()
+}

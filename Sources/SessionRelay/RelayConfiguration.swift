@@ -1,0 +1,40 @@
+import GroupSessions
+import NIOSSL
+
+/// How a ``RelayServer`` listens and what it allows.
+///
+/// ```swift
+/// var configuration = RelayConfiguration(host: "127.0.0.1", port: 7000)
+/// configuration.limits.ratePerSecond = 500
+/// ```
+public struct RelayConfiguration: Sendable {
+    /// Address to bind (`127.0.0.1`, `0.0.0.0`, `::`).
+    public var host: String
+    /// TCP port; 0 picks a free one (read it back with ``RelayServer/localAddress()``).
+    public var port: Int
+    /// TLS for every connection, or `nil` for plain TCP.
+    public var tls: NIOSSLContext?
+    /// Routing limits (payload size, rate, connections, members, retained keys).
+    public var limits: HubLimits
+    /// Largest frame the decoder accepts; a larger announcement closes the connection.
+    public var maximumFrameLength: Int
+    /// Bytes queued for one recipient above which unreliable frames to it are dropped.
+    public var outboxSoftLimit: Int
+    /// Bytes queued for one recipient above which it is disconnected as a slow consumer.
+    public var outboxHardLimit: Int
+
+    /// Creates a configuration with the protocol's default limits.
+    public init(
+        host: String = "127.0.0.1", port: Int = 7000, tls: NIOSSLContext? = nil, limits: HubLimits = HubLimits(),
+        maximumFrameLength: Int = FrameCodec.defaultMaximumFrameLength,
+        outboxSoftLimit: Int = 4 << 20, outboxHardLimit: Int = 64 << 20
+    ) {
+        self.host = host
+        self.port = port
+        self.tls = tls
+        self.limits = limits
+        self.maximumFrameLength = maximumFrameLength
+        self.outboxSoftLimit = outboxSoftLimit
+        self.outboxHardLimit = outboxHardLimit
+    }
+}

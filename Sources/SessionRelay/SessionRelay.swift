@@ -1,1 +1,0 @@
-// SessionRelay — see docs/architecture.md for what this module provides.
