@@ -136,7 +136,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PlaybackCoordinatorTests",
-            dependencies: ["PlaybackCoordinator"],
+            dependencies: ["PlaybackCoordinator", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,1 +1,215 @@
-// PlaybackCoordinator — see docs/architecture.md for what this module provides.
+import Logging
+
+/// Coordinates the local player with the group: the async shell over ``CoordinatorCore``.
+///
+/// Modelled on `AVDelegatingPlaybackCoordinator`: the app calls ``coordinateRateChange(to:)``,
+/// ``coordinateSeek(to:)``, ``transitionToItem(identifier:at:)`` and suspensions; the coordinator
+/// turns them into states anchored slightly in the future on the shared reference clock, sends
+/// them over the ``CoordinationChannel``, and when the channel delivers them back in its total
+/// order it drives the local player through its ``PlaybackControlDelegate``. Everything that
+/// happens is published on ``events``.
+///
+/// Call ``run()`` (for example from a ServiceLifecycle service) for as long as the coordinator
+/// should work; it returns when the channel ends or the task is cancelled.
+///
+/// ```swift
+/// let coordinator = PlaybackCoordinator(channel: channel, reference: clock, delegate: player,
+///                                       localItem: "clip", logger: logger)
+/// async let running: Void = coordinator.run()
+/// try await coordinator.play()
+/// ```
+public actor PlaybackCoordinator {
+    private var core: CoordinatorCore
+    private let channel: any CoordinationChannel
+    private let reference: any ReferenceTimeSource
+    private let delegate: any PlaybackControlDelegate
+    private let clock: any Clock<Duration>
+    private let logger: Logger
+    private let realtime: @Sendable () -> Double
+    private let eventContinuation: AsyncStream<PlaybackEvent>.Continuation
+    private let commandContinuation: AsyncStream<PlaybackCommand>.Continuation
+    private let commandStream: AsyncStream<PlaybackCommand>
+    private let sendContinuation: AsyncStream<(CoordinationMessage, String?)>.Continuation
+    private let sendStream: AsyncStream<(CoordinationMessage, String?)>
+    private var lastNow = ReferenceTime(nanoseconds: 0)
+
+    /// Everything that happens, in order: accepted commands, membership, suspensions, item changes.
+    public nonisolated let events: AsyncStream<PlaybackEvent>
+
+    /// Creates a coordinator.
+    ///
+    /// - Parameters:
+    ///   - channel: the group channel.
+    ///   - reference: the shared reference clock.
+    ///   - delegate: the local player.
+    ///   - configuration: tuning (lead, suspensions).
+    ///   - localItem: the item the local player has loaded.
+    ///   - canPresent: when given, the local item follows the group to any item it accepts.
+    ///   - clock: the clock the coordinator sleeps on between ticks.
+    ///   - realtime: the `CLOCK_REALTIME` reading used to stamp events.
+    ///   - logger: where the coordinator logs (info and below).
+    public init(
+        channel: any CoordinationChannel,
+        reference: any ReferenceTimeSource,
+        delegate: any PlaybackControlDelegate,
+        configuration: CoordinatorConfiguration = .init(),
+        localItem: String? = nil,
+        canPresent: (@Sendable (String) -> Bool)? = nil,
+        clock: any Clock<Duration> = ContinuousClock(),
+        realtime: @escaping @Sendable () -> Double = Realtime.now,
+        logger: Logger = Logger(label: "coplay.playback")
+    ) {
+        self.core = CoordinatorCore(
+            participant: channel.localParticipant, configuration: configuration, localItem: localItem, canPresent: canPresent)
+        self.channel = channel
+        self.reference = reference
+        self.delegate = delegate
+        self.clock = clock
+        self.realtime = realtime
+        self.logger = logger
+        (events, eventContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        (commandStream, commandContinuation) = AsyncStream.makeStream()
+        (sendStream, sendContinuation) = AsyncStream.makeStream()
+    }
+
+    /// The local participant.
+    public nonisolated var participant: ParticipantID { channel.localParticipant }
+
+    /// The group's accepted state, if any.
+    public var state: PlaybackState? { core.state }
+
+    /// The current lead (delay from a command to its reference instant).
+    public var lead: Duration { core.lead }
+
+    /// Current members of the group.
+    public var members: Set<ParticipantID> { core.members }
+
+    /// Whether the group is waiting for a suspended participant now.
+    public var isWaiting: Bool { core.isWaiting(at: now()) }
+
+    /// The group's item time now, or `nil` before any state.
+    public var currentItemTime: Double? { core.effectiveItemTime(at: now()) }
+
+    /// Runs the coordinator: applies channel events, sends presence, delivers commands to the
+    /// delegate in order. Returns when the channel's event stream ends or the task is cancelled.
+    public func run() async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [commandStream, delegate] in
+                for await command in commandStream { await delegate.handle(command) }
+            }
+            group.addTask { [sendStream, channel, logger] in
+                for await (message, key) in sendStream {
+                    do { try await channel.send(message, retainingUnder: key) } catch {
+                        logger.info("send failed", metadata: ["error": "\(error)"])
+                    }
+                }
+            }
+            group.addTask { await self.tickLoop() }
+            for await event in channel.events() {
+                perform(core.receive(event, now: now()))
+            }
+            logger.info("coordination channel ended", metadata: ["participant": "\(participant)"])
+            group.cancelAll()
+        }
+        commandContinuation.finish()
+        sendContinuation.finish()
+        eventContinuation.finish()
+    }
+
+    private func tickLoop() async {
+        while !Task.isCancelled {
+            perform(core.tick(now: now()))
+            var pause = Duration.milliseconds(250)
+            if let deadline = core.nextTickDeadline { pause = min(pause, max(.zero, deadline - now())) }
+            do { try await clock.sleep(for: pause + .microseconds(100)) } catch { return }
+        }
+    }
+
+    /// Proposes a new rate to the group (0 pauses).
+    ///
+    /// - Parameter rate: finite and not negative.
+    /// - Throws: ``PlaybackCoordinatorError`` for a bad rate, no item, no clock, or a send failure.
+    public func coordinateRateChange(to rate: Double) async throws {
+        let actions = try core.proposeRate(rate, now: try synchronizedNow())
+        try await send(actions)
+    }
+
+    /// Resumes at the intended rate (1 unless a rate was chosen).
+    public func play() async throws {
+        try await send(try core.proposePlay(now: try synchronizedNow()))
+    }
+
+    /// Pauses the group: everyone stops at the same item time at the same instant.
+    public func pause() async throws { try await coordinateRateChange(to: 0) }
+
+    /// Proposes a seek to `itemTime` (seconds), keeping the rate.
+    public func coordinateSeek(to itemTime: Double) async throws {
+        try await send(try core.proposeSeek(to: itemTime, now: try synchronizedNow()))
+    }
+
+    /// Loads `identifier` locally and moves the group to it at `itemTime`, keeping the rate.
+    public func transitionToItem(identifier: String, at itemTime: Double = 0) async throws {
+        try await send(try core.proposeItem(identifier, at: itemTime, now: try synchronizedNow()))
+    }
+
+    /// Tells the coordinator which item the local player has loaded, without proposing it.
+    public func setLocalItem(_ identifier: String?) {
+        perform(core.setLocalItem(identifier))
+    }
+
+    /// Gives the local player the group's current state again.
+    public func reapplyCurrentState() {
+        perform(core.reapplyCurrentState())
+    }
+
+    /// Begins a suspension; the group waits if `reason` is a waiting reason (up to the limits).
+    ///
+    /// - Returns: the suspension, to end later.
+    public func beginSuspension(_ reason: SuspensionReason) async throws -> PlaybackSuspension {
+        let (id, actions) = core.beginSuspension(reason, now: try synchronizedNow())
+        try await send(actions)
+        return PlaybackSuspension(id: id, reason: reason, coordinator: self)
+    }
+
+    func endSuspension(_ id: String, proposing itemTime: Double?) async throws {
+        try await send(try core.endSuspension(id, proposing: itemTime, now: try synchronizedNow()))
+    }
+
+    // MARK: Plumbing
+
+    private func now() -> ReferenceTime {
+        if let now = reference.now() { lastNow = max(lastNow, now) }
+        return lastNow
+    }
+
+    private func synchronizedNow() throws -> ReferenceTime {
+        guard reference.now() != nil else { throw PlaybackCoordinatorError.notSynchronized }
+        return now()
+    }
+
+    private func send(_ actions: [CoordinatorAction]) async throws {
+        for action in actions {
+            if case .send(let message, let key) = action {
+                try await channel.send(message, retainingUnder: key)
+            } else {
+                perform([action])
+            }
+        }
+    }
+
+    private func perform(_ actions: [CoordinatorAction]) {
+        for action in actions {
+            switch action {
+            case .send(let message, let key):
+                sendContinuation.yield((message, key))
+            case .command(let command):
+                logger.debug("command", metadata: ["kind": "\(command.kind)", "revision": "\(command.revision)"])
+                commandContinuation.yield(command)
+            case .event(var event):
+                event.realtime = realtime()
+                if event.type != .frame { logger.debug("event", metadata: ["line": "\(event.jsonLine)"]) }
+                eventContinuation.yield(event)
+            }
+        }
+    }
+}

@@ -1,0 +1,30 @@
+/// Tuning of a playback coordinator. Members of one group should share the participant limit.
+///
+/// ```swift
+/// var configuration = CoordinatorConfiguration()
+/// configuration.margin = .milliseconds(30)
+/// configuration.suspensionTimeout = .seconds(5)
+/// ```
+public struct CoordinatorConfiguration: Hashable, Sendable {
+    /// Safety margin added to the measured group delay and decoder preroll to size the lead.
+    public var margin: Duration = .milliseconds(20)
+    /// The smallest lead (time between issuing a command and its reference instant).
+    public var minimumLead: Duration = .milliseconds(40)
+    /// The largest lead, whatever the measurements say.
+    public var maximumLead: Duration = .seconds(2)
+    /// The local decoder's preroll: time between a command and its first frame.
+    public var preroll: Duration = .zero
+    /// How often the coordinator reports presence (liveness, delay, preroll).
+    public var presenceInterval: Duration = .seconds(1)
+    /// How many recent one-way delays the lead estimate looks at.
+    public var delayWindow: Int = 64
+    /// Suspension reasons that make the group wait.
+    public var waitingReasons: Set<SuspensionReason> = SuspensionReason.defaultWaitingReasons
+    /// At most this many participants make the group wait at once; further suspensions do not.
+    public var maximumWaitingParticipants: Int = 3
+    /// The group waits for one suspension at most this long.
+    public var suspensionTimeout: Duration = .seconds(10)
+
+    /// Creates the default configuration.
+    public init() {}
+}

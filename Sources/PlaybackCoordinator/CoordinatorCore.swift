@@ -1,0 +1,445 @@
+/// The coordinator's deterministic, sans-IO state machine.
+///
+/// Inputs are channel events, local API calls and the passage of time, each with the reference
+/// time "now"; outputs are ``CoordinatorAction`` values (messages to send, commands for the local
+/// player, events). It never reads a clock, sleeps or sends anything itself, so tests (and the
+/// deterministic network simulation) drive it exactly; ``PlaybackCoordinator`` is the async shell.
+///
+/// The model:
+/// - The group's base state is the accepted ``PlaybackState`` with the highest channel sequence.
+///   A local command only *proposes* a state (anchored `lead` in the future); it takes effect when
+///   the channel delivers it back in the total order, exactly as for everyone else.
+/// - Suspensions that make the group wait are reference-time intervals
+///   `[effectiveAt of begin, min(effectiveAt of end, begin + timeout))`, known to everyone from the
+///   same ordered messages. The effective timeline is the base state with those intervals held
+///   still (``segments()``), so every member computes the same pauses and resumptions, and a
+///   timeout needs no message at all: a dead member stops blocking at the same instant everywhere.
+///
+/// ```swift
+/// var core = CoordinatorCore(participant: "alice", localItem: "clip")
+/// let actions = try core.proposeRate(1, now: now)        // -> [.send(.state(...), retainKey: ...)]
+/// let applied = core.receive(.message(message, sender: "alice", sequence: 1), now: later)
+/// // -> [.event(play), .command(.seek ...), .command(.play(itemTime: 0, referenceTime: ..., rate: 1))]
+/// ```
+public struct CoordinatorCore: Sendable {
+    struct SuspensionRecord: Hashable, Sendable {
+        var id: String
+        var participant: ParticipantID
+        var reason: SuspensionReason
+        var begin: ReferenceTime
+        var end: ReferenceTime?
+        var timeout: Duration
+        var counted: Bool
+        var endReported: Bool
+
+        var deadline: ReferenceTime { begin + timeout }
+        var waitEnd: ReferenceTime { min(end ?? deadline, deadline) }
+    }
+
+    /// The local participant.
+    public let participant: ParticipantID
+    /// The configuration.
+    public var configuration: CoordinatorConfiguration
+    /// The group's accepted state (highest sequence), if any.
+    public private(set) var state: PlaybackState?
+    /// The item the local player has loaded.
+    public private(set) var localItem: String?
+    /// Current members of the group, as the channel reported them.
+    public private(set) var members: Set<ParticipantID> = []
+
+    private let canPresent: (@Sendable (String) -> Bool)?
+    private var suspensions: [String: SuspensionRecord] = [:]
+    private var suspensionOrder: [String] = []
+    private var reports: [ParticipantID: PresenceReport] = [:]
+    private var delays: [Duration] = []
+    private var delayCursor = 0
+    private var announced: [TimelineSegment] = []
+    private var announcedRevision: UInt64?
+    private var ignoredRevision: UInt64?
+    private var nextPresence: ReferenceTime?
+    private var suspensionCounter = 0
+    private var presenceCount = 0
+    private var openLocalSuspensions: [String: SuspensionReason] = [:]
+
+    /// Creates a core.
+    ///
+    /// - Parameters:
+    ///   - participant: the local participant.
+    ///   - configuration: tuning.
+    ///   - localItem: the item the local player has loaded, if any.
+    ///   - canPresent: when given, the core switches the local item by itself to any group item
+    ///     for which it returns `true` (a pure predicate, such as "is in my playlist").
+    public init(
+        participant: ParticipantID,
+        configuration: CoordinatorConfiguration = .init(),
+        localItem: String? = nil,
+        canPresent: (@Sendable (String) -> Bool)? = nil
+    ) {
+        self.participant = participant
+        self.configuration = configuration
+        self.localItem = localItem
+        self.canPresent = canPresent
+    }
+
+    // MARK: Lead
+
+    /// The current lead: the largest one-way delay anyone reported (or this member measured) plus
+    /// the margin plus the largest decoder preroll, clamped to the configured bounds.
+    public var lead: Duration {
+        var delay = delays.max() ?? .zero
+        var preroll = configuration.preroll
+        for (member, report) in reports where members.contains(member) {
+            delay = max(delay, report.observedDelay)
+            preroll = max(preroll, report.preroll)
+        }
+        let raw = delay + configuration.margin + preroll
+        return min(max(raw, configuration.minimumLead), configuration.maximumLead)
+    }
+
+    /// The largest one-way delay this member measured over the recent window.
+    public var observedDelay: Duration { delays.max() ?? .zero }
+
+    private mutating func recordDelay(_ delay: Duration) {
+        let sample = max(delay, .zero)
+        if delays.count < max(1, configuration.delayWindow) {
+            delays.append(sample)
+        } else {
+            delays[delayCursor] = sample
+            delayCursor = (delayCursor + 1) % delays.count
+        }
+    }
+
+    // MARK: Timeline
+
+    /// The intervals during which the group waits for suspended participants, merged and sorted.
+    func waitIntervals(after start: ReferenceTime) -> [(ReferenceTime, ReferenceTime)] {
+        var intervals: [(ReferenceTime, ReferenceTime)] = []
+        for id in suspensionOrder {
+            guard let record = suspensions[id], record.counted else { continue }
+            let b = max(record.begin, start)
+            let e = record.waitEnd
+            if e > b { intervals.append((b, e)) }
+        }
+        intervals.sort { $0.0 < $1.0 }
+        var merged: [(ReferenceTime, ReferenceTime)] = []
+        for interval in intervals {
+            if let last = merged.last, interval.0 <= last.1 {
+                merged[merged.count - 1].1 = max(last.1, interval.1)
+            } else {
+                merged.append(interval)
+            }
+        }
+        return merged
+    }
+
+    /// The group's effective timeline from the base state's anchor on: the base state with the
+    /// wait intervals held still. Empty before any state.
+    public func segments() -> [TimelineSegment] {
+        guard let state else { return [] }
+        var result = [
+            TimelineSegment(start: state.anchorReferenceTime, itemTime: state.anchorItemTime, rate: state.rate, waiting: false)
+        ]
+        guard state.rate > 0 else { return result }
+        for (b, e) in waitIntervals(after: state.anchorReferenceTime) {
+            let held = result[result.count - 1].itemTime(at: b)
+            result.append(TimelineSegment(start: b, itemTime: held, rate: 0, waiting: true, waitEnd: e))
+            result.append(TimelineSegment(start: e, itemTime: held, rate: state.rate, waiting: false))
+        }
+        return result
+    }
+
+    /// The group's item time at `t` on the effective timeline (extrapolated from the first segment
+    /// before the anchor), or `nil` before any state.
+    public func effectiveItemTime(at t: ReferenceTime) -> Double? {
+        let all = segments()
+        guard let first = all.first else { return nil }
+        let segment = all.last(where: { $0.start <= t }) ?? first
+        return segment.itemTime(at: t)
+    }
+
+    /// The effective rate at `t` (0 while paused or waiting), or `nil` before any state.
+    public func effectiveRate(at t: ReferenceTime) -> Double? {
+        let all = segments()
+        guard let first = all.first else { return nil }
+        return (all.last(where: { $0.start <= t }) ?? first).rate
+    }
+
+    /// Whether the group is waiting for a suspended participant at `t`.
+    public func isWaiting(at t: ReferenceTime) -> Bool {
+        segments().last(where: { $0.start <= t })?.waiting ?? false
+    }
+
+    // MARK: Inputs from the channel
+
+    /// Handles one channel event received at reference time `now`.
+    public mutating func receive(_ event: CoordinationChannelEvent, now: ReferenceTime) -> [CoordinatorAction] {
+        switch event {
+        case .joined(let member):
+            members.insert(member)
+            var actions: [CoordinatorAction] = [.event(PlaybackEvent(type: .joined, realtime: 0, player: participant, originator: member, referenceTime: now.seconds))]
+            if member == participant {
+                nextPresence = nil
+                presenceCount = 0
+                actions += tick(now: now)
+            }
+            return actions
+        case .left(let member):
+            members.remove(member)
+            reports[member] = nil
+            return [.event(PlaybackEvent(type: .left, realtime: 0, player: participant, originator: member, referenceTime: now.seconds))]
+        case .message(let message, let sender, let sequence):
+            switch message {
+            case .state(let proposal): return accept(proposal, from: sender, sequence: sequence)
+            case .suspension(let notice): return accept(notice, from: sender)
+            case .presence(let report):
+                recordDelay(now - report.sentAt)
+                reports[sender] = report
+                return []
+            }
+        }
+    }
+
+    private mutating func accept(_ proposal: StateProposal, from sender: ParticipantID, sequence: UInt64) -> [CoordinatorAction] {
+        if let state, sequence <= state.revision { return [] }
+        var next = proposal.state
+        next.revision = sequence
+        let previousItem = state?.item
+        state = next
+        var actions: [CoordinatorAction] = [
+            .event(PlaybackEvent(
+                type: PlaybackEvent.EventType(rawValue: proposal.command.rawValue) ?? .rate, realtime: 0,
+                player: participant, originator: next.originator, item: next.item, itemTime: next.anchorItemTime,
+                rate: next.rate, referenceTime: next.anchorReferenceTime.seconds, revision: sequence))
+        ]
+        if previousItem != next.item {
+            actions.append(.event(PlaybackEvent(
+                type: .itemChanged, realtime: 0, player: participant, originator: next.originator, item: next.item,
+                referenceTime: next.anchorReferenceTime.seconds, revision: sequence, detail: previousItem.map { "from \($0)" })))
+            if next.item != localItem, canPresent?(next.item) == true { localItem = next.item }
+        }
+        return actions + announce()
+    }
+
+    private mutating func accept(_ notice: SuspensionNotice, from sender: ParticipantID) -> [CoordinatorAction] {
+        switch notice.phase {
+        case .begin:
+            guard suspensions[notice.id] == nil else { return [] }
+            var counted = false
+            if notice.waits {
+                let deadline = notice.effectiveAt + notice.timeout
+                var waiting = Set<ParticipantID>()
+                for record in suspensions.values where record.counted && record.participant != sender {
+                    if record.begin < deadline && record.waitEnd > notice.effectiveAt { waiting.insert(record.participant) }
+                }
+                counted = waiting.count < configuration.maximumWaitingParticipants
+            }
+            suspensions[notice.id] = SuspensionRecord(
+                id: notice.id, participant: sender, reason: notice.reason, begin: notice.effectiveAt, end: nil,
+                timeout: notice.timeout, counted: counted, endReported: false)
+            suspensionOrder.append(notice.id)
+            return [.event(PlaybackEvent(
+                type: .suspensionBegan, realtime: 0, player: participant, originator: sender, item: state?.item,
+                itemTime: effectiveItemTime(at: notice.effectiveAt), referenceTime: notice.effectiveAt.seconds,
+                reason: notice.reason.description, waits: counted))] + announce()
+        case .end:
+            guard var record = suspensions[notice.id], record.end == nil else { return [] }
+            record.end = max(notice.effectiveAt, record.begin)
+            let timedOut = record.end! > record.deadline
+            let wasReported = record.endReported
+            record.endReported = true
+            suspensions[notice.id] = record
+            var actions: [CoordinatorAction] = []
+            if !wasReported {
+                actions.append(.event(PlaybackEvent(
+                    type: .suspensionEnded, realtime: 0, player: participant, originator: sender, item: state?.item,
+                    itemTime: notice.proposedItemTime, referenceTime: record.waitEnd.seconds,
+                    reason: record.reason.description, waits: record.counted, timedOut: timedOut)))
+            }
+            return actions + announce()
+        }
+    }
+
+    // MARK: Time
+
+    /// Advances time: sends presence when due, reports suspensions that timed out, forgets old ones.
+    public mutating func tick(now: ReferenceTime) -> [CoordinatorAction] {
+        var actions: [CoordinatorAction] = []
+        if nextPresence.map({ now >= $0 }) ?? true {
+            // Report quickly after joining (the lead needs the others' delays), then settle.
+            presenceCount += 1
+            let divisor = presenceCount < 8 ? Int64(1) << (8 - presenceCount) : 1
+            nextPresence = now + max(configuration.presenceInterval / divisor, .milliseconds(20))
+            let report = PresenceReport(sentAt: now, observedDelay: observedDelay, preroll: configuration.preroll, item: localItem)
+            actions.append(.send(.presence(report), retainKey: nil))
+        }
+        for id in suspensionOrder {
+            guard var record = suspensions[id], !record.endReported, record.end == nil, now >= record.deadline else { continue }
+            record.endReported = true
+            suspensions[id] = record
+            actions.append(.event(PlaybackEvent(
+                type: .suspensionEnded, realtime: 0, player: participant, originator: record.participant, item: state?.item,
+                referenceTime: record.deadline.seconds, reason: record.reason.description, waits: record.counted, timedOut: true)))
+        }
+        let horizon = now - .seconds(60)
+        suspensionOrder.removeAll { id in
+            guard let record = suspensions[id], record.waitEnd < horizon else { return false }
+            suspensions[id] = nil
+            return true
+        }
+        return actions
+    }
+
+    /// The next reference instant at which ``tick(now:)`` has something to do.
+    public var nextTickDeadline: ReferenceTime? {
+        var deadline = nextPresence
+        for record in suspensions.values where !record.endReported && record.end == nil {
+            deadline = min(deadline ?? record.deadline, record.deadline)
+        }
+        return deadline
+    }
+
+    // MARK: Commands to the local player
+
+    private mutating func announce() -> [CoordinatorAction] {
+        guard let state else { return [] }
+        guard state.item == localItem else {
+            announced = []
+            announcedRevision = nil
+            guard ignoredRevision != state.revision else { return [] }
+            ignoredRevision = state.revision
+            return [.event(PlaybackEvent(
+                type: .commandIgnored, realtime: 0, player: participant, originator: state.originator, item: state.item,
+                revision: state.revision, detail: "local item \(localItem ?? "none")"))]
+        }
+        let current = segments()
+        var actions: [CoordinatorAction] = []
+        var from = 0
+        if announcedRevision == state.revision {
+            while from < current.count, from < announced.count, current[from].sameMotion(as: announced[from]) { from += 1 }
+        } else {
+            let first = current[0]
+            let before = announced.last(where: { $0.start <= first.start }) ?? announced.first
+            if before.map({ abs($0.itemTime(at: first.start) - first.itemTime) > 1e-6 }) ?? true {
+                actions.append(.command(command(.seek(itemTime: first.itemTime, referenceTime: first.start, completionDueDate: first.start), state)))
+            }
+        }
+        for segment in current[from...] {
+            let kind: PlaybackCommand.Kind =
+                if segment.waiting {
+                    .buffer(itemTime: segment.itemTime, referenceTime: segment.start, completionDueDate: segment.waitEnd ?? segment.start)
+                } else if segment.rate > 0 {
+                    .play(itemTime: segment.itemTime, referenceTime: segment.start, rate: segment.rate)
+                } else {
+                    .pause(itemTime: segment.itemTime, referenceTime: segment.start)
+                }
+            actions.append(.command(command(kind, state)))
+        }
+        announced = current
+        announcedRevision = state.revision
+        return actions
+    }
+
+    private func command(_ kind: PlaybackCommand.Kind, _ state: PlaybackState) -> PlaybackCommand {
+        PlaybackCommand(kind: kind, originator: state.originator, expectedItemIdentifier: state.item, revision: state.revision)
+    }
+
+    // MARK: Local API
+
+    /// Proposes a rate change (0 pauses; the previous intended rate resumes on `play`).
+    ///
+    /// - Parameters:
+    ///   - rate: the new rate, finite and not negative.
+    ///   - now: the reference time now.
+    /// - Returns: the message to send; the change applies when the channel delivers it back.
+    public mutating func proposeRate(_ rate: Double, now: ReferenceTime) throws -> [CoordinatorAction] {
+        guard rate.isFinite, rate >= 0 else { throw PlaybackCoordinatorError.invalidRate(rate) }
+        let anchor = now + lead
+        let label: CommandLabel
+        let next: PlaybackState
+        if let state {
+            label = rate == 0 ? .pause : (state.rate == 0 ? .play : .rate)
+            next = PlaybackState(
+                item: state.item, rate: rate, anchorItemTime: max(0, effectiveItemTime(at: anchor) ?? 0),
+                anchorReferenceTime: anchor, originator: participant, intendedRate: rate > 0 ? rate : state.intendedRate)
+        } else {
+            guard let localItem else { throw PlaybackCoordinatorError.noItem }
+            label = rate == 0 ? .pause : .play
+            next = PlaybackState(item: localItem, rate: rate, anchorItemTime: 0, anchorReferenceTime: anchor, originator: participant)
+        }
+        return [.send(.state(StateProposal(state: next, command: label, sentAt: now)), retainKey: CoordinationMessage.stateKey)]
+    }
+
+    /// Proposes `play` at the intended rate.
+    public mutating func proposePlay(now: ReferenceTime) throws -> [CoordinatorAction] {
+        try proposeRate(state?.intendedRate ?? 1, now: now)
+    }
+
+    /// Proposes a seek to `itemTime`, keeping the current rate.
+    public mutating func proposeSeek(to itemTime: Double, now: ReferenceTime) throws -> [CoordinatorAction] {
+        guard itemTime.isFinite, itemTime >= 0 else { throw PlaybackCoordinatorError.invalidItemTime(itemTime) }
+        guard let item = state?.item ?? localItem else { throw PlaybackCoordinatorError.noItem }
+        let next = PlaybackState(
+            item: item, rate: state?.rate ?? 0, anchorItemTime: itemTime, anchorReferenceTime: now + lead,
+            originator: participant, intendedRate: state?.intendedRate)
+        return [.send(.state(StateProposal(state: next, command: .seek, sentAt: now)), retainKey: CoordinationMessage.stateKey)]
+    }
+
+    /// Loads `identifier` locally and proposes it to the group, starting at `itemTime` and keeping
+    /// the current rate.
+    public mutating func proposeItem(_ identifier: String, at itemTime: Double = 0, now: ReferenceTime) throws -> [CoordinatorAction] {
+        guard itemTime.isFinite, itemTime >= 0 else { throw PlaybackCoordinatorError.invalidItemTime(itemTime) }
+        localItem = identifier
+        let next = PlaybackState(
+            item: identifier, rate: state?.rate ?? 0, anchorItemTime: itemTime, anchorReferenceTime: now + lead,
+            originator: participant, intendedRate: state?.intendedRate)
+        return [.send(.state(StateProposal(state: next, command: .item, sentAt: now)), retainKey: CoordinationMessage.stateKey)]
+    }
+
+    /// Tells the core which item the local player has loaded (without proposing it); commands for
+    /// it flow again if it is the group's item.
+    public mutating func setLocalItem(_ identifier: String?) -> [CoordinatorAction] {
+        guard identifier != localItem else { return [] }
+        localItem = identifier
+        announced = []
+        announcedRevision = nil
+        ignoredRevision = nil
+        return announce()
+    }
+
+    /// Gives the local player the current state again (for example after it reloaded).
+    public mutating func reapplyCurrentState() -> [CoordinatorAction] {
+        announced = []
+        announcedRevision = nil
+        ignoredRevision = nil
+        return announce()
+    }
+
+    /// Begins a local suspension; returns its identifier and the message to send.
+    ///
+    /// The group waits (from `now + lead`) when `reason` is one of the configured waiting reasons
+    /// and fewer than the participant limit already make it wait; at most for the timeout.
+    public mutating func beginSuspension(_ reason: SuspensionReason, now: ReferenceTime) -> (id: String, actions: [CoordinatorAction]) {
+        suspensionCounter += 1
+        let id = "\(participant.rawValue)#\(suspensionCounter)"
+        openLocalSuspensions[id] = reason
+        let notice = SuspensionNotice(
+            id: id, phase: .begin, reason: reason, effectiveAt: now + lead,
+            waits: configuration.waitingReasons.contains(reason), timeout: configuration.suspensionTimeout, sentAt: now)
+        return (id, [.send(.suspension(notice), retainKey: CoordinationMessage.suspensionKey(for: participant))])
+    }
+
+    /// Ends a local suspension, optionally proposing a new item time (sent as a seek after it).
+    public mutating func endSuspension(_ id: String, proposing itemTime: Double? = nil, now: ReferenceTime) throws -> [CoordinatorAction] {
+        guard let reason = openLocalSuspensions.removeValue(forKey: id) else { throw PlaybackCoordinatorError.unknownSuspension(id) }
+        let effective = now + lead
+        let notice = SuspensionNotice(
+            id: id, phase: .end, reason: reason, effectiveAt: effective, waits: configuration.waitingReasons.contains(reason),
+            timeout: configuration.suspensionTimeout, proposedItemTime: itemTime, sentAt: now)
+        var actions: [CoordinatorAction] = [.send(.suspension(notice), retainKey: CoordinationMessage.suspensionKey(for: participant))]
+        if let itemTime { actions += try proposeSeek(to: itemTime, now: now) }
+        return actions
+    }
+
+    /// Identifiers of the local suspensions not yet ended.
+    public var openSuspensions: [String] { openLocalSuspensions.keys.sorted() }
+}

@@ -1,0 +1,44 @@
+/// Errors thrown by the playback coordinator module.
+///
+/// ```swift
+/// do { try await coordinator.coordinateRateChange(to: -1) }
+/// catch let error as PlaybackCoordinatorError { print(error) }   // "invalid rate -1.0: ..."
+/// ```
+public struct PlaybackCoordinatorError: Error, Hashable, Sendable, CustomStringConvertible {
+    private enum Code: Hashable, Sendable {
+        case invalidRate(Double)
+        case invalidItemTime(Double)
+        case noItem
+        case notSynchronized
+        case notConnected(String)
+        case unknownSuspension(String)
+    }
+
+    private let code: Code
+
+    private init(_ code: Code) { self.code = code }
+
+    /// A rate that is negative or not finite.
+    public static func invalidRate(_ rate: Double) -> Self { Self(.invalidRate(rate)) }
+    /// An item time that is negative or not finite.
+    public static func invalidItemTime(_ time: Double) -> Self { Self(.invalidItemTime(time)) }
+    /// A command before any item is known (no group state and no local item).
+    public static var noItem: Self { Self(.noItem) }
+    /// The reference clock is not synchronized yet.
+    public static var notSynchronized: Self { Self(.notSynchronized) }
+    /// Sending on a channel whose participant is not (or no longer) a member.
+    public static func notConnected(_ participant: ParticipantID) -> Self { Self(.notConnected(participant.rawValue)) }
+    /// Ending a suspension that does not exist or already ended.
+    public static func unknownSuspension(_ id: String) -> Self { Self(.unknownSuspension(id)) }
+
+    public var description: String {
+        switch code {
+        case .invalidRate(let rate): "invalid rate \(rate): rates must be finite and not negative"
+        case .invalidItemTime(let time): "invalid item time \(time): must be finite and not negative"
+        case .noItem: "no item: load an item (transitionToItem) or wait for the group's state first"
+        case .notSynchronized: "the reference clock is not synchronized yet"
+        case .notConnected(let who): "participant \(who) is not connected to the channel"
+        case .unknownSuspension(let id): "unknown or already ended suspension \(id)"
+        }
+    }
+}

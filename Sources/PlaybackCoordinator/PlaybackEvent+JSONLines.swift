@@ -1,0 +1,80 @@
+import Foundation
+
+extension PlaybackEvent {
+    /// The event as one JSON object on one line (no trailing newline), keys in a fixed order:
+    /// `type`, `v`, `realtime`, then the fields that are set. Numbers are printed exactly (shortest
+    /// round-trip form); non-finite numbers are left out.
+    ///
+    /// ```swift
+    /// PlaybackEvent(type: .frame, realtime: 1.5, index: 3, pts: 0.12).jsonLine
+    /// // {"type":"frame","v":1,"realtime":1.5,"index":3,"pts":0.12}
+    /// ```
+    public var jsonLine: String {
+        var out = "{\"type\":\"\(type.rawValue)\",\"v\":\(Self.schemaVersion)"
+        func number(_ key: String, _ value: Double?) {
+            guard let value, value.isFinite else { return }
+            out += ",\"\(key)\":\(value)"
+        }
+        func string(_ key: String, _ value: String?) {
+            guard let value else { return }
+            out += ",\"\(key)\":\(Self.quoted(value))"
+        }
+        number("realtime", realtime)
+        string("player", player?.rawValue)
+        string("originator", originator?.rawValue)
+        string("item", item)
+        if let index { out += ",\"index\":\(index)" }
+        number("pts", pts)
+        number("itemTime", itemTime)
+        number("rate", rate)
+        number("referenceTime", referenceTime)
+        if let revision { out += ",\"revision\":\(revision)" }
+        string("reason", reason)
+        if let waits { out += ",\"waits\":\(waits)" }
+        if let timedOut { out += ",\"timedOut\":\(timedOut)" }
+        number("errorMs", errorMs)
+        string("detail", detail)
+        out += "}"
+        return out
+    }
+
+    /// Parses one JSON line written by ``jsonLine``.
+    ///
+    /// - Parameter line: the JSON object text.
+    /// - Throws: `DecodingError` when the line is not a valid event.
+    public init(jsonLine line: String) throws {
+        self = try JSONDecoder().decode(PlaybackEvent.self, from: Data(line.utf8))
+    }
+
+    /// A human-readable one-line rendering (the CLI's `--events text`).
+    public var textLine: String {
+        var parts = [String(format: "%.6f", realtime), type.rawValue]
+        if let player { parts.append("player=\(player)") }
+        if let originator { parts.append("by=\(originator)") }
+        if let item { parts.append("item=\(item)") }
+        if let index { parts.append("frame=\(index)") }
+        if let pts { parts.append(String(format: "pts=%.3f", pts)) }
+        if let itemTime { parts.append(String(format: "t=%.3f", itemTime)) }
+        if let rate { parts.append("rate=\(rate)") }
+        if let reason { parts.append("reason=\(reason)") }
+        if let errorMs { parts.append(String(format: "err=%.3fms", errorMs)) }
+        if let detail { parts.append(detail) }
+        return parts.joined(separator: " ")
+    }
+
+    private static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case let c where c.value < 0x20: out += String(format: "\\u%04x", c.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}

@@ -1,0 +1,95 @@
+/// A notice of something that happened in coordinated playback, for logs, UIs and measurement.
+///
+/// Events are flat values: a ``type`` plus the fields that apply. The command-line tool prints
+/// them as JSON Lines (see ``jsonLine`` and `docs/events.md`, schema version ``schemaVersion``).
+/// `realtime` is `CLOCK_REALTIME` in seconds when the event was emitted (for a frame, when it was
+/// presented), so players on one machine can be compared by an outside tool.
+///
+/// ```swift
+/// for await event in coordinator.events {
+///     print(event.jsonLine)   // {"type":"play","v":1,"realtime":...,"player":"alice",...}
+/// }
+/// ```
+public struct PlaybackEvent: Hashable, Sendable, Codable {
+    /// The JSON Lines schema version, printed as `"v"` on every line.
+    public static let schemaVersion = 1
+
+    /// What happened.
+    public enum EventType: String, Hashable, Sendable, Codable, CaseIterable {
+        /// Accepted commands (one per accepted state).
+        case play, pause, seek, rate, item
+        /// The group's item changed.
+        case itemChanged
+        /// A command for another item than the local one was ignored (and completed).
+        case commandIgnored
+        /// Membership.
+        case joined, left
+        /// Suspensions.
+        case suspensionBegan, suspensionEnded
+        /// A frame was presented.
+        case frame
+        /// The player stopped (paused or waiting) with this frame on screen.
+        case stopped
+        /// The sync controller corrected the player (a rate trim started or ended, or a seek).
+        case correction
+    }
+
+    /// What happened.
+    public var type: EventType
+    /// `CLOCK_REALTIME` seconds when it happened (for frames: when presented).
+    public var realtime: Double
+    /// The local participant reporting the event.
+    public var player: ParticipantID?
+    /// The participant whose command, suspension or membership change this is.
+    public var originator: ParticipantID?
+    /// The item concerned.
+    public var item: String?
+    /// Item time in seconds (the command's, or the frame's position).
+    public var itemTime: Double?
+    /// Rate, where one applies.
+    public var rate: Double?
+    /// Reference instant in seconds at which the thing takes or took effect.
+    public var referenceTime: Double?
+    /// State revision (channel sequence).
+    public var revision: UInt64?
+    /// Suspension reason.
+    public var reason: String?
+    /// Whether a suspension makes the group wait; for `suspensionEnded`, whether it timed out.
+    public var waits: Bool?
+    /// `true` on `suspensionEnded` when the group stopped waiting because of the timeout.
+    public var timedOut: Bool?
+    /// Frame index (frames, stopped).
+    public var index: Int?
+    /// Frame presentation time in seconds (frames, stopped).
+    public var pts: Double?
+    /// Frames: presented minus scheduled reference instant, in milliseconds (wake-up error).
+    /// Corrections: the player's position error before correcting, in milliseconds.
+    public var errorMs: Double?
+    /// Free-form detail (for example the correction kind).
+    public var detail: String?
+
+    /// Creates an event; fields that do not apply stay `nil`.
+    public init(
+        type: EventType, realtime: Double, player: ParticipantID? = nil, originator: ParticipantID? = nil,
+        item: String? = nil, itemTime: Double? = nil, rate: Double? = nil, referenceTime: Double? = nil,
+        revision: UInt64? = nil, reason: String? = nil, waits: Bool? = nil, timedOut: Bool? = nil,
+        index: Int? = nil, pts: Double? = nil, errorMs: Double? = nil, detail: String? = nil
+    ) {
+        self.type = type
+        self.realtime = realtime
+        self.player = player
+        self.originator = originator
+        self.item = item
+        self.itemTime = itemTime
+        self.rate = rate
+        self.referenceTime = referenceTime
+        self.revision = revision
+        self.reason = reason
+        self.waits = waits
+        self.timedOut = timedOut
+        self.index = index
+        self.pts = pts
+        self.errorMs = errorMs
+        self.detail = detail
+    }
+}
