@@ -140,6 +140,14 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "PlaybackIntegrationTests",
+            dependencies: [
+                "PlaybackCoordinator", "ClockSync", "GroupSessions",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "CoplayCLITests",
             dependencies: [],
             swiftSettings: strict
