@@ -10,6 +10,7 @@ struct Coplay: AsyncParsableCommand {
         subcommands: [
             BenchCommand.self,
             ProbeCommand.self,
+            ServeCommand.self,
             TimeCommand.self,
         ]
     )
