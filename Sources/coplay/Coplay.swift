@@ -9,6 +9,9 @@ struct Coplay: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             BenchCommand.self,
+            ControlCommand.self,
+            HostCommand.self,
+            JoinCommand.self,
             ProbeCommand.self,
             ServeCommand.self,
             TimeCommand.self,
