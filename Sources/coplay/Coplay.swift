@@ -10,6 +10,7 @@ struct Coplay: AsyncParsableCommand {
         subcommands: [
             BenchCommand.self,
             ControlCommand.self,
+            DemoCommand.self,
             HostCommand.self,
             JoinCommand.self,
             ProbeCommand.self,

@@ -16,8 +16,11 @@ struct EventOutput: Sendable {
     var format: EventFormat
     var frames: Bool
     var prefix: String = ""
+    /// Sees every event, printed or not (the demo's sync summary reads frames here).
+    var tap: (@Sendable (PlaybackEvent) -> Void)?
 
     func print(_ event: PlaybackEvent) {
+        tap?(event)
         if event.type == .frame && !frames { return }
         let line = format == .jsonl ? event.jsonLine : prefix + event.textLine
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
