@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "GroupSessions", targets: ["GroupSessions"]),
         .library(name: "SessionRelay", targets: ["SessionRelay"]),
         .library(name: "PlaybackCoordinator", targets: ["PlaybackCoordinator"]),
+        .library(name: "NetworkEmulation", targets: ["NetworkEmulation"]),
+        .library(name: "SyncBench", targets: ["SyncBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -86,6 +88,27 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .target(
+            name: "NetworkEmulation",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "SyncBench",
+            dependencies: [
+                "NetworkEmulation",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "coplay",
             dependencies: [
@@ -94,6 +117,8 @@ let package = Package(
                 "GroupSessions",
                 "SessionRelay",
                 "PlaybackCoordinator",
+                "NetworkEmulation",
+                "SyncBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -129,6 +154,7 @@ let package = Package(
                 "GroupSessions",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -145,6 +171,22 @@ let package = Package(
                 "PlaybackCoordinator", "ClockSync", "GroupSessions",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "NetworkEmulationTests",
+            dependencies: [
+                "NetworkEmulation",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "SyncBenchTests",
+            dependencies: ["SyncBench", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict
         ),
         .testTarget(

@@ -31,8 +31,7 @@ enum KernelTimestamps {
         let fd = socket(family, Int32(SOCK_DGRAM.rawValue), 0)
         #endif
         guard fd >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
-        var one: CInt = 1
-        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<CInt>.size))
+        // No SO_REUSEADDR: on Linux it would let a second UDP server bind the same port silently.
         var buffer: CInt = 1 << 20
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, socklen_t(MemoryLayout<CInt>.size))
         let result = address.withSockAddr { pointer, length in bind(fd, pointer, socklen_t(length)) }

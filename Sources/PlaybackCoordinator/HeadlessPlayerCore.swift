@@ -62,7 +62,7 @@ public struct HeadlessPlayerCore: Sendable {
     public private(set) var controller: SyncController
 
     /// How late a frame may still be presented when a command activates after its instant.
-    static let lateTolerance: Duration = .microseconds(100)
+    static let lateTolerance: Duration = .milliseconds(1)
 
     private var pending: [PlaybackCommand] = []
     private var commanded: Anchor?

@@ -47,7 +47,8 @@ public struct MediaTimeline: Hashable, Sendable, Codable {
     public init(identifier: String, duration: Double, frameRate: Double) {
         precondition(frameRate > 0, "frame rate must be positive")
         let interval = 1 / frameRate
-        let count = max(0, Int((duration / interval).rounded(.up)))
+        // Frames start at 0, 1/rate, ... while before the end (1 ns tolerance against rounding).
+        let count = max(0, Int((duration * frameRate - 1e-6).rounded(.up)))
         self.init(identifier: identifier, duration: duration, frames: .grid(start: 0, interval: interval, count: count))
     }
 

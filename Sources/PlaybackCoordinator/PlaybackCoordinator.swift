@@ -108,7 +108,7 @@ public actor PlaybackCoordinator {
             for await event in channel.events() {
                 perform(core.receive(event, now: now()))
             }
-            logger.info("coordination channel ended", metadata: ["participant": "\(participant)"])
+            logger.info("coordinator stopped", metadata: ["participant": "\(participant)"])
             group.cancelAll()
         }
         commandContinuation.finish()

@@ -71,6 +71,11 @@ public final class RelayServer: Service, Sendable {
         }
     }
 
+    /// The TCP port the relay listens on, once bound.
+    public func boundPort() async throws -> Int {
+        try await localAddress().port ?? configuration.port
+    }
+
     /// A snapshot of the relay's counters.
     public var metrics: RelayMetrics {
         core.withLock { core in

@@ -4,7 +4,7 @@ import NIOCore
 import ServiceLifecycle
 import SessionRelay
 
-/// The relay as coplay runs it: the session relay on TCP and an NTPv4 time server on UDP on the
+/// The relay as `coplay demo` embeds it: the session relay on TCP and an NTPv4 time server on UDP on the
 /// same port number, so an invite's HOST:PORT is both where members connect and what their
 /// `TimeClient` polls.
 ///
@@ -27,6 +27,14 @@ struct RelayService: Service {
         self.onListening = onListening
     }
 
+    /// The relay's time server as a service: ClockSync's `TimeServer` on UDP `host:port`, with a
+    /// per-address bucket of `rateLimit` requests per second (`nil`: no limit).
+    static func timeServer(host: String, port: Int, rateLimit: Double?, logger: Logger) -> TimeServerService {
+        var core = TimeServerCore.Configuration()
+        core.rateLimit = rateLimit.map { .init(burst: max(32, 4 * $0), rate: $0) }
+        return TimeServerService(server: TimeServer(configuration: .init(host: host, port: port, core: core), logger: logger))
+    }
+
     func run() async throws {
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await relay.run() }
@@ -35,13 +43,7 @@ struct RelayService: Service {
             let host = relay.configuration.host
             let time = TimeServer(
                 configuration: .init(host: host, port: port, core: timeConfiguration), logger: logger)
-            group.addTask {
-                try await withGracefulShutdownHandler {
-                    try await time.run()
-                } onGracefulShutdown: {
-                    time.shutdown()
-                }
-            }
+            group.addTask { try await TimeServerService(server: time).run() }
             _ = try await time.boundAddress()
             onListening(host, port)
         }

@@ -2,48 +2,130 @@ import ArgumentParser
 import Foundation
 import Logging
 import ServiceLifecycle
+import SessionRelay
 
-/// `coplay serve`: the relay (TCP) and its time server (UDP NTPv4) on one port number.
+/// `coplay serve`: run a relay for group sessions.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run a relay: group sessions on TCP and an NTPv4 time server on UDP, same port.",
+        abstract: "Run a coplay relay: routes end-to-end encrypted group-session frames.",
         discussion: """
-            Members connect to HOST:PORT over TCP (end-to-end encrypted frames the relay cannot read) and \
-            synchronise their clocks against the NTP server on UDP HOST:PORT. Prints one line \
-            "coplay relay listening on HOST:PORT" once both are bound; stops cleanly on SIGINT or SIGTERM.
-
-            Example: coplay serve --listen 127.0.0.1:7000
+            The relay never sees session secrets or plaintext. It prints one line, \
+            "coplay relay listening on HOST:PORT", once it accepts connections, and shuts down \
+            gracefully on SIGTERM or SIGINT. The protocol is described in docs/protocol.md.
             """
     )
 
-    @Option(name: .long, help: ArgumentHelp("The address and port (TCP and UDP) to listen on; port 0 picks one.", valueName: "host:port"))
+    @Option(help: "TCP address to listen on, HOST:PORT (port 0 picks a free one).")
     var listen: String = "127.0.0.1:7000"
 
-    @Option(name: .long, help: ArgumentHelp("NTP requests per second allowed per client address (0: no limit).", valueName: "rate"))
-    var timeRate: Double = 64
+    @Option(
+        name: .customLong("tls"), parsing: .upToNextOption,
+        help: ArgumentHelp("Serve TLS with this PEM certificate chain and private key.", valueName: "CERT KEY"))
+    var tls: [String] = []
 
-    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: String = "notice"
+    @Option(help: "Serve Prometheus text metrics over HTTP at HOST:PORT (GET /metrics).")
+    var metrics: String?
+
+    @Option(help: "Largest sustained data frames per second per connection.")
+    var rate: Int = 2_000
+
+    @Option(help: "Largest burst of data frames per connection.")
+    var burst: Int = 20_000
+
+    @Option(help: "Most connections held at once.")
+    var maxConnections: Int = 10_000
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
 
     func validate() throws {
-        _ = try TimeEndpoint(parsing: listen)
-        guard timeRate.isFinite, timeRate >= 0 else { throw ValidationError("--time-rate must be a rate >= 0") }
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+        _ = try Self.hostPort(listen, option: "--listen")
+        if let metrics { _ = try Self.hostPort(metrics, option: "--metrics") }
+        guard tls.isEmpty || tls.count == 2 else {
+            throw ValidationError("--tls takes two paths: CERT KEY (got \(tls.count))")
+        }
+        guard rate > 0, burst > 0, maxConnections > 0 else {
+            throw ValidationError("--rate, --burst and --max-connections must be positive")
+        }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+    }
+
+    static func hostPort(_ text: String, option: String) throws -> (host: String, port: Int) {
+        guard let colon = text.lastIndex(of: ":") else {
+            throw ValidationError("\(option) must be HOST:PORT, got \"\(text)\"")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty, let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+            throw ValidationError("\(option) must be HOST:PORT with a port in 0...65535, got \"\(text)\"")
+        }
+        return (host, port)
+    }
+
+    /// Hook for extra services sharing the relay's port number over UDP: the NTPv4 time
+    /// service (ClockSync's `TimeServer`) belongs here. It is wired in after ClockSync lands;
+    /// until then the relay serves TCP only.
+    static func udpCompanionServices(host: String, port: Int, logger: Logger) -> [any Service] {
+        // The relay's NTPv4 time server (ClockSync) on the same port number, so members sync against it.
+        [RelayService.timeServer(host: host, port: port, rateLimit: 64, logger: logger)]
+    }
+
+    /// Writes a line to standard output unbuffered, so a supervising process sees it at once.
+    static func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
     func run() async throws {
-        let endpoint = try TimeEndpoint(parsing: listen)
-        var logger = Logger(label: "coplay.serve") { StreamLogHandler.standardError(label: $0) }
-        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .notice
-        let service = RelayService(
-            host: endpoint.host, port: endpoint.port, timeRateLimit: timeRate > 0 ? timeRate : nil, logger: logger
-        ) { host, port in
-            let shown = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-            FileHandle.standardOutput.write(Data("coplay relay listening on \(shown)\n".utf8))
+        var logger = Logger(label: "coplay.relay")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        let (host, port) = try Self.hostPort(listen, option: "--listen")
+        var configuration = RelayConfiguration(host: host, port: port)
+        configuration.limits.ratePerSecond = rate
+        configuration.limits.burst = burst
+        configuration.limits.maximumConnections = maxConnections
+        if tls.count == 2 {
+            do {
+                configuration.tls = try RelayConfiguration.tlsContext(certificatePath: tls[0], keyPath: tls[1])
+            } catch {
+                throw ValidationError("cannot load --tls \(tls[0]) \(tls[1]): \(error)")
+            }
         }
-        let group = ServiceGroup(configuration: .init(
-            services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        let relay = RelayServer(configuration: configuration, logger: logger)
+        var services: [any Service] = [relay]
+        var metricsServer: MetricsServer?
+        if let metrics {
+            let (metricsHost, metricsPort) = try Self.hostPort(metrics, option: "--metrics")
+            let server = MetricsServer(host: metricsHost, port: metricsPort, relay: relay, logger: logger)
+            metricsServer = server
+            services.append(server)
+        }
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+        let tlsEnabled = configuration.tls != nil
+        let metricsEndpoint = metricsServer
+        let metricsHost = try metrics.map { try Self.hostPort($0, option: "--metrics").host }
+        let serviceLogger = logger
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            tasks.addTask {
+                let bound = try await relay.boundPort()
+                Self.say("coplay relay listening on \(host):\(bound)\(tlsEnabled ? " (TLS)" : "")")
+                if let metricsEndpoint, let metricsHost {
+                    Self.say("coplay relay metrics on http://\(metricsHost):\(try await metricsEndpoint.boundPort())/metrics")
+                }
+                // The UDP companions (time service) bind the same port number once it is known.
+                let companions = Self.udpCompanionServices(host: host, port: bound, logger: serviceLogger)
+                if !companions.isEmpty {
+                    let companionGroup = ServiceGroup(
+                        services: companions, gracefulShutdownSignals: [.sigterm, .sigint], logger: serviceLogger)
+                    try await companionGroup.run()
+                }
+            }
+            try await tasks.waitForAll()
+        }
     }
 }

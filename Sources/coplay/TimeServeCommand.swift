@@ -15,6 +15,7 @@ struct TimeServeCommand: AsyncParsableCommand {
             then 8 per second) get a RATE kiss-o'-death. Stops cleanly (exit 0) on SIGINT or SIGTERM.
 
             Example: coplay time serve --listen 127.0.0.1:12123 --offset 0.25
+            (write a negative offset as --offset=-0.25)
             """
     )
 

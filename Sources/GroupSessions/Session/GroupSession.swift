@@ -29,6 +29,9 @@ public final class GroupSession<Activity: GroupActivity>: Sendable {
     public var activeParticipants: Set<Participant> { engine.participants }
     /// The current set of active participants, then the whole set again after every join or leave.
     public var activeParticipantsUpdates: AsyncStream<Set<Participant>> { engine.participantUpdates() }
+    /// Data frames this member rejected: failed to open (tampered, wrong key, spoofed sender)
+    /// or replayed. Such frames are never delivered.
+    public var rejectedFrameCount: Int { engine.rejectedFrames }
     /// Relay refusals that did not end the session (a rate-limited or oversized frame).
     public var relayErrors: AsyncStream<GroupSessionError> { engine.errorUpdates() }
 

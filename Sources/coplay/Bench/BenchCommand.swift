@@ -6,7 +6,13 @@ struct BenchCommand: AsyncParsableCommand {
         commandName: "bench",
         abstract: "Measure coplay's timing accuracy and throughput.",
         subcommands: [
+            BenchClockCommand.self,
             BenchProbe.self,
+            BenchScenarioAnalyzeCommand.self,
+            BenchSyncplayCommand.self,
+            BenchRelayCommand.self,
+            WakeupBenchCommand.self,
+            GroupBenchCommand.self,
         ]
     )
 }

@@ -1,0 +1,193 @@
+import GroupSessions
+import Logging
+import NIOCore
+import Synchronization
+
+/// Load generators that measure a running relay from the outside, over real connections
+/// (`coplay bench relay` drives them against a `coplay serve` child process).
+///
+/// Every loop is bounded in count and time. Frames are sent raw (no end-to-end crypto on the
+/// clients), so the figures are the relay's: routing, stamping, fan-out and socket I/O.
+///
+/// ```swift
+/// let bench = RelayBenchmark(host: "127.0.0.1", port: 7000, logger: logger)
+/// let rate = try await bench.throughput(receivers: 10, messages: 20_000)
+/// ```
+public struct RelayBenchmark: Sendable {
+    /// The relay's host.
+    public var host: String
+    /// The relay's port.
+    public var port: Int
+    private let logger: Logger
+
+    /// Creates a load generator for the relay at `host:port`.
+    public init(host: String, port: Int, logger: Logger) {
+        self.host = host
+        self.port = port
+        self.logger = logger
+    }
+
+    /// One member connection made of raw frames.
+    public struct Member: Sendable {
+        /// The connection.
+        public let connection: any TransportConnection
+        /// Its participant id.
+        public let id: ParticipantID
+        /// Its session.
+        public let session: SessionID
+    }
+
+    /// Opens `count` connections into `session`, each admitted and joined, `concurrency` at a time.
+    ///
+    /// - Returns: The members that were admitted (may be fewer if the relay refused some).
+    public func openMembers(count: Int, invite: Invite, concurrency: Int = 50) async throws -> [Member] {
+        let transport = RelayTransport(host: host, port: port)
+        let token = SessionKeys(invite: invite).joinToken
+        var members: [Member] = []
+        members.reserveCapacity(count)
+        var next = 0
+        while next < count {
+            let batch = min(concurrency, count - next)
+            let opened = try await withThrowingTaskGroup(of: Member.self) { group in
+                for _ in 0..<batch {
+                    group.addTask { [logger] in
+                        let connection = try await transport.connect(logger: logger)
+                        let id = ParticipantID.random()
+                        try connection.send(
+                            Frame(type: .hello, session: invite.session, sender: id,
+                                  payload: HelloPayload(token: token).encoded()))
+                        try connection.send(Frame(type: .join, session: invite.session, sender: id))
+                        return Member(connection: connection, id: id, session: invite.session)
+                    }
+                }
+                var result: [Member] = []
+                for try await member in group { result.append(member) }
+                return result
+            }
+            members += opened
+            next += batch
+        }
+        return members
+    }
+
+    /// A data frame with `payload` bytes whose first eight carry `stamp` (nanoseconds).
+    static func frame(from member: Member, sequence: UInt64, stamp: UInt64, size: Int) -> Frame {
+        var payload = ByteBuffer()
+        DataRoute(senderSequence: sequence).encode(into: &payload)
+        payload.writeInteger(stamp)
+        payload.writeRepeatingByte(0, count: max(0, size - 8))
+        return Frame(type: .data, session: member.session, sender: member.id, payload: payload)
+    }
+
+    static func stamp(of frame: Frame) -> UInt64? {
+        var payload = frame.payload
+        guard (try? DataRoute.decode(from: &payload)) != nil else { return nil }
+        return payload.readInteger(as: UInt64.self)
+    }
+
+    /// Forwarding throughput: one sender, `receivers` members, `messages` frames.
+    ///
+    /// - Returns: Data frames delivered per second (all receivers together) and the count delivered.
+    public func throughput(
+        receivers: Int, messages: Int, payloadSize: Int = 64, timeout: Duration = .seconds(120)
+    ) async throws -> (framesPerSecond: Double, delivered: Int) {
+        let invite = Invite.generate(host: host, port: port)
+        let members = try await openMembers(count: receivers + 1, invite: invite)
+        defer { for member in members { member.connection.close() } }
+        let sender = members[0]
+        let delivered = SharedCounter()
+        let expected = receivers * messages
+        let clock = ContinuousClock()
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            for member in members.dropFirst() {
+                group.addTask {
+                    for try await frame in member.connection.inbound where frame.type == .data {
+                        if delivered.value.add(1, ordering: .relaxed).newValue >= expected { return }
+                    }
+                }
+            }
+            // Wait for everyone to be joined before timing.
+            try await Task.sleep(for: .milliseconds(500))
+            let start = clock.now
+            for index in 0..<messages {
+                try sender.connection.send(Self.frame(from: sender, sequence: UInt64(index + 1), stamp: 0, size: payloadSize))
+                if index % 256 == 0 { await Task.yield() }
+            }
+            let deadline = start + timeout
+            while delivered.value.load(ordering: .relaxed) < expected && clock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            let elapsed = start.duration(to: clock.now)
+            group.cancelAll()
+            let count = delivered.value.load(ordering: .relaxed)
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+            return (Double(count) / seconds, count)
+        }
+    }
+
+    /// Fan-out latency in a session of `members` members: one sender stamps `messages`
+    /// frames `interval` apart; every other member records arrival minus send time.
+    ///
+    /// - Returns: Latencies in microseconds (one per message and receiver), sorted.
+    public func fanOutLatency(
+        members count: Int, messages: Int, interval: Duration = .milliseconds(20), timeout: Duration = .seconds(120)
+    ) async throws -> [Double] {
+        let invite = Invite.generate(host: host, port: port)
+        let members = try await openMembers(count: count, invite: invite)
+        defer { for member in members { member.connection.close() } }
+        let sender = members[0]
+        let clock = ContinuousClock()
+        let origin = clock.now
+        let latencies = SharedSamples()
+        let expected = (members.count - 1) * messages
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            for member in members.dropFirst() {
+                group.addTask {
+                    var seen = 0
+                    for try await frame in member.connection.inbound where frame.type == .data {
+                        let now = Self.nanos(since: origin, clock.now)
+                        if let sent = Self.stamp(of: frame) {
+                            latencies.values.withLock { $0.append(Double(now &- sent) / 1_000) }
+                        }
+                        seen += 1
+                        if seen == messages { return }
+                    }
+                }
+            }
+            try await Task.sleep(for: .seconds(1))  // let every join settle
+            for index in 0..<messages {
+                try sender.connection.send(
+                    Self.frame(from: sender, sequence: UInt64(index + 1), stamp: Self.nanos(since: origin, clock.now), size: 64))
+                try await Task.sleep(for: interval)
+            }
+            let deadline = clock.now + timeout
+            while latencies.values.withLock({ $0.count }) < expected && clock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            group.cancelAll()
+            return latencies.values.withLock { $0 }.sorted()
+        }
+    }
+
+    static func nanos(since origin: ContinuousClock.Instant, _ instant: ContinuousClock.Instant) -> UInt64 {
+        let d = origin.duration(to: instant)
+        return UInt64(d.components.seconds) * 1_000_000_000 + UInt64(d.components.attoseconds / 1_000_000_000)
+    }
+
+    /// Percentile `p` (0...100) of sorted `values`.
+    public static func percentile(_ sorted: [Double], _ p: Double) -> Double {
+        guard !sorted.isEmpty else { return .nan }
+        let rank = Int((p / 100 * Double(sorted.count - 1)).rounded())
+        return sorted[min(max(rank, 0), sorted.count - 1)]
+    }
+}
+
+/// A counter shared by benchmark tasks.
+final class SharedCounter: Sendable {
+    let value = Atomic<Int>(0)
+}
+
+/// Samples shared by benchmark tasks.
+final class SharedSamples: Sendable {
+    let values = Mutex<[Double]>([])
+}

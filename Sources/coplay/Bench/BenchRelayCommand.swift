@@ -1,0 +1,126 @@
+import ArgumentParser
+import Foundation
+import GroupSessions
+import Logging
+import SessionRelay
+
+/// `coplay bench relay`: measures a `coplay serve` child process over loopback.
+struct BenchRelayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "relay",
+        abstract: "Measure the relay: connections held, messages forwarded per second, fan-out latency, memory per idle connection.",
+        discussion: """
+            Starts `coplay serve` on a free loopback port as a child process (so its memory can be \
+            read from /proc), drives it with raw protocol clients from this process, prints the \
+            figures and stops it. Every loop is bounded in count and time.
+            """
+    )
+
+    @Option(help: "Idle connections to open for the connection/memory measurement.")
+    var connections: Int = 2_000
+
+    @Option(help: "Members in the fan-out latency session.")
+    var members: Int = 1_000
+
+    @Option(help: "Messages the fan-out sender stamps (20 ms apart).")
+    var latencyMessages: Int = 50
+
+    @Option(help: "Receivers in the throughput session.")
+    var receivers: Int = 10
+
+    @Option(help: "Messages sent in the throughput run.")
+    var messages: Int = 20_000
+
+    func validate() throws {
+        guard (1...20_000).contains(connections) else { throw ValidationError("--connections must be in 1...20000") }
+        guard (2...5_000).contains(members) else { throw ValidationError("--members must be in 2...5000") }
+        guard (1...10_000).contains(latencyMessages) else { throw ValidationError("--latency-messages must be in 1...10000") }
+        guard (1...1_000).contains(receivers) else { throw ValidationError("--receivers must be in 1...1000") }
+        guard (1...1_000_000).contains(messages) else { throw ValidationError("--messages must be in 1...1000000") }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "coplay.bench.relay")
+        logger.logLevel = .warning
+        let port = try Self.freePort()
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+        if !FileManager.default.isExecutableFile(atPath: server.executableURL!.path) {
+            server.executableURL = Bundle.main.executableURL
+        }
+        server.arguments = [
+            "serve", "--listen", "127.0.0.1:\(port)", "--rate", "1000000", "--burst", "1000000",
+            "--max-connections", "20000", "--log-level", "warning",
+        ]
+        server.standardOutput = Pipe()
+        try server.run()
+        defer {
+            if server.isRunning {
+                server.terminate()
+                server.waitUntilExit()
+            }
+        }
+        let bench = RelayBenchmark(host: "127.0.0.1", port: port, logger: logger)
+        try await Self.waitForRelay(port: port, logger: logger)
+
+        print("coplay bench relay: relay pid \(server.processIdentifier) on 127.0.0.1:\(port)")
+        // 1. Throughput.
+        let (rate, delivered) = try await bench.throughput(receivers: receivers, messages: messages)
+        print(String(format: "forwarding: %.0f frames/s delivered (%d receivers x %d messages, %d delivered)",
+                     rate, receivers, messages, delivered))
+
+        // 2. Fan-out latency.
+        let latencies = try await bench.fanOutLatency(members: members, messages: latencyMessages)
+        print(String(format: "fan-out latency, %d-member session, %d messages: p50 %.0f us, p99 %.0f us, max %.0f us (%d samples)",
+                     members, latencyMessages, RelayBenchmark.percentile(latencies, 50),
+                     RelayBenchmark.percentile(latencies, 99), latencies.last ?? .nan, latencies.count))
+
+        // 3. Connections held and memory per idle connection.
+        try await Task.sleep(for: .seconds(1))
+        let before = Self.residentBytes(pid: server.processIdentifier)
+        let invite = Invite.generate(host: "127.0.0.1", port: port)
+        let held = try await bench.openMembers(count: connections, invite: invite, concurrency: 100)
+        try await Task.sleep(for: .seconds(2))
+        let after = Self.residentBytes(pid: server.processIdentifier)
+        let perConnection = Double(after - before) / Double(max(held.count, 1))
+        print("connections held: \(held.count) of \(connections) requested")
+        print(String(format: "relay memory: %.1f MiB before, %.1f MiB with them, %.1f KiB per idle connection",
+                     Double(before) / 1_048_576, Double(after) / 1_048_576, perConnection / 1024))
+        for member in held { member.connection.close() }
+    }
+
+    static func residentBytes(pid: Int32) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            let kib = line.split(separator: " ").compactMap { Int($0) }.first ?? 0
+            return kib * 1024
+        }
+        return 0
+    }
+
+    static func waitForRelay(port: Int, logger: Logger) async throws {
+        let observer = GroupStateObserver(transport: RelayTransport(host: "127.0.0.1", port: port), logger: logger)
+        for _ in 0..<100 {
+            if await observer.refresh(timeout: .seconds(1)) { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw ValidationError("the relay child process did not come up on port \(port)")
+    }
+
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = 0
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard ok else { throw ValidationError("no free port") }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+}
