@@ -166,6 +166,14 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "PlaybackIntegrationTests",
+            dependencies: [
+                "PlaybackCoordinator", "ClockSync", "GroupSessions",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "NetworkEmulationTests",
             dependencies: [
                 "NetworkEmulation",

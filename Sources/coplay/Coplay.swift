@@ -9,9 +9,13 @@ struct Coplay: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             BenchCommand.self,
+            ControlCommand.self,
+            DemoCommand.self,
+            HostCommand.self,
+            JoinCommand.self,
             ProbeCommand.self,
-            TimeCommand.self,
             ServeCommand.self,
+            TimeCommand.self,
         ]
     )
 }

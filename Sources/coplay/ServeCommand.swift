@@ -67,7 +67,8 @@ struct ServeCommand: AsyncParsableCommand {
     /// service (ClockSync's `TimeServer`) belongs here. It is wired in after ClockSync lands;
     /// until then the relay serves TCP only.
     static func udpCompanionServices(host: String, port: Int, logger: Logger) -> [any Service] {
-        []
+        // The relay's NTPv4 time server (ClockSync) on the same port number, so members sync against it.
+        [RelayService.timeServer(host: host, port: port, rateLimit: 64, logger: logger)]
     }
 
     /// Writes a line to standard output unbuffered, so a supervising process sees it at once.

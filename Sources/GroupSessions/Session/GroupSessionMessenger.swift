@@ -38,7 +38,7 @@ public final class GroupSessionMessenger: Sendable {
     /// The largest message body (the JSON or raw bytes): 256 KiB.
     public static let maximumMessageSize = SessionEngine.maximumMessageSize
 
-    private let engine: SessionEngine
+    let engine: SessionEngine
     /// This messenger's delivery mode.
     public let deliveryMode: DeliveryMode
 

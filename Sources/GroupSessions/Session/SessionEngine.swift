@@ -28,6 +28,7 @@ final class SessionEngine: Sendable {
         var activityStamp: UInt64 = 0
         var publishActivityOnJoin = false
         var pendingActivity: [UInt64: [UInt8]] = [:]
+        var ackCallbacks: [UInt64: @Sendable (_ stamp: UInt64, _ senderSequence: UInt64) -> Void] = [:]
         var retainedRemaining = 0
         var welcomed = false
         var welcomeWaiter: CheckedContinuation<Void, any Error>?
@@ -255,16 +256,19 @@ final class SessionEngine: Sendable {
     /// - Returns: The sender sequence it was given.
     @discardableResult
     func send(
-        name: String, body: [UInt8], recipients: [ParticipantID], retainName: String?, unreliable: Bool
+        name: String, body: [UInt8], recipients: [ParticipantID], retainName: String?, unreliable: Bool,
+        onAck: (@Sendable (_ stamp: UInt64, _ senderSequence: UInt64) -> Void)? = nil
     ) throws -> UInt64 {
         guard body.count <= Self.maximumMessageSize else {
             throw GroupSessionError.messageTooLarge(size: body.count, limit: Self.maximumMessageSize)
         }
         let retainKey = retainName.map { keys.retainKey(for: "message:" + $0) } ?? []
         return try inner.withLock { inner in
-            try sealAndSend(
+            let senderSequence = try sealAndSend(
                 Envelope(kind: .message, name: name, body: body), recipients: recipients, retainKey: retainKey,
                 unreliable: unreliable, inner: &inner)
+            if let onAck { inner.ackCallbacks[senderSequence] = onAck }
+            return senderSequence
         }
     }
 
@@ -411,12 +415,14 @@ final class SessionEngine: Sendable {
     private func handleAck(_ frame: Frame) {
         var payload = frame.payload
         guard let senderSequence = payload.readInteger(as: UInt64.self) else { return }
-        inner.withLock { inner in
+        let callback = inner.withLock { inner in
             inner.lastStamp = max(inner.lastStamp, frame.sequence)
             if let bytes = inner.pendingActivity.removeValue(forKey: senderSequence) {
                 applyActivity(bytes, stamp: frame.sequence, inner: &inner)
             }
+            return inner.ackCallbacks.removeValue(forKey: senderSequence)
         }
+        callback?(frame.sequence, senderSequence)
     }
 
     private func handlePresence(_ frame: Frame) {

@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+import GroupSessions
+import PlaybackCoordinator
+import ServiceLifecycle
+
+/// `coplay host FILE`: creates a session, prints its invite, and plays as a member.
+struct HostCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "host",
+        abstract: "Create a playback session for FILE, print its invite, and play as a member.",
+        discussion: """
+            The first line of standard output is the invite (coplay://HOST:PORT/SESSION#SECRET): give it \
+            to `coplay join` and `coplay control`. The session starts paused at 0; events follow, one per \
+            line. The relay must be running (`coplay serve`). Stops on SIGINT or SIGTERM.
+
+            Example: coplay host samples/cfr-25.mp4 --relay 127.0.0.1:7000 --frames
+            """
+    )
+
+    @Argument(help: "The media file to play.")
+    var file: String
+
+    @Option(name: .long, help: ArgumentHelp("The relay (TCP and UDP time).", valueName: "host:port"))
+    var relay: String = "127.0.0.1:7000"
+
+    @OptionGroup var options: PlaybackCommandOptions
+
+    func validate() throws {
+        _ = try TimeEndpoint(parsing: relay)
+    }
+
+    func run() async throws {
+        let endpoint = try TimeEndpoint(parsing: relay)
+        let logger = options.logger("coplay.host")
+        let (timeline, info) = try await PlaybackMember.loadMedia(file)
+        let invite = Invite.generate(host: endpoint.host, port: endpoint.port)
+        let activity = WatchTogetherActivity(
+            item: timeline.identifier, fingerprint: "\(info.fingerprint)", title: URL(fileURLWithPath: file).lastPathComponent)
+        let member = try await PlaybackMember.open(invite: invite, entry: .create(activity), logger: logger)
+        EventOutput.printLine("\(invite)")
+        let output = EventOutput(format: options.events, frames: options.frames)
+        let name = options.name ?? "host"
+        let service = PlaybackMemberService(member: member) {
+            await member.play(timeline, name: name, output: output, publishInitialState: true)
+        }
+        try await ServiceGroup(configuration: .init(
+            services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)).run()
+    }
+}

@@ -1,0 +1,35 @@
+import ArgumentParser
+import GroupSessions
+import Logging
+
+/// Options shared by `coplay host` and `coplay join`.
+struct PlaybackCommandOptions: ParsableArguments {
+    @Option(name: .long, help: "Your name in events (default: host, or player-<pid>).")
+    var name: String?
+
+    @Option(name: .long, help: "How to print events: jsonl (docs/events.md) or text.")
+    var events: EventFormat = .jsonl
+
+    @Flag(name: .long, help: "Also print one event per presented frame.")
+    var frames = false
+
+    @Option(name: .long, help: "Log level (stderr): trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "notice"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+        if let name, name.isEmpty { throw ValidationError("--name must not be empty") }
+    }
+
+    func logger(_ label: String) -> Logger {
+        var logger = Logger(label: label) { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .notice
+        return logger
+    }
+
+    static func invite(_ text: String) throws -> Invite {
+        do { return try Invite(parsing: text) } catch {
+            throw ValidationError("'\(text)' is not a coplay invite (coplay://HOST:PORT/SESSION#SECRET): \(error)")
+        }
+    }
+}

@@ -1,0 +1,58 @@
+/// Why `coplay host`, `join`, `control` or `demo` could not start or had to stop.
+struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
+    private enum Code: Sendable {
+        case relayUnreachable
+        case inviteRefused
+        case mediaMismatch
+        case noVideoFrames
+        case timeServerSilent
+        case noPlaybackState
+        case commandNotConfirmed
+    }
+
+    private let code: Code
+    let description: String
+
+    private init(_ code: Code, _ description: String) {
+        self.code = code
+        self.description = description
+    }
+
+    /// Nothing answers at the relay's address.
+    static func relayUnreachable(_ address: String, _ error: any Error) -> Self {
+        Self(.relayUnreachable, "cannot reach the relay at \(address): \(error)")
+    }
+
+    /// The relay refused the invite: a wrong secret, or a session that no longer exists.
+    static func inviteRefused(_ address: String, _ error: any Error) -> Self {
+        Self(.inviteRefused, "the relay at \(address) refused this invite (wrong secret, or the session has ended): \(error)")
+    }
+
+    /// The local file is not the session's media.
+    static func mediaMismatch(file: String, local: String, session: String, title: String) -> Self {
+        Self(.mediaMismatch, """
+            \(file) is not the session's media: its fingerprint is \(local), the session plays "\(title)" \
+            with fingerprint \(session)
+            """)
+    }
+
+    /// The file has no video frames to present.
+    static func noVideoFrames(_ file: String) -> Self {
+        Self(.noVideoFrames, "\(file) has no video frames to play")
+    }
+
+    /// The relay's NTP time server did not answer.
+    static func timeServerSilent(_ address: String, _ error: any Error) -> Self {
+        Self(.timeServerSilent, "the relay's time server at UDP \(address) did not answer: \(error)")
+    }
+
+    /// A control command found no playback state in the session.
+    static var noPlaybackState: Self {
+        Self(.noPlaybackState, "the session has no playback state yet (is its host running?)")
+    }
+
+    /// The relay did not confirm a control command in time.
+    static func commandNotConfirmed(_ command: String) -> Self {
+        Self(.commandNotConfirmed, "the relay did not confirm '\(command)' in time")
+    }
+}

@@ -1,0 +1,101 @@
+import GroupSessions
+import PlaybackCoordinator
+import Testing
+
+@Suite("GroupSession as the coordinator's channel")
+struct CoordinationChannelAdapterTests {
+    typealias PID = PlaybackParticipantID
+
+    static func proposal(_ item: String, rate: Double, by originator: PID) -> CoordinationMessage {
+        .state(StateProposal(
+            state: PlaybackState(
+                item: item, rate: rate, anchorItemTime: 0, anchorReferenceTime: ReferenceTime(nanoseconds: 1),
+                originator: originator),
+            command: .play, sentAt: ReferenceTime(nanoseconds: 0)))
+    }
+
+    static func messages(_ events: [CoordinationChannelEvent]) -> [(CoordinationMessage, PID, UInt64)] {
+        events.compactMap {
+            if case .message(let message, let sender, let sequence) = $0 { return (message, sender, sequence) }
+            return nil
+        }
+    }
+
+    @Test("every member, the sender included, sees each message once with the same relay sequence")
+    func sameSequenceEverywhere() async throws {
+        let transport = InMemoryTransport()
+        let center = GroupActivityCenter<TestActivity>(transport: transport)
+        let invite = Invite.generate(host: "local", port: 1)
+        let hostSession = try await center.activate(TestActivity(item: "a"), invite: invite)
+        try await hostSession.join()
+        let guestSession = try await center.accept(invite)
+        try await guestSession.join()
+
+        let host = GroupSessionCoordinationChannel(session: hostSession)
+        let guest = GroupSessionCoordinationChannel(session: guestSession)
+        #expect(host.localParticipant != guest.localParticipant)
+        #expect(host.localParticipant == GroupSessionCoordinationChannel<TestActivity>.participant(hostSession.localParticipant))
+        let hostEvents = Collector(host.events())
+        let guestEvents = Collector(guest.events())
+        await eventually("both see both members") {
+            hostEvents.values.filter { if case .joined = $0 { true } else { false } }.count == 2
+                && guestEvents.values.filter { if case .joined = $0 { true } else { false } }.count == 2
+        }
+
+        for index in 0..<10 {
+            let sender = index.isMultiple(of: 2) ? host : guest
+            try await sender.send(Self.proposal("a", rate: Double(index), by: sender.localParticipant), retainingUnder: nil)
+        }
+        await eventually("ten messages each") {
+            Self.messages(hostEvents.values).count == 10 && Self.messages(guestEvents.values).count == 10
+        }
+        let fromHost = Dictionary(uniqueKeysWithValues: Self.messages(hostEvents.values).map { ($0.0, ($0.1, $0.2)) })
+        let fromGuest = Dictionary(uniqueKeysWithValues: Self.messages(guestEvents.values).map { ($0.0, ($0.1, $0.2)) })
+        #expect(fromHost.count == 10)
+        for (message, (sender, sequence)) in fromHost {
+            #expect(fromGuest[message]?.0 == sender)
+            #expect(fromGuest[message]?.1 == sequence)
+        }
+        // Sequences are the relay's total order: distinct and increasing in the order sent.
+        let ordered = fromHost.sorted { $0.value.1 < $1.value.1 }.map { message -> Double in
+            if case .state(let proposal) = message.key { return proposal.state.rate }
+            return -1
+        }
+        #expect(ordered == (0..<10).map(Double.init))
+        hostSession.leave()
+        guestSession.leave()
+    }
+
+    @Test("a retained state reaches a late joiner; a member leaving is reported")
+    func retainedAndPresence() async throws {
+        let transport = InMemoryTransport()
+        let center = GroupActivityCenter<TestActivity>(transport: transport)
+        let invite = Invite.generate(host: "local", port: 1)
+        let hostSession = try await center.activate(TestActivity(item: "a"), invite: invite)
+        try await hostSession.join()
+        let host = GroupSessionCoordinationChannel(session: hostSession)
+        let hostEvents = Collector(host.events())
+        let message = Self.proposal("a", rate: 1, by: host.localParticipant)
+        try await host.send(message, retainingUnder: CoordinationMessage.stateKey)
+        await eventually("host sees its own state") { Self.messages(hostEvents.values).count == 1 }
+        let stamped = try #require(Self.messages(hostEvents.values).first)
+
+        let lateSession = try await center.accept(invite)
+        try await lateSession.join()
+        let late = GroupSessionCoordinationChannel(session: lateSession)
+        let lateEvents = Collector(late.events())
+        await eventually("late joiner gets the retained state") { Self.messages(lateEvents.values).count == 1 }
+        let received = try #require(Self.messages(lateEvents.values).first)
+        #expect(received.0 == message)
+        #expect(received.1 == host.localParticipant)
+        #expect(received.2 == stamped.2)
+
+        await eventually("host sees the late joiner") { hostEvents.values.contains(.joined(late.localParticipant)) }
+        lateSession.leave()
+        await eventually("host sees it leave") { hostEvents.values.contains(.left(late.localParticipant)) }
+        hostSession.leave()
+        await eventually("the channel ends with the session") {
+            hostEvents.values.count >= 0 && { if case .invalidated = hostSession.state { true } else { false } }()
+        }
+    }
+}
