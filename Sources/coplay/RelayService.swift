@@ -27,14 +27,6 @@ struct RelayService: Service {
         self.onListening = onListening
     }
 
-    /// The relay's time server as a service: ClockSync's `TimeServer` on UDP `host:port`, with a
-    /// per-address bucket of `rateLimit` requests per second (`nil`: no limit).
-    static func timeServer(host: String, port: Int, rateLimit: Double?, logger: Logger) -> TimeServerService {
-        var core = TimeServerCore.Configuration()
-        core.rateLimit = rateLimit.map { .init(burst: max(32, 4 * $0), rate: $0) }
-        return TimeServerService(server: TimeServer(configuration: .init(host: host, port: port, core: core), logger: logger))
-    }
-
     func run() async throws {
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await relay.run() }

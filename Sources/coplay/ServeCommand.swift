@@ -1,4 +1,5 @@
 import ArgumentParser
+import ClockSync
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -63,12 +64,13 @@ struct ServeCommand: AsyncParsableCommand {
         return (host, port)
     }
 
-    /// Hook for extra services sharing the relay's port number over UDP: the NTPv4 time
-    /// service (ClockSync's `TimeServer`) belongs here. It is wired in after ClockSync lands;
-    /// until then the relay serves TCP only.
-    static func udpCompanionServices(host: String, port: Int, logger: Logger) -> [any Service] {
-        // The relay's NTPv4 time server (ClockSync) on the same port number, so members sync against it.
-        [RelayService.timeServer(host: host, port: port, rateLimit: 64, logger: logger)]
+    /// The relay's NTPv4 time server (ClockSync) for UDP `host:port`: the same port number as the TCP
+    /// relay, so members' `TimeClient`s sync against the relay they connect to. A generous per-address
+    /// bucket (64 requests/s), since many members can share one address (loopback, NAT).
+    static func timeServer(host: String, port: Int, logger: Logger) -> TimeServer<ContinuousClock> {
+        var core = TimeServerCore.Configuration()
+        core.rateLimit = .init(burst: 256, rate: 64)
+        return TimeServer(configuration: .init(host: host, port: port, core: core), logger: logger)
     }
 
     /// Writes a line to standard output unbuffered, so a supervising process sees it at once.
@@ -112,20 +114,22 @@ struct ServeCommand: AsyncParsableCommand {
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             tasks.addTask {
+                // TCP binds first (port 0 picks a free port); UDP then binds the same port number.
                 let bound = try await relay.boundPort()
-                Self.say("coplay relay listening on \(host):\(bound)\(tlsEnabled ? " (TLS)" : "")")
-                if let metricsEndpoint, let metricsHost {
-                    Self.say("coplay relay metrics on http://\(metricsHost):\(try await metricsEndpoint.boundPort())/metrics")
-                }
-                // The UDP companions (time service) bind the same port number once it is known.
-                let companions = Self.udpCompanionServices(host: host, port: bound, logger: serviceLogger)
-                if !companions.isEmpty {
-                    let companionGroup = ServiceGroup(
-                        services: companions, gracefulShutdownSignals: [.sigterm, .sigint], logger: serviceLogger)
-                    try await companionGroup.run()
+                let time = Self.timeServer(host: host, port: bound, logger: serviceLogger)
+                try await withThrowingDiscardingTaskGroup { server in
+                    server.addTask { try await time.run() }
+                    _ = try await time.boundAddress()
+                    Self.say("coplay relay listening on \(host):\(bound)\(tlsEnabled ? " (TLS)" : "")")
+                    if let metricsEndpoint, let metricsHost {
+                        Self.say("coplay relay metrics on http://\(metricsHost):\(try await metricsEndpoint.boundPort())/metrics")
+                    }
                 }
             }
-            try await tasks.waitForAll()
+            // The service group returns after SIGTERM/SIGINT (graceful shutdown) or fails; either way
+            // the time server stops with it. Errors of the cancelled time server are discarded.
+            try await tasks.next()
+            tasks.cancelAll()
         }
     }
 }
