@@ -9,7 +9,8 @@ packages=(
   libavformat-dev libavcodec-dev libavutil-dev   # MediaProbe (CFFmpeg)
   ffmpeg                                         # ffprobe is MediaProbe's reference; ffmpeg makes samples/
   chrony                                         # a real NTP client/server for ClockSync's interop tests
-  iproute2 util-linux procps                     # network/time namespaces for multi-node tests
+  iproute2 util-linux procps                     # network/time namespaces (unshare), setpriv for multi-node tests
+  openssl                                        # the relay TLS tests make a certificate
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(syncplay-server syncplay mpv)
