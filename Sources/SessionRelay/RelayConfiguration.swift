@@ -22,12 +22,16 @@ public struct RelayConfiguration: Sendable {
     public var outboxSoftLimit: Int
     /// Bytes queued for one recipient above which it is disconnected as a slow consumer.
     public var outboxHardLimit: Int
+    /// A directory the relay keeps session state and journal attachments in, so they survive a
+    /// restart; `nil` keeps everything in memory. Everything stored there is either sealed by the
+    /// members (payloads, attachments) or opaque to the relay (hashes, sequence numbers).
+    public var dataDirectory: String?
 
     /// Creates a configuration with the protocol's default limits.
     public init(
         host: String = "127.0.0.1", port: Int = 7000, tls: NIOSSLContext? = nil, limits: HubLimits = HubLimits(),
         maximumFrameLength: Int = FrameCodec.defaultMaximumFrameLength,
-        outboxSoftLimit: Int = 4 << 20, outboxHardLimit: Int = 64 << 20
+        outboxSoftLimit: Int = 4 << 20, outboxHardLimit: Int = 64 << 20, dataDirectory: String? = nil
     ) {
         self.host = host
         self.port = port
@@ -36,5 +40,6 @@ public struct RelayConfiguration: Sendable {
         self.maximumFrameLength = maximumFrameLength
         self.outboxSoftLimit = outboxSoftLimit
         self.outboxHardLimit = outboxHardLimit
+        self.dataDirectory = dataDirectory
     }
 }

@@ -28,6 +28,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Serve Prometheus text metrics over HTTP at HOST:PORT (GET /metrics).")
     var metrics: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Keep session state and journal attachments in this directory (created with mode 0700), so they survive a restart.",
+            valueName: "DIR"))
+    var dataDir: String?
+
     @Option(help: "Largest sustained data frames per second per connection.")
     var rate: Int = 2_000
 
@@ -86,6 +92,15 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.limits.ratePerSecond = rate
         configuration.limits.burst = burst
         configuration.limits.maximumConnections = maxConnections
+        if let dataDir {
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: dataDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw ValidationError("cannot create --data-dir \(dataDir): \(error.localizedDescription)")
+            }
+            configuration.dataDirectory = dataDir
+        }
         if tls.count == 2 {
             do {
                 configuration.tls = try RelayConfiguration.tlsContext(certificatePath: tls[0], keyPath: tls[1])
