@@ -76,8 +76,22 @@ public struct RelayBenchmark: Sendable {
         return members
     }
 
-    /// A data frame with `payload` bytes whose first eight carry `stamp` (nanoseconds).
-    static func frame(from member: Member, sequence: UInt64, stamp: UInt64, size: Int) -> Frame {
+    /// A raw data frame from `member` to its whole session, whose payload's first eight bytes
+    /// carry `stamp` (nanoseconds on the caller's timescale), padded with zeros to `size` bytes.
+    ///
+    /// The `Benchmarks/` package drives its own loops with it; read the stamp back with
+    /// ``stamp(of:)``.
+    ///
+    /// ```swift
+    /// try sender.connection.send(RelayBenchmark.frame(from: sender, sequence: 1, stamp: 42, size: 64))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - member: The sending member.
+    ///   - sequence: The sender's sequence number for the data route (start at 1, increase by one).
+    ///   - stamp: The value carried in the first eight payload bytes.
+    ///   - size: The payload size after the route (at least 8).
+    public static func frame(from member: Member, sequence: UInt64, stamp: UInt64, size: Int) -> Frame {
         var payload = ByteBuffer()
         DataRoute(senderSequence: sequence).encode(into: &payload)
         payload.writeInteger(stamp)
@@ -85,7 +99,9 @@ public struct RelayBenchmark: Sendable {
         return Frame(type: .data, session: member.session, sender: member.id, payload: payload)
     }
 
-    static func stamp(of frame: Frame) -> UInt64? {
+    /// The stamp a frame made by ``frame(from:sequence:stamp:size:)`` carries, or `nil` if its
+    /// payload is not one.
+    public static func stamp(of frame: Frame) -> UInt64? {
         var payload = frame.payload
         guard (try? DataRoute.decode(from: &payload)) != nil else { return nil }
         return payload.readInteger(as: UInt64.self)
