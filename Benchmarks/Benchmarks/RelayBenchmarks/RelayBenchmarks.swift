@@ -1,0 +1,130 @@
+import Benchmark
+import GroupSessions
+import SessionRelay
+import Synchronization
+
+// Issue 4's relay figures, measured against a relay in a child process (`RelayProcess`) over
+// loopback TCP: messages forwarded per second, fan-out latency in a 1,000-member session,
+// connections held and memory per idle connection. `coplay bench relay` measures the same things
+// from the command line; docs/benchmarks.md compares the two.
+
+/// Receivers in the forwarding session (as `coplay bench relay --receivers`).
+let forwardingReceivers = 10
+/// Frames the sender sends per forwarding iteration.
+let forwardingBatch = 1_000
+/// Members in the fan-out session (issue 4: a 1,000-member session).
+let fanOutMembers = 1_000
+/// Time from one stamped fan-out frame to the next (the last session's CLI figure used 200 ms).
+let fanOutSpacing: Duration = .milliseconds(200)
+/// Idle connections opened for the memory measurement (the last session's CLI figure used 5,000).
+let idleConnections = 5_000
+
+/// Metrics the relay benchmarks report beyond the framework's own.
+enum RelayMetric {
+    static let forwardedPerSecond = BenchmarkMetric.custom("Frames forwarded /s", polarity: .prefersLarger, useScalingFactor: false)
+    static let fanOutLatency = BenchmarkMetric.custom("Fan-out latency (us)", polarity: .prefersSmaller, useScalingFactor: false)
+    static let assembly = BenchmarkMetric.custom("Session assembly (ms)", polarity: .prefersSmaller, useScalingFactor: false)
+    static let connectionsHeld = BenchmarkMetric.custom("Connections held", polarity: .prefersLarger, useScalingFactor: false)
+    static let bytesPerConnection = BenchmarkMetric.custom("Relay bytes per idle connection", polarity: .prefersSmaller, useScalingFactor: false)
+    static let relayResident = BenchmarkMetric.custom("Relay resident (KiB)", polarity: .prefersSmaller, useScalingFactor: false)
+}
+
+/// What a benchmark's setup opened, for its closure and teardown.
+final class RelayFixtures: Sendable {
+    let relay = Mutex<RelayProcess?>(nil)
+    let forwarding = Mutex<ForwardingSession?>(nil)
+    let fanOut = Mutex<FanOutSession?>(nil)
+
+    func startRelay() async throws -> RelayProcess {
+        let relay = try await RelayProcess.start()
+        self.relay.withLock { $0 = relay }
+        return relay
+    }
+
+    func tearDown() {
+        forwarding.withLock { $0 }?.close()
+        fanOut.withLock { $0 }?.close()
+        forwarding.withLock { $0 = nil }
+        fanOut.withLock { $0 = nil }
+        relay.withLock { $0 }?.stop()
+        relay.withLock { $0 = nil }
+    }
+}
+
+let fixtures = RelayFixtures()
+
+let benchmarks: @Sendable () -> Void = {
+    // In the relay child process this serves the relay and never returns.
+    RelayProcess.serveIfChild()
+
+    Benchmark(
+        "Forwarding: 1 sender, \(forwardingReceivers) receivers, \(forwardingBatch) x 64 B frames",
+        configuration: .init(
+            metrics: [.wallClock, RelayMetric.forwardedPerSecond],
+            warmupIterations: 2, maxDuration: .seconds(20), maxIterations: 100,
+            setup: {
+                let relay = try await fixtures.startRelay()
+                let session = try await ForwardingSession.open(port: relay.port, receivers: forwardingReceivers)
+                fixtures.forwarding.withLock { $0 = session }
+            },
+            teardown: { fixtures.tearDown() })
+    ) { benchmark in
+        guard let session = fixtures.forwarding.withLock({ $0 }) else { return benchmark.error("no forwarding session") }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let delivered = try await session.forward(batch: forwardingBatch)
+        let elapsed = start.duration(to: clock.now)
+        guard delivered == forwardingBatch * forwardingReceivers else {
+            return benchmark.error("only \(delivered) of \(forwardingBatch * forwardingReceivers) frames arrived")
+        }
+        benchmark.measurement(RelayMetric.forwardedPerSecond, Int(Double(delivered) / seconds(elapsed)))
+    }
+
+    Benchmark(
+        "Fan-out: \(fanOutMembers)-member session, one 64 B frame every \(fanOutSpacing)",
+        configuration: .init(
+            metrics: [.wallClock, RelayMetric.fanOutLatency, RelayMetric.assembly],
+            warmupIterations: 1, maxDuration: .seconds(30), maxIterations: 50,
+            setup: {
+                let relay = try await fixtures.startRelay()
+                let session = try await FanOutSession.open(port: relay.port, members: fanOutMembers)
+                fixtures.fanOut.withLock { $0 = session }
+            },
+            teardown: { fixtures.tearDown() })
+    ) { benchmark in
+        guard let session = fixtures.fanOut.withLock({ $0 }) else { return benchmark.error("no fan-out session") }
+        let clock = ContinuousClock()
+        let sent = clock.now
+        benchmark.startMeasurement()
+        let latencies = try await session.fanOut()
+        benchmark.stopMeasurement()
+        guard latencies.count == session.receivers.count else {
+            return benchmark.error("only \(latencies.count) of \(session.receivers.count) receivers got the frame")
+        }
+        for latency in latencies { benchmark.measurement(RelayMetric.fanOutLatency, latency) }
+        benchmark.measurement(RelayMetric.assembly, Int(seconds(session.assembly) * 1_000))
+        try await Task.sleep(until: sent + fanOutSpacing, clock: clock)
+    }
+
+    Benchmark(
+        "Idle connections: \(idleConnections), each joined to a session of its own",
+        configuration: .init(
+            metrics: [RelayMetric.connectionsHeld, RelayMetric.bytesPerConnection, RelayMetric.relayResident],
+            warmupIterations: 0, maxDuration: .seconds(120), maxIterations: 1,
+            setup: { _ = try await fixtures.startRelay() },
+            teardown: { fixtures.tearDown() })
+    ) { benchmark in
+        guard let relay = fixtures.relay.withLock({ $0 }) else { return benchmark.error("no relay") }
+        let held = try await IdleConnections.open(relay: relay, count: idleConnections)
+        defer { held.close() }
+        benchmark.measurement(RelayMetric.connectionsHeld, held.welcomed)
+        benchmark.measurement(RelayMetric.relayResident, held.residentAfter / 1024)
+        benchmark.measurement(
+            RelayMetric.bytesPerConnection, (held.residentAfter - held.residentBefore) / max(held.welcomed, 1))
+    }
+}
+
+/// `duration` in seconds.
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+}
