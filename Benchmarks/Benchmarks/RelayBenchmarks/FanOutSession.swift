@@ -23,6 +23,7 @@ final class FanOutSession: Sendable {
     private let origin: ContinuousClock.Instant
     private let samples: Samples
     private let sequence = Atomic<UInt64>(0)
+    private let assemblyReported = Atomic<Bool>(false)
     private let readers: [Task<Void, Never>]
 
     private init(
@@ -103,6 +104,11 @@ final class FanOutSession: Sendable {
             try await Task.sleep(for: .milliseconds(1))
         }
         return samples.values.withLock { $0 }
+    }
+
+    /// `true` the first time only: the assembly time is one figure per session, not per frame.
+    func takeAssemblyReport() -> Bool {
+        !assemblyReported.exchange(true, ordering: .relaxed)
     }
 
     /// Closes every connection and stops the readers.

@@ -29,6 +29,11 @@ enum RelayMetric {
     static let relayResident = BenchmarkMetric.custom("Relay resident (KiB)", polarity: .prefersSmaller, useScalingFactor: false)
 }
 
+/// Custom metrics are shown as exact numbers (bytes, microseconds), not scaled to K or M.
+func exact(_ metrics: [BenchmarkMetric]) -> [BenchmarkMetric: BenchmarkUnits] {
+    Dictionary(uniqueKeysWithValues: metrics.map { ($0, .count) })
+}
+
 /// What a benchmark's setup opened, for its closure and teardown.
 final class RelayFixtures: Sendable {
     let relay = Mutex<RelayProcess?>(nil)
@@ -60,7 +65,7 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark(
         "Forwarding: 1 sender, \(forwardingReceivers) receivers, \(forwardingBatch) x 64 B frames",
         configuration: .init(
-            metrics: [.wallClock, RelayMetric.forwardedPerSecond],
+            metrics: [.wallClock, RelayMetric.forwardedPerSecond], units: exact([RelayMetric.forwardedPerSecond]),
             warmupIterations: 2, maxDuration: .seconds(20), maxIterations: 100,
             setup: {
                 let relay = try await fixtures.startRelay()
@@ -84,6 +89,7 @@ let benchmarks: @Sendable () -> Void = {
         "Fan-out: \(fanOutMembers)-member session, one 64 B frame every \(fanOutSpacing)",
         configuration: .init(
             metrics: [.wallClock, RelayMetric.fanOutLatency, RelayMetric.assembly],
+            units: exact([RelayMetric.fanOutLatency, RelayMetric.assembly]),
             warmupIterations: 1, maxDuration: .seconds(30), maxIterations: 50,
             setup: {
                 let relay = try await fixtures.startRelay()
@@ -102,7 +108,9 @@ let benchmarks: @Sendable () -> Void = {
             return benchmark.error("only \(latencies.count) of \(session.receivers.count) receivers got the frame")
         }
         for latency in latencies { benchmark.measurement(RelayMetric.fanOutLatency, latency) }
-        benchmark.measurement(RelayMetric.assembly, Int(seconds(session.assembly) * 1_000))
+        if session.takeAssemblyReport() {
+            benchmark.measurement(RelayMetric.assembly, Int(seconds(session.assembly) * 1_000))
+        }
         try await Task.sleep(until: sent + fanOutSpacing, clock: clock)
     }
 
@@ -110,6 +118,7 @@ let benchmarks: @Sendable () -> Void = {
         "Idle connections: \(idleConnections), each joined to a session of its own",
         configuration: .init(
             metrics: [RelayMetric.connectionsHeld, RelayMetric.bytesPerConnection, RelayMetric.relayResident],
+            units: exact([RelayMetric.connectionsHeld, RelayMetric.bytesPerConnection, RelayMetric.relayResident]),
             warmupIterations: 0, maxDuration: .seconds(120), maxIterations: 1,
             setup: { _ = try await fixtures.startRelay() },
             teardown: { fixtures.tearDown() })
