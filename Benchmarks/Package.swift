@@ -22,6 +22,7 @@ let package = Package(
     dependencies: [
         .package(name: "coplay", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark.git", exact: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/ordo-one/malloc-interposer.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
@@ -30,6 +31,8 @@ let package = Package(
             .product(name: "SessionRelay", package: "coplay"),
             .product(name: "GroupSessions", package: "coplay"),
             .product(name: "Logging", package: "swift-log"),
+            // The relay child reports its live heap from the interposer's counters.
+            .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ]),
         benchmarkTarget("ClockSyncBenchmarks", [
             .product(name: "ClockSync", package: "coplay"),

@@ -12,6 +12,10 @@ struct IdleConnections: Sendable {
     let residentBefore: Int
     /// The relay's resident bytes with every connection open and settled.
     let residentAfter: Int
+    /// The relay's live heap before the first connection.
+    let heapBefore: RelayProcess.Heap
+    /// The relay's live heap with every connection open and settled.
+    let heapAfter: RelayProcess.Heap
 
     /// Opens the connections, waits (up to `timeout`) for every welcome, lets the relay settle
     /// for `settle`, and reads its memory.
@@ -22,6 +26,7 @@ struct IdleConnections: Sendable {
         try await Task.sleep(for: .seconds(1))
         let port = relay.port
         let before = relay.residentBytes
+        let heapBefore = try relay.heap()
         let bench = RelayBenchmark(host: "127.0.0.1", port: port, logger: .benchmarks)
         let invite = Invite.generate(host: "127.0.0.1", port: port)
         let members = try await bench.openMembers(count: count, invite: invite, concurrency: 50, separateSessions: true)
@@ -45,7 +50,7 @@ struct IdleConnections: Sendable {
         try await Task.sleep(for: settle)
         return IdleConnections(
             members: members, welcomed: welcomed.value, residentBefore: before,
-            residentAfter: relay.residentBytes)
+            residentAfter: relay.residentBytes, heapBefore: heapBefore, heapAfter: try relay.heap())
     }
 
     /// Closes every connection.

@@ -15,7 +15,8 @@ let forwardingBatch = 1_000
 /// Members in the fan-out session (issue 4: a 1,000-member session).
 let fanOutMembers = 1_000
 /// Time from one stamped fan-out frame to the next (the last session's CLI figure used 200 ms).
-let fanOutSpacing: Duration = .milliseconds(200)
+let fanOutSpacingMilliseconds = 200
+let fanOutSpacing: Duration = .milliseconds(fanOutSpacingMilliseconds)
 /// Idle connections opened for the memory measurement (the last session's CLI figure used 5,000).
 let idleConnections = 5_000
 
@@ -26,6 +27,8 @@ enum RelayMetric {
     static let assembly = BenchmarkMetric.custom("Session assembly (ms)", polarity: .prefersSmaller, useScalingFactor: false)
     static let connectionsHeld = BenchmarkMetric.custom("Connections held", polarity: .prefersLarger, useScalingFactor: false)
     static let bytesPerConnection = BenchmarkMetric.custom("Relay bytes per idle connection", polarity: .prefersSmaller, useScalingFactor: false)
+    static let heapBytesPerConnection = BenchmarkMetric.custom("Relay heap bytes per idle connection", polarity: .prefersSmaller, useScalingFactor: false)
+    static let heapAllocationsPerConnection = BenchmarkMetric.custom("Relay heap allocations per idle connection", polarity: .prefersSmaller, useScalingFactor: false)
     static let relayResident = BenchmarkMetric.custom("Relay resident (KiB)", polarity: .prefersSmaller, useScalingFactor: false)
 }
 
@@ -58,6 +61,12 @@ final class RelayFixtures: Sendable {
 
 let fixtures = RelayFixtures()
 
+/// What the idle-connection benchmark reports.
+let idleMetrics = [
+    RelayMetric.connectionsHeld, RelayMetric.bytesPerConnection, RelayMetric.heapBytesPerConnection,
+    RelayMetric.heapAllocationsPerConnection, RelayMetric.relayResident,
+]
+
 let benchmarks: @Sendable () -> Void = {
     // In the relay child process this serves the relay and never returns.
     RelayProcess.serveIfChild()
@@ -86,11 +95,13 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark(
-        "Fan-out: \(fanOutMembers)-member session, one 64 B frame every \(fanOutSpacing)",
+        "Fan-out: \(fanOutMembers)-member session, one 64 B frame every \(fanOutSpacingMilliseconds) ms",
         configuration: .init(
             metrics: [.wallClock, RelayMetric.fanOutLatency, RelayMetric.assembly],
             units: exact([RelayMetric.fanOutLatency, RelayMetric.assembly]),
-            warmupIterations: 1, maxDuration: .seconds(30), maxIterations: 50,
+            // No warmup: assembling the session is warmup enough, and the assembly time is
+            // reported from the first measured iteration.
+            warmupIterations: 0, maxDuration: .seconds(30), maxIterations: 50,
             setup: {
                 let relay = try await fixtures.startRelay()
                 let session = try await FanOutSession.open(port: relay.port, members: fanOutMembers)
@@ -117,8 +128,7 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark(
         "Idle connections: \(idleConnections), each joined to a session of its own",
         configuration: .init(
-            metrics: [RelayMetric.connectionsHeld, RelayMetric.bytesPerConnection, RelayMetric.relayResident],
-            units: exact([RelayMetric.connectionsHeld, RelayMetric.bytesPerConnection, RelayMetric.relayResident]),
+            metrics: idleMetrics, units: exact(idleMetrics),
             warmupIterations: 0, maxDuration: .seconds(120), maxIterations: 1,
             setup: { _ = try await fixtures.startRelay() },
             teardown: { fixtures.tearDown() })
@@ -128,8 +138,11 @@ let benchmarks: @Sendable () -> Void = {
         defer { held.close() }
         benchmark.measurement(RelayMetric.connectionsHeld, held.welcomed)
         benchmark.measurement(RelayMetric.relayResident, held.residentAfter / 1024)
+        let count = max(held.welcomed, 1)
+        benchmark.measurement(RelayMetric.bytesPerConnection, (held.residentAfter - held.residentBefore) / count)
+        benchmark.measurement(RelayMetric.heapBytesPerConnection, (held.heapAfter.bytes - held.heapBefore.bytes) / count)
         benchmark.measurement(
-            RelayMetric.bytesPerConnection, (held.residentAfter - held.residentBefore) / max(held.welcomed, 1))
+            RelayMetric.heapAllocationsPerConnection, (held.heapAfter.allocations - held.heapBefore.allocations) / count)
     }
 }
 
