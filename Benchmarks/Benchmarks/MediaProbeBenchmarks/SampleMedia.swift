@@ -25,13 +25,3 @@ struct SampleMedia: Sendable {
         }
     }
 }
-
-/// The samples could not be made.
-struct SampleMediaError: Error, CustomStringConvertible {
-    /// What went wrong.
-    let description: String
-
-    init(_ description: String) {
-        self.description = description
-    }
-}

@@ -20,43 +20,9 @@ let fanOutSpacing: Duration = .milliseconds(fanOutSpacingMilliseconds)
 /// Idle connections opened for the memory measurement (the last session's CLI figure used 5,000).
 let idleConnections = 5_000
 
-/// Metrics the relay benchmarks report beyond the framework's own.
-enum RelayMetric {
-    static let forwardedPerSecond = BenchmarkMetric.custom("Frames forwarded /s", polarity: .prefersLarger, useScalingFactor: false)
-    static let fanOutLatency = BenchmarkMetric.custom("Fan-out latency (us)", polarity: .prefersSmaller, useScalingFactor: false)
-    static let assembly = BenchmarkMetric.custom("Session assembly (ms)", polarity: .prefersSmaller, useScalingFactor: false)
-    static let connectionsHeld = BenchmarkMetric.custom("Connections held", polarity: .prefersLarger, useScalingFactor: false)
-    static let bytesPerConnection = BenchmarkMetric.custom("Relay bytes per idle connection", polarity: .prefersSmaller, useScalingFactor: false)
-    static let heapBytesPerConnection = BenchmarkMetric.custom("Relay heap bytes per idle connection", polarity: .prefersSmaller, useScalingFactor: false)
-    static let heapAllocationsPerConnection = BenchmarkMetric.custom("Relay heap allocations per idle connection", polarity: .prefersSmaller, useScalingFactor: false)
-    static let relayResident = BenchmarkMetric.custom("Relay resident (KiB)", polarity: .prefersSmaller, useScalingFactor: false)
-}
-
 /// Custom metrics are shown as exact numbers (bytes, microseconds), not scaled to K or M.
 func exact(_ metrics: [BenchmarkMetric]) -> [BenchmarkMetric: BenchmarkUnits] {
     Dictionary(uniqueKeysWithValues: metrics.map { ($0, .count) })
-}
-
-/// What a benchmark's setup opened, for its closure and teardown.
-final class RelayFixtures: Sendable {
-    let relay = Mutex<RelayProcess?>(nil)
-    let forwarding = Mutex<ForwardingSession?>(nil)
-    let fanOut = Mutex<FanOutSession?>(nil)
-
-    func startRelay() async throws -> RelayProcess {
-        let relay = try await RelayProcess.start()
-        self.relay.withLock { $0 = relay }
-        return relay
-    }
-
-    func tearDown() {
-        forwarding.withLock { $0 }?.close()
-        fanOut.withLock { $0 }?.close()
-        forwarding.withLock { $0 = nil }
-        fanOut.withLock { $0 = nil }
-        relay.withLock { $0 }?.stop()
-        relay.withLock { $0 = nil }
-    }
 }
 
 let fixtures = RelayFixtures()
