@@ -351,8 +351,11 @@ final class JournalClient: Sendable {
         }
         guard payload.code.isJournal || payload.senderSequence >> 63 == 1 else { return false }
         let error = GroupSessionError.refusedByRelay(payload.code, payload.detail)
-        logger.info("the relay refused a journal request", metadata: ["code": "\(payload.code)", "detail": "\(payload.detail)"])
         let target = state.withLock { $0.targets[payload.senderSequence] }
+        // Refusals of chunks still in flight after a refused upload name no live request: debug only.
+        logger.log(
+            level: target == nil ? .debug : .info, "the relay refused a journal request",
+            metadata: ["code": "\(payload.code)", "detail": "\(payload.detail)"])
         switch target {
         case .upload(let id):
             let waiters = state.withLock { state -> [@Sendable () -> Void] in

@@ -176,6 +176,10 @@ extension SessionHub {
             refuse(connection, .malformed, error.description, into: &actions)
             return
         }
+        if let upload = journal.uploads[id]?[request.id], upload.connection == connection {
+            journalAbort(request.id, session: id)  // The uploader gave up: drop the partial upload quietly.
+            return
+        }
         guard journalStorage.attachments(in: id).contains(where: { $0.header.id == request.id }), var session = sessions[id]
         else {
             refuse(connection, .attachmentNotFound, "no attachment \(request.id) in the journal", sequence: request.token,
