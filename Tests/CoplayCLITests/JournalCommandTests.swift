@@ -19,7 +19,7 @@ struct JournalCommandTests {
     @Test("bad sizes and quotas are usage errors", arguments: [
         ["bench", "journal", "--size-mb", "0"],
         ["bench", "journal", "--size-mb", "101"],
-        ["serve", "--journal-quota", "-1"],
+        ["serve", "--journal-quota=-1"],
     ])
     func badInput(arguments: [String]) async throws {
         let result = try await CoplayProcess.run(arguments)
