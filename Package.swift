@@ -152,6 +152,7 @@ let package = Package(
             dependencies: [
                 "SessionRelay",
                 "GroupSessions",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

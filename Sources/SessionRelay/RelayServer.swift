@@ -54,7 +54,8 @@ public final class RelayServer: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         self.eventLoopGroup = eventLoopGroup
-        core = Mutex(Core(hub: SessionHub(limits: configuration.limits)))
+        core = Mutex(
+            Core(hub: SessionHub(limits: configuration.limits, journal: Self.journalStorage(for: configuration, logger: logger))))
         let start = clock.now
         now = { start.duration(to: clock.now) }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ClockSync
+import GroupSessions
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -43,6 +44,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Most connections held at once.")
     var maxConnections: Int = 10_000
 
+    @Option(help: ArgumentHelp("Bytes of journal attachments one session may store (default 256 MiB).", valueName: "BYTES"))
+    var journalQuota: Int = HubLimits().journal.quota
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -55,6 +59,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard rate > 0, burst > 0, maxConnections > 0 else {
             throw ValidationError("--rate, --burst and --max-connections must be positive")
         }
+        guard journalQuota >= 0 else { throw ValidationError("--journal-quota must be 0 or more bytes") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
     }
 
@@ -92,6 +97,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.limits.ratePerSecond = rate
         configuration.limits.burst = burst
         configuration.limits.maximumConnections = maxConnections
+        configuration.limits.journal.quota = journalQuota
         if let dataDir {
             do {
                 try FileManager.default.createDirectory(

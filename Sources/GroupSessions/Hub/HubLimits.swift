@@ -13,6 +13,8 @@ public struct HubLimits: Hashable, Sendable {
     public var maximumMembersPerSession: Int = 2_000
     /// Distinct retained keys per session.
     public var maximumRetainedKeys: Int = 256
+    /// Attachment size, journal quota and transfer limits (`JournalLimits`).
+    public var journal = JournalLimits()
 
     /// The defaults above.
     public init() {}

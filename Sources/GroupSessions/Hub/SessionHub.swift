@@ -49,12 +49,23 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
     /// The limits in force.
     public let limits: HubLimits
     /// Running totals.
-    public private(set) var counters = HubCounters()
-    private var connections: [Connection: ConnectionState] = [:]
-    private var sessions: [SessionID: SessionState] = [:]
+    public internal(set) var counters = HubCounters()
+    var connections: [Connection: ConnectionState] = [:]
+    var sessions: [SessionID: SessionState] = [:]
+    /// Journal uploads in progress (`SessionHub+Journal.swift`).
+    var journal = HubJournalState<Connection>()
+    /// Where journal attachments are kept.
+    public let journalStorage: any JournalStorage
 
     /// Creates an empty hub.
-    public init(limits: HubLimits) { self.limits = limits }
+    ///
+    /// - Parameters:
+    ///   - limits: The limits to enforce.
+    ///   - journal: Where journal attachments are kept (default: in memory).
+    public init(limits: HubLimits, journal: any JournalStorage = MemoryJournalStorage()) {
+        self.limits = limits
+        self.journalStorage = journal
+    }
 
     /// Connections currently held.
     public var connectionCount: Int { connections.count }
@@ -125,6 +136,8 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
             actions.append(.send(connection, pong, droppable: false))
         case .pong:
             break
+        case let type where type.isJournal:
+            journalFrame(frame, from: connection, into: &actions)
         default:
             refuse(connection, .unsupportedType, "frame type \(frame.type) is not accepted by the relay", into: &actions)
         }
@@ -183,6 +196,7 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
             retained.flags.insert(.replayed)
             actions.append(.send(connection, retained, droppable: false))
         }
+        replayJournal(frame.session, to: connection, into: &actions)
         sessions[frame.session] = session
     }
 
@@ -288,6 +302,7 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
             return
         }
         let frame = Frame(type: .end, session: id, sender: participant, sequence: session.stamp())
+        journalMemberGone(connection, session: id, sessionDeleted: true)
         for member in session.members.values {
             connections[member]?.session = nil
             connections[member]?.participant = nil
@@ -311,6 +326,7 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
             for member in session.members.values { actions.append(.send(member, frame, droppable: false)) }
         }
         sessions[id] = session.members.isEmpty ? nil : session
+        journalMemberGone(connection, session: id, sessionDeleted: session.members.isEmpty)
     }
 
     private mutating func takeToken(_ connection: Connection, now: Duration) -> Bool {
@@ -327,7 +343,7 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
         return granted
     }
 
-    private mutating func refuse(
+    mutating func refuse(
         _ connection: Connection, _ code: RelayErrorCode, _ detail: String, sequence: UInt64 = 0, close: Bool = false,
         into actions: inout [HubAction<Connection>]
     ) {

@@ -56,6 +56,8 @@ final class SessionEngine: Sendable {
     let keys: SessionKeys
     let connection: any TransportConnection
     let logger: Logger
+    /// Attachments (`GroupSessionJournal`); see `Journal/JournalClient.swift`.
+    let journal: JournalClient
     private let inner: Mutex<Inner>
 
     /// Share of the relay's rate and burst a sender allows itself (see `handleWelcome`).
@@ -77,6 +79,7 @@ final class SessionEngine: Sendable {
         logger[metadataKey: "session"] = "\(keys.session)"
         logger[metadataKey: "participant"] = "\(local)"
         self.logger = logger
+        journal = JournalClient(keys: keys, local: local, connection: connection, logger: logger)
         inner = Mutex(Inner(cipher: PayloadCipher(keys: keys)))
     }
 
@@ -323,6 +326,7 @@ final class SessionEngine: Sendable {
         case .end: invalidate(.ended(by: Participant(id: frame.sender)))
         case .error: handleError(frame)
         case .ping: try? connection.send(Frame(type: .pong, session: session, sender: local, sequence: frame.sequence))
+        case let type where type.isJournal: journal.handle(frame)
         default: break
         }
     }
@@ -448,6 +452,7 @@ final class SessionEngine: Sendable {
 
     private func handleError(_ frame: Frame) {
         guard let payload = try? ErrorPayload(decoding: frame.payload) else { return }
+        if journal.handleError(payload) { return }
         let error = GroupSessionError.refusedByRelay(payload.code, payload.detail)
         logger.info("the relay refused a request", metadata: ["code": "\(payload.code)", "detail": "\(payload.detail)"])
         let waiters = inner.withLock { inner -> [CheckedContinuation<Void, any Error>] in
@@ -494,6 +499,7 @@ final class SessionEngine: Sendable {
         }
         guard let (waiters, finish) = finished else { return }
         for action in finish { action() }
+        journal.fail(all: .invalidated("\(reason)"), close: true)
         logger.info("session invalidated", metadata: ["reason": "\(reason)"])
         for waiter in waiters { waiter.resume(throwing: GroupSessionError.invalidated("\(reason)")) }
         connection.close()

@@ -11,6 +11,7 @@ struct BenchCommand: AsyncParsableCommand {
             BenchScenarioAnalyzeCommand.self,
             BenchSyncplayCommand.self,
             BenchRelayCommand.self,
+            BenchJournalCommand.self,
             WakeupBenchCommand.self,
             GroupBenchCommand.self,
         ]

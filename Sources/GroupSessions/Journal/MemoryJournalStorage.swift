@@ -1,0 +1,79 @@
+import NIOCore
+import Synchronization
+
+/// A ``JournalStorage`` in memory: the default for ``SessionHub``, ``InMemoryTransport`` and
+/// a relay without a data directory.
+///
+/// ```swift
+/// let hub = SessionHub<Int>(limits: HubLimits(), journal: MemoryJournalStorage())
+/// ```
+public final class MemoryJournalStorage: JournalStorage {
+    private struct Entry {
+        var header: JournalHeader
+        var chunks: [ByteBuffer] = []
+        var stored: StoredAttachment?
+    }
+
+    private struct Journal {
+        var entries: [AttachmentID: Entry] = [:]
+        var storedBytes = 0
+    }
+
+    private let journals = Mutex<[SessionID: Journal]>([:])
+
+    /// Creates an empty store.
+    public init() {}
+
+    public func attachments(in session: SessionID) -> [StoredAttachment] {
+        journals.withLock { journals in
+            (journals[session]?.entries.values.compactMap(\.stored) ?? []).sorted { $0.sequence < $1.sequence }
+        }
+    }
+
+    public func storedBytes(in session: SessionID) -> Int {
+        journals.withLock { $0[session]?.storedBytes ?? 0 }
+    }
+
+    public func beginUpload(_ header: JournalHeader, in session: SessionID) throws {
+        journals.withLock { $0[session, default: Journal()].entries[header.id] = Entry(header: header) }
+    }
+
+    public func appendChunk(_ sealed: ByteBuffer, index: Int, of id: AttachmentID, in session: SessionID) throws {
+        try journals.withLock { journals in
+            guard journals[session]?.entries[id]?.chunks.count == index else {
+                throw GroupSessionError.protocolViolation("chunk \(index) of \(id) out of order")
+            }
+            // A copy, so the stored chunk does not pin the receive buffer it arrived in.
+            journals[session]?.entries[id]?.chunks.append(ByteBuffer(bytes: sealed.readableBytesView))
+        }
+    }
+
+    public func commitUpload(_ attachment: StoredAttachment, in session: SessionID) throws {
+        try journals.withLock { journals in
+            guard journals[session]?.entries[attachment.header.id] != nil else {
+                throw GroupSessionError.attachmentNotFound
+            }
+            journals[session]?.entries[attachment.header.id]?.stored = attachment
+            journals[session]?.storedBytes += attachment.header.storedBytes
+        }
+    }
+
+    public func discard(_ id: AttachmentID, in session: SessionID) {
+        journals.withLock { journals in
+            guard let entry = journals[session]?.entries.removeValue(forKey: id) else { return }
+            if entry.stored != nil { journals[session]?.storedBytes -= entry.header.storedBytes }
+        }
+    }
+
+    public func chunks(_ range: Range<Int>, of id: AttachmentID, in session: SessionID) throws -> [ByteBuffer] {
+        try journals.withLock { journals in
+            guard let entry = journals[session]?.entries[id], entry.stored != nil, range.upperBound <= entry.chunks.count
+            else { throw GroupSessionError.attachmentNotFound }
+            return Array(entry.chunks[range])
+        }
+    }
+
+    public func deleteSession(_ session: SessionID) {
+        _ = journals.withLock { $0.removeValue(forKey: session) }
+    }
+}
