@@ -186,7 +186,10 @@ public struct CoordinatorCore: Sendable {
         case .left(let member):
             members.remove(member)
             reports[member] = nil
-            return [.event(PlaybackEvent(type: .left, realtime: 0, player: participant, originator: member, referenceTime: now.seconds))]
+            let actions: [CoordinatorAction] = [
+                .event(PlaybackEvent(type: .left, realtime: 0, player: participant, originator: member, referenceTime: now.seconds))
+            ]
+            return actions + endSuspensions(of: member, now: now)
         case .message(let message, let sender, let sequence):
             switch message {
             case .state(let proposal): return accept(proposal, from: sender, sequence: sequence)
@@ -250,13 +253,36 @@ public struct CoordinatorCore: Sendable {
             suspensions[notice.id] = record
             var actions: [CoordinatorAction] = []
             if !wasReported {
+                // The originator is the suspended member, also when another member ended it because it left.
                 actions.append(.event(PlaybackEvent(
-                    type: .suspensionEnded, realtime: 0, player: participant, originator: sender, item: state?.item,
+                    type: .suspensionEnded, realtime: 0, player: participant, originator: record.participant, item: state?.item,
                     itemTime: notice.proposedItemTime, referenceTime: record.waitEnd.seconds,
-                    reason: record.reason.description, waits: record.counted, timedOut: timedOut)))
+                    reason: record.reason.description, waits: record.counted, timedOut: timedOut,
+                    detail: sender == record.participant ? nil : "member left")))
             }
             return actions + announce()
         }
+    }
+
+    /// Ends, on behalf of a member that left, its suspensions that still hold the group.
+    ///
+    /// Every remaining member sends the same end notice (effective one lead ahead, so everyone has
+    /// it before it applies); the first in the channel's total order ends the suspension
+    /// identically everywhere, the others are ignored. It is retained under the member's key, so
+    /// a later joiner does not inherit a suspension whose owner is gone.
+    private func endSuspensions(of member: ParticipantID, now: ReferenceTime) -> [CoordinatorAction] {
+        guard member != participant else { return [] }
+        var actions: [CoordinatorAction] = []
+        for id in suspensionOrder {
+            guard let record = suspensions[id], record.participant == member, record.end == nil, !record.endReported,
+                now < record.deadline
+            else { continue }
+            let notice = SuspensionNotice(
+                id: id, phase: .end, reason: record.reason, effectiveAt: max(now + lead, record.begin), waits: record.counted,
+                timeout: record.timeout, sentAt: now)
+            actions.append(.send(.suspension(notice), retainKey: CoordinationMessage.suspensionKey(for: member)))
+        }
+        return actions
     }
 
     // MARK: Time

@@ -98,7 +98,8 @@ struct PlaybackMember: Sendable {
         started: @escaping @Sendable (PlaybackCoordinator, HeadlessPlayer) async -> Void = { _, _ in }
     ) async {
         let player = HeadlessPlayer(
-            participant: PlaybackParticipantID(name), items: [timeline], reference: reference, logger: logger)
+            participant: PlaybackParticipantID(name), items: [timeline], reference: reference,
+            presentationThread: PresentationThread.Configuration(), logger: logger)
         let coordinator = PlaybackCoordinator(
             channel: channel, reference: reference, delegate: player, configuration: Self.coordinatorConfiguration,
             localItem: timeline.identifier, logger: logger)
