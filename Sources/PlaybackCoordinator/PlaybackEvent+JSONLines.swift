@@ -7,7 +7,7 @@ extension PlaybackEvent {
     ///
     /// ```swift
     /// PlaybackEvent(type: .frame, realtime: 1.5, index: 3, pts: 0.12).jsonLine
-    /// // {"type":"frame","v":2,"realtime":1.5,"index":3,"pts":0.12}
+    /// // {"type":"frame","v":1,"realtime":1.5,"index":3,"pts":0.12}
     /// ```
     public var jsonLine: String {
         var out = "{\"type\":\"\(type.rawValue)\",\"v\":\(Self.schemaVersion)"

@@ -7,12 +7,12 @@
 ///
 /// ```swift
 /// for await event in coordinator.events {
-///     print(event.jsonLine)   // {"type":"play","v":2,"realtime":...,"player":"alice",...}
+///     print(event.jsonLine)   // {"type":"play","v":1,"realtime":...,"player":"alice",...}
 /// }
 /// ```
 public struct PlaybackEvent: Hashable, Sendable, Codable {
     /// The JSON Lines schema version, printed as `"v"` on every line.
-    public static let schemaVersion = 2
+    public static let schemaVersion = 1
 
     /// What happened.
     public enum EventType: String, Hashable, Sendable, Codable, CaseIterable {
