@@ -60,7 +60,11 @@ struct PlaybackControlCLITests {
         let relay = try Session.Child(["serve", "--listen", "127.0.0.1:\(port)"])
         children.append(relay)
         #expect(await relay.out.wait(for: .seconds(30)) { $0.contains { $0.contains("listening") } })
-        let host = try Session.Child(["host", media, "--relay", "127.0.0.1:\(port)", "--name", "host", "--item", second])
+        // The host simulates an imperfect decoder (80 ms start latency, 300 ppm fast): its sync
+        // controller must correct it (seek, then trims), and say so in its events.
+        let host = try Session.Child(
+            ["host", media, "--relay", "127.0.0.1:\(port)", "--name", "host", "--item", second,
+             "--start-latency", "80", "--decoder-drift-ppm", "300"])
         children.append(host)
         #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
         let invite = try #require(host.out.snapshot.first)
@@ -126,7 +130,12 @@ struct PlaybackControlCLITests {
                 #expect(abs(rate - 2) < 0.05, "media advanced at \(rate)x")
             }
         }
-        // Both paused on the same frame of the second item.
+        // The host's imperfect decoder was corrected: a seek for the start latency at least.
+        let corrections = Session.events(host.out.snapshot).filter { $0["type"] as? String == "correction" }
+        #expect(corrections.contains { $0["detail"] as? String == "seek" }, "no correction by seek: \(corrections.count) corrections")
+        #expect(corrections.allSatisfy { $0["player"] as? String == "host" })
+
+        // All paused on the same frame of the second item.
         let stops = joiners.map { Session.lastStopped($0.out.snapshot) }
         #expect(Set(stops.map { $0?["index"] as? Int }).count == 1, "paused on different frames")
         #expect(stops.allSatisfy { $0?["item"] as? String == secondID })

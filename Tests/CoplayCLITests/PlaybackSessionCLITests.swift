@@ -237,5 +237,9 @@ struct PlaybackSessionCLITests {
         // Bad input is a usage error.
         let usage = try await CoplayProcess.run(["control", invite, "seek"], timeout: 60)
         #expect(usage.status == 64)
+        for bad in [["--clock-drift-ppm", "nan"], ["--start-latency", "-5"], ["--decoder-drift-ppm", "20000"]] {
+            let result = try await CoplayProcess.run(["join", invite, media] + bad, timeout: 60)
+            #expect(result.status == 64, "\(bad): \(result.stderr)")
+        }
     }
 }
