@@ -106,12 +106,15 @@ public struct PresenceReport: Hashable, Sendable, Codable {
     public var preroll: Duration
     /// The item the participant has loaded.
     public var item: String?
+    /// The participant's display name (`--name`), if it has one; events name it by this.
+    public var name: String?
 
     /// Creates a report.
-    public init(sentAt: ReferenceTime, observedDelay: Duration, preroll: Duration, item: String?) {
+    public init(sentAt: ReferenceTime, observedDelay: Duration, preroll: Duration, item: String?, name: String? = nil) {
         self.sentAt = sentAt
         self.observedDelay = observedDelay
         self.preroll = preroll
         self.item = item
+        self.name = name
     }
 }

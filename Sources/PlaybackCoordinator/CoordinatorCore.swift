@@ -46,6 +46,10 @@ public struct CoordinatorCore: Sendable {
     public private(set) var localItem: String?
     /// Current members of the group, as the channel reported them.
     public private(set) var members: Set<ParticipantID> = []
+    /// The local participant's display name, sent in presence reports.
+    public let name: String?
+    /// Display names the members announced (in their presence reports).
+    public private(set) var names: [ParticipantID: String] = [:]
 
     private let canPresent: (@Sendable (String) -> Bool)?
     private var suspensions: [String: SuspensionRecord] = [:]
@@ -69,13 +73,18 @@ public struct CoordinatorCore: Sendable {
     ///   - localItem: the item the local player has loaded, if any.
     ///   - canPresent: when given, the core switches the local item by itself to any group item
     ///     for which it returns `true` (a pure predicate, such as "is in my playlist").
+    ///   - name: the local participant's display name: events name members by their names
+    ///     (the channel's id until a member's name is known).
     public init(
         participant: ParticipantID,
         configuration: CoordinatorConfiguration = .init(),
         localItem: String? = nil,
-        canPresent: (@Sendable (String) -> Bool)? = nil
+        canPresent: (@Sendable (String) -> Bool)? = nil,
+        name: String? = nil
     ) {
         self.participant = participant
+        self.name = name
+        if let name { names[participant] = name }
         self.configuration = configuration
         self.localItem = localItem
         self.canPresent = canPresent
@@ -176,7 +185,7 @@ public struct CoordinatorCore: Sendable {
         switch event {
         case .joined(let member):
             members.insert(member)
-            var actions: [CoordinatorAction] = [.event(PlaybackEvent(type: .joined, realtime: 0, player: participant, originator: member, referenceTime: now.seconds))]
+            var actions: [CoordinatorAction] = [.event(PlaybackEvent(type: .joined, realtime: 0, player: label(participant), originator: label(member), referenceTime: now.seconds))]
             if member == participant {
                 nextPresence = nil
                 presenceCount = 0
@@ -186,7 +195,10 @@ public struct CoordinatorCore: Sendable {
         case .left(let member):
             members.remove(member)
             reports[member] = nil
-            return [.event(PlaybackEvent(type: .left, realtime: 0, player: participant, originator: member, referenceTime: now.seconds))]
+            let actions: [CoordinatorAction] = [
+                .event(PlaybackEvent(type: .left, realtime: 0, player: label(participant), originator: label(member), referenceTime: now.seconds))
+            ]
+            return actions + endSuspensions(of: member, now: now)
         case .message(let message, let sender, let sequence):
             switch message {
             case .state(let proposal): return accept(proposal, from: sender, sequence: sequence)
@@ -194,6 +206,7 @@ public struct CoordinatorCore: Sendable {
             case .presence(let report):
                 recordDelay(now - report.sentAt)
                 reports[sender] = report
+                if let name = report.name, !name.isEmpty { names[sender] = name }
                 return []
             }
         }
@@ -208,12 +221,12 @@ public struct CoordinatorCore: Sendable {
         var actions: [CoordinatorAction] = [
             .event(PlaybackEvent(
                 type: PlaybackEvent.EventType(rawValue: proposal.command.rawValue) ?? .rate, realtime: 0,
-                player: participant, originator: next.originator, item: next.item, itemTime: next.anchorItemTime,
+                player: label(participant), originator: label(next.originator), item: next.item, itemTime: next.anchorItemTime,
                 rate: next.rate, referenceTime: next.anchorReferenceTime.seconds, revision: sequence))
         ]
         if previousItem != next.item {
             actions.append(.event(PlaybackEvent(
-                type: .itemChanged, realtime: 0, player: participant, originator: next.originator, item: next.item,
+                type: .itemChanged, realtime: 0, player: label(participant), originator: label(next.originator), item: next.item,
                 referenceTime: next.anchorReferenceTime.seconds, revision: sequence, detail: previousItem.map { "from \($0)" })))
             if next.item != localItem, canPresent?(next.item) == true { localItem = next.item }
         }
@@ -238,7 +251,7 @@ public struct CoordinatorCore: Sendable {
                 timeout: notice.timeout, counted: counted, endReported: false)
             suspensionOrder.append(notice.id)
             return [.event(PlaybackEvent(
-                type: .suspensionBegan, realtime: 0, player: participant, originator: sender, item: state?.item,
+                type: .suspensionBegan, realtime: 0, player: label(participant), originator: label(sender), item: state?.item,
                 itemTime: effectiveItemTime(at: notice.effectiveAt), referenceTime: notice.effectiveAt.seconds,
                 reason: notice.reason.description, waits: counted))] + announce()
         case .end:
@@ -250,13 +263,36 @@ public struct CoordinatorCore: Sendable {
             suspensions[notice.id] = record
             var actions: [CoordinatorAction] = []
             if !wasReported {
+                // The originator is the suspended member, also when another member ended it because it left.
                 actions.append(.event(PlaybackEvent(
-                    type: .suspensionEnded, realtime: 0, player: participant, originator: sender, item: state?.item,
+                    type: .suspensionEnded, realtime: 0, player: label(participant), originator: label(record.participant), item: state?.item,
                     itemTime: notice.proposedItemTime, referenceTime: record.waitEnd.seconds,
-                    reason: record.reason.description, waits: record.counted, timedOut: timedOut)))
+                    reason: record.reason.description, waits: record.counted, timedOut: timedOut,
+                    detail: sender == record.participant ? nil : "member left")))
             }
             return actions + announce()
         }
+    }
+
+    /// Ends, on behalf of a member that left, its suspensions that still hold the group.
+    ///
+    /// Every remaining member sends the same end notice (effective one lead ahead, so everyone has
+    /// it before it applies); the first in the channel's total order ends the suspension
+    /// identically everywhere, the others are ignored. It is retained under the member's key, so
+    /// a later joiner does not inherit a suspension whose owner is gone.
+    private func endSuspensions(of member: ParticipantID, now: ReferenceTime) -> [CoordinatorAction] {
+        guard member != participant else { return [] }
+        var actions: [CoordinatorAction] = []
+        for id in suspensionOrder {
+            guard let record = suspensions[id], record.participant == member, record.end == nil, !record.endReported,
+                now < record.deadline
+            else { continue }
+            let notice = SuspensionNotice(
+                id: id, phase: .end, reason: record.reason, effectiveAt: max(now + lead, record.begin), waits: record.counted,
+                timeout: record.timeout, sentAt: now)
+            actions.append(.send(.suspension(notice), retainKey: CoordinationMessage.suspensionKey(for: member)))
+        }
+        return actions
     }
 
     // MARK: Time
@@ -269,7 +305,8 @@ public struct CoordinatorCore: Sendable {
             presenceCount += 1
             let divisor = presenceCount < 8 ? Int64(1) << (8 - presenceCount) : 1
             nextPresence = now + max(configuration.presenceInterval / divisor, .milliseconds(20))
-            let report = PresenceReport(sentAt: now, observedDelay: observedDelay, preroll: configuration.preroll, item: localItem)
+            let report = PresenceReport(
+                sentAt: now, observedDelay: observedDelay, preroll: configuration.preroll, item: localItem, name: name)
             actions.append(.send(.presence(report), retainKey: nil))
         }
         for id in suspensionOrder {
@@ -277,7 +314,7 @@ public struct CoordinatorCore: Sendable {
             record.endReported = true
             suspensions[id] = record
             actions.append(.event(PlaybackEvent(
-                type: .suspensionEnded, realtime: 0, player: participant, originator: record.participant, item: state?.item,
+                type: .suspensionEnded, realtime: 0, player: label(participant), originator: label(record.participant), item: state?.item,
                 referenceTime: record.deadline.seconds, reason: record.reason.description, waits: record.counted, timedOut: true)))
         }
         let horizon = now - .seconds(60)
@@ -308,7 +345,7 @@ public struct CoordinatorCore: Sendable {
             guard ignoredRevision != state.revision else { return [] }
             ignoredRevision = state.revision
             return [.event(PlaybackEvent(
-                type: .commandIgnored, realtime: 0, player: participant, originator: state.originator, item: state.item,
+                type: .commandIgnored, realtime: 0, player: label(participant), originator: label(state.originator), item: state.item,
                 revision: state.revision, detail: "local item \(localItem ?? "none")"))]
         }
         let current = segments()
@@ -340,7 +377,12 @@ public struct CoordinatorCore: Sendable {
     }
 
     private func command(_ kind: PlaybackCommand.Kind, _ state: PlaybackState) -> PlaybackCommand {
-        PlaybackCommand(kind: kind, originator: state.originator, expectedItemIdentifier: state.item, revision: state.revision)
+        PlaybackCommand(kind: kind, originator: label(state.originator), expectedItemIdentifier: state.item, revision: state.revision)
+    }
+
+    /// How events name a member: its announced name when known, its channel id otherwise.
+    public func label(_ member: ParticipantID) -> ParticipantID {
+        names[member].map { ParticipantID($0) } ?? member
     }
 
     // MARK: Local API

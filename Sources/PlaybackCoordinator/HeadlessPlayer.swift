@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 
 /// The built-in local decoder: presents each frame of its media at the group's instant.
 ///
@@ -7,10 +8,15 @@ import Logging
 /// item's ``MediaTimeline``, publishing one `frame` event per presented frame on ``events``
 /// (stamped with `CLOCK_REALTIME` right after the frame instant was reached).
 ///
-/// Timing: it sleeps on `clock` until ``spinWindow`` before the frame instant, then busy-waits
-/// on the reference clock for the rest, which on Linux gives wake-ups within a few microseconds
-/// where a plain sleep is typically 50-100 µs late (see `coplay bench wakeup`). With a zero spin
-/// window it only sleeps, which is what tests on a manual clock want.
+/// Timing, two ways:
+/// - with a ``PresentationThread/Configuration`` (`presentationThread:`), ``run()`` starts a
+///   dedicated OS thread (`SCHED_FIFO` when allowed) that sleeps with an absolute
+///   `clock_nanosleep` until shortly before each frame instant, busy-waits the rest on the
+///   reference clock, and stamps `CLOCK_REALTIME` at the instant: the way to present across
+///   processes within a millisecond, independent of the Swift concurrency pool;
+/// - otherwise it sleeps on the injected `clock` (on the cooperative pool) until ``spinWindow``
+///   before the frame instant, then busy-waits on the reference clock; with a zero spin window it
+///   only sleeps, which is what tests on a manual clock want.
 ///
 /// ``HeadlessPlayerCore/Imperfections`` make it behave like a real decoder (a start latency, a
 /// drifting clock), so its ``SyncController`` has something to correct.
@@ -23,7 +29,8 @@ import Logging
 /// for await event in player.events where event.type == .frame { print(event.jsonLine) }
 /// ```
 public actor HeadlessPlayer: PlaybackControlDelegate {
-    private var core: HeadlessPlayerCore
+    /// The core, shared by the actor (commands) and the presentation thread (frames).
+    private let core: CoreBox
     private let reference: any ReferenceTimeSource
     private let clock: any Clock<Duration>
     private let realtime: @Sendable () -> Double
@@ -33,8 +40,10 @@ public actor HeadlessPlayer: PlaybackControlDelegate {
 
     /// The participant named in events.
     public nonisolated let participant: ParticipantID?
-    /// How long before a frame instant the player stops sleeping and busy-waits.
+    /// How long before a frame instant the player stops sleeping and busy-waits (cooperative timing).
     public nonisolated let spinWindow: Duration
+    /// The dedicated presentation thread's settings, or `nil` for cooperative timing.
+    public nonisolated let presentationThread: PresentationThread.Configuration?
     /// One event per presented frame, plus stops and corrections.
     public nonisolated let events: AsyncStream<PlaybackEvent>
 
@@ -46,6 +55,8 @@ public actor HeadlessPlayer: PlaybackControlDelegate {
     ///   - reference: the shared reference clock.
     ///   - clock: the clock it sleeps on.
     ///   - spinWindow: busy-wait this long before each frame instant (zero: sleep only).
+    ///   - presentationThread: when given, frames are presented by a dedicated thread with these
+    ///     settings (`clock` and `spinWindow` are then unused for frames).
     ///   - imperfections: simulated decoder imperfections.
     ///   - controller: sync-controller thresholds.
     ///   - realtime: the `CLOCK_REALTIME` reading used to stamp events.
@@ -56,12 +67,14 @@ public actor HeadlessPlayer: PlaybackControlDelegate {
         reference: any ReferenceTimeSource,
         clock: any Clock<Duration> = ContinuousClock(),
         spinWindow: Duration = .milliseconds(2),
+        presentationThread: PresentationThread.Configuration? = nil,
         imperfections: HeadlessPlayerCore.Imperfections = .init(),
         controller: SyncController.Configuration = .init(),
         realtime: @escaping @Sendable () -> Double = Realtime.now,
         logger: Logger = Logger(label: "coplay.headless")
     ) {
-        self.core = HeadlessPlayerCore(items: items, imperfections: imperfections, controller: controller)
+        self.core = CoreBox(HeadlessPlayerCore(items: items, imperfections: imperfections, controller: controller))
+        self.presentationThread = presentationThread
         self.participant = participant
         self.reference = reference
         self.clock = clock
@@ -73,28 +86,40 @@ public actor HeadlessPlayer: PlaybackControlDelegate {
     }
 
     /// The last frame presented.
-    public var lastFrame: Int? { core.lastFrame }
+    public var lastFrame: Int? { core.state.withLock { $0.lastFrame } }
 
     /// Adds an item the player can present.
-    public func add(_ item: MediaTimeline) { core.add(item) }
+    public func add(_ item: MediaTimeline) { core.state.withLock { $0.add(item) } }
 
     public func handle(_ command: PlaybackCommand) async {
         guard let now = reference.now() else {
             logger.info("command dropped: reference clock not synchronized")
             return
         }
-        emit(core.apply(command, now: now), presentedAt: now)
+        emit(core.state.withLock { $0.apply(command, now: now) }, presentedAt: now, stamp: realtime())
     }
 
     /// Presents frames until cancelled.
     public func run() async {
+        if let presentationThread {
+            let thread = PresentationThread(
+                name: "coplay-present", configuration: presentationThread, reference: reference, logger: logger
+            ) { [core, weak self] now, stamp in
+                let (outputs, wake) = core.state.withLock { core in (core.advance(to: now), core.nextWake) }
+                self?.emit(outputs, presentedAt: now, stamp: stamp)
+                return wake
+            }
+            await thread.run()
+            return
+        }
         while !Task.isCancelled {
             guard let now = reference.now() else {
                 if (try? await clock.sleep(for: .milliseconds(10))) == nil { return }
                 continue
             }
-            emit(core.advance(to: now), presentedAt: now)
-            guard let wake = core.nextWake else {
+            let (outputs, next) = core.state.withLock { core in (core.advance(to: now), core.nextWake) }
+            emit(outputs, presentedAt: now, stamp: realtime())
+            guard let wake = next else {
                 // Idle: wait for a command (bounded, so cancellation is noticed).
                 if (try? await clock.sleep(for: maximumSleep)) == nil { return }
                 continue
@@ -108,16 +133,17 @@ public actor HeadlessPlayer: PlaybackControlDelegate {
             if spinWindow > .zero {
                 var current = now
                 while current < wake, let reading = reference.now() { current = reading }
-                emit(core.advance(to: current), presentedAt: current)
+                let stamp = realtime()
+                emit(core.state.withLock { $0.advance(to: current) }, presentedAt: current, stamp: stamp)
             } else if remaining > .zero {
                 if (try? await clock.sleep(for: remaining)) == nil { return }
             }
         }
     }
 
-    private func emit(_ outputs: [HeadlessPlayerCore.PlayerOutput], presentedAt now: ReferenceTime) {
+    /// Publishes outputs; `stamp` is the `CLOCK_REALTIME` reading taken at `now`.
+    private nonisolated func emit(_ outputs: [HeadlessPlayerCore.PlayerOutput], presentedAt now: ReferenceTime, stamp: Double) {
         guard !outputs.isEmpty else { return }
-        let stamp = realtime()
         for output in outputs {
             switch output {
             case .frame(let index, let pts, let scheduled, let item):
@@ -139,4 +165,10 @@ public actor HeadlessPlayer: PlaybackControlDelegate {
             }
         }
     }
+}
+
+/// The player's core behind a lock, shared by the actor and the presentation thread.
+private final class CoreBox: Sendable {
+    let state: Mutex<HeadlessPlayerCore>
+    init(_ core: HeadlessPlayerCore) { state = Mutex(core) }
 }

@@ -68,6 +68,7 @@ public struct HeadlessPlayerCore: Sendable {
     private var commanded: Anchor?
     private var presentation: Anchor?
     private var nextFrame: Int?
+    private var commandedWaiting = false
     /// The last frame presented.
     public private(set) var lastFrame: Int?
 
@@ -96,13 +97,22 @@ public struct HeadlessPlayerCore: Sendable {
     /// Takes a command (any time before, at or after its reference instant).
     public mutating func apply(_ command: PlaybackCommand, now: ReferenceTime) -> [PlayerOutput] {
         guard let item = items[command.expectedItemIdentifier] else { return [.ignored(command)] }
-        if case .seek = command.kind { return [] }  // the play/pause for the same instant carries it
+        if case .seek = command.kind, pending.contains(where: { $0.referenceTime == command.referenceTime }) {
+            // A play or pause for the same instant is already scheduled and carries the position.
+            return advance(to: now)
+        }
         if let commanded, pending.isEmpty, current?.identifier == item.identifier, commanded.reference == command.referenceTime,
             commanded.itemTime == command.itemTime, commanded.rate == (command.rate ?? commanded.rate)
         {
             return advance(to: now)  // already following exactly this
         }
-        pending.removeAll { $0.referenceTime >= command.referenceTime }
+        // A seek moves the position but not the motion: it replaces only what comes after it; a
+        // play or pause replaces what is scheduled at or after its instant (including a seek).
+        if case .seek = command.kind {
+            pending.removeAll { $0.referenceTime > command.referenceTime }
+        } else {
+            pending.removeAll { $0.referenceTime >= command.referenceTime }
+        }
         pending.append(command)
         return advance(to: now)
     }
@@ -154,8 +164,16 @@ public struct HeadlessPlayerCore: Sendable {
             nextFrame = nil
         }
         guard let current else { return [] }
+        // A seek keeps the commanded motion (playing, paused or waiting) and moves the position.
         let rate = command.rate ?? commanded?.rate ?? 0
         let wasStopped = (presentation?.rate ?? 0) == 0
+        let waiting: Bool
+        switch command.kind {
+        case .buffer: waiting = true
+        case .seek: waiting = commandedWaiting
+        case .play, .pause: waiting = false
+        }
+        commandedWaiting = waiting
         commanded = Anchor(reference: command.referenceTime, itemTime: command.itemTime, rate: rate)
         controller.reset()
         if rate > 0 {
@@ -171,7 +189,6 @@ public struct HeadlessPlayerCore: Sendable {
         presentation = Anchor(reference: command.referenceTime, itemTime: command.itemTime, rate: 0)
         nextFrame = current.firstFrame(atOrAfter: command.itemTime)
         let shown = current.frame(displayedAt: command.itemTime)
-        let waiting = if case .buffer = command.kind { true } else { false }
         return [.stopped(index: shown, itemTime: command.itemTime, at: command.referenceTime, item: current.identifier, waiting: waiting)]
     }
 

@@ -45,6 +45,8 @@ public actor PlaybackCoordinator {
     ///   - configuration: tuning (lead, suspensions).
     ///   - localItem: the item the local player has loaded.
     ///   - canPresent: when given, the local item follows the group to any item it accepts.
+    ///   - name: the local member's display name; events name members by their announced names
+    ///     (their channel ids until known).
     ///   - clock: the clock the coordinator sleeps on between ticks.
     ///   - realtime: the `CLOCK_REALTIME` reading used to stamp events.
     ///   - logger: where the coordinator logs (info and below).
@@ -55,12 +57,14 @@ public actor PlaybackCoordinator {
         configuration: CoordinatorConfiguration = .init(),
         localItem: String? = nil,
         canPresent: (@Sendable (String) -> Bool)? = nil,
+        name: String? = nil,
         clock: any Clock<Duration> = ContinuousClock(),
         realtime: @escaping @Sendable () -> Double = Realtime.now,
         logger: Logger = Logger(label: "coplay.playback")
     ) {
         self.core = CoordinatorCore(
-            participant: channel.localParticipant, configuration: configuration, localItem: localItem, canPresent: canPresent)
+            participant: channel.localParticipant, configuration: configuration, localItem: localItem, canPresent: canPresent,
+            name: name)
         self.channel = channel
         self.reference = reference
         self.delegate = delegate

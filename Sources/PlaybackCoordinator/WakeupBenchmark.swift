@@ -1,7 +1,8 @@
 /// Measures how precisely a ``HeadlessPlayer`` presents frames at their instants on this machine.
 ///
-/// It plays a synthetic timeline on `CLOCK_MONOTONIC` and records, for every frame, how late it was
-/// presented against its scheduled instant (the frame event's `errorMs`).
+/// It plays a synthetic timeline on `CLOCK_MONOTONIC` with the player's dedicated presentation
+/// thread and records, for every frame, how late it was presented against its scheduled instant
+/// (the frame event's `errorMs`).
 ///
 /// ```swift
 /// let report = await WakeupBenchmark.run(frames: 250, frameRate: 50, spinWindow: .milliseconds(2))
@@ -33,11 +34,13 @@ public enum WakeupBenchmark {
     /// - Parameters:
     ///   - frames: how many frames to present.
     ///   - frameRate: frames per second.
-    ///   - spinWindow: the player's busy-wait window (zero: sleep only).
+    ///   - spinWindow: the presentation thread's busy-wait window (zero: sleep only).
     public static func run(frames: Int, frameRate: Double, spinWindow: Duration) async -> Report {
         let reference = MonotonicReferenceTimeSource()
         let timeline = MediaTimeline(identifier: "wakeup", duration: Double(frames) / frameRate, frameRate: frameRate)
-        let player = HeadlessPlayer(participant: "bench", items: [timeline], reference: reference, spinWindow: spinWindow)
+        let player = HeadlessPlayer(
+            participant: "bench", items: [timeline], reference: reference, spinWindow: spinWindow,
+            presentationThread: PresentationThread.Configuration(spinWindow: spinWindow))
         let running = Task { await player.run() }
         let start = reference.now()! + .milliseconds(100)
         await player.handle(PlaybackCommand(

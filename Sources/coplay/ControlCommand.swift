@@ -18,6 +18,7 @@ struct ControlCommand: AsyncParsableCommand {
               coplay control "$INVITE" play
               coplay control "$INVITE" seek 2.5
               coplay control "$INVITE" rate 0.5
+              coplay control "$INVITE" item 'v1:…'   (an item the players loaded with --item; ID as `coplay probe` prints it)
             """
     )
 
@@ -65,7 +66,7 @@ struct ControlCommand: AsyncParsableCommand {
         defer { member.session.leave() }
         let coordinator = PlaybackCoordinator(
             channel: member.channel, reference: member.reference, delegate: CommandOnlyDelegate(),
-            configuration: PlaybackMember.coordinatorConfiguration, logger: logger)
+            configuration: PlaybackMember.coordinatorConfiguration, name: "control", logger: logger)
         let running = Task { await coordinator.run() }
         defer { running.cancel() }
 

@@ -14,6 +14,9 @@ struct HostCommand: AsyncParsableCommand {
             to `coplay join` and `coplay control`. The session starts paused at 0; events follow, one per \
             line. The relay must be running (`coplay serve`). Stops on SIGINT or SIGTERM.
 
+            --item adds media the group can switch to (coplay control INVITE item ID); the simulation \
+            options are those of `coplay join`.
+
             Example: coplay host samples/cfr-25.mp4 --relay 127.0.0.1:7000 --frames
             """
     )
@@ -26,6 +29,8 @@ struct HostCommand: AsyncParsableCommand {
 
     @OptionGroup var options: PlaybackCommandOptions
 
+    @OptionGroup(title: "Simulation (benchmarks and tests)") var simulation: PlaybackSimulationOptions
+
     func validate() throws {
         _ = try TimeEndpoint(parsing: relay)
     }
@@ -34,15 +39,18 @@ struct HostCommand: AsyncParsableCommand {
         let endpoint = try TimeEndpoint(parsing: relay)
         let logger = options.logger("coplay.host")
         let (timeline, info) = try await PlaybackMember.loadMedia(file)
+        let extraItems = try await options.extraItems()
         let invite = Invite.generate(host: endpoint.host, port: endpoint.port)
         let activity = WatchTogetherActivity(
             item: timeline.identifier, fingerprint: "\(info.fingerprint)", title: URL(fileURLWithPath: file).lastPathComponent)
-        let member = try await PlaybackMember.open(invite: invite, entry: .create(activity), logger: logger)
+        let member = try await PlaybackMember.open(
+            invite: invite, entry: .create(activity), clockDriftPPM: simulation.clockDriftPPM, logger: logger)
         EventOutput.printLine("\(invite)")
         let output = EventOutput(format: options.events, frames: options.frames)
         let name = options.name ?? "host"
         let service = PlaybackMemberService(member: member) {
-            await member.play(timeline, name: name, output: output, publishInitialState: true)
+            await member.play(
+                timeline, name: name, output: output, publishInitialState: true, extraItems: extraItems, imperfections: simulation.imperfections)
         }
         try await ServiceGroup(configuration: .init(
             services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)).run()

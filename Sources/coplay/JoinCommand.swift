@@ -13,7 +13,15 @@ struct JoinCommand: AsyncParsableCommand {
             Events are printed one per line (JSON Lines per docs/events.md, or text); frame events with \
             --frames. Stops on SIGINT or SIGTERM, or when the session ends.
 
-            Example: coplay join 'coplay://127.0.0.1:7000/…#…' samples/cfr-25.mp4 --name alice --frames
+            Frames are presented by a dedicated real-time thread (SCHED_FIFO when allowed) at the instants \
+            of the relay's clock. --item adds media the group can switch to (coplay control INVITE item ID). \
+            The simulation options make this member imperfect on purpose, for benchmarks: a drifting \
+            local clock (which clock sync must correct) or an imperfect decoder (which the sync \
+            controller must correct).
+
+            Examples:
+              coplay join 'coplay://127.0.0.1:7000/…#…' samples/cfr-25.mp4 --name alice --frames
+              coplay join "$INVITE" clip.mp4 --clock-drift-ppm -100 --start-latency 80 --decoder-drift-ppm 300
             """
     )
 
@@ -25,6 +33,8 @@ struct JoinCommand: AsyncParsableCommand {
 
     @OptionGroup var options: PlaybackCommandOptions
 
+    @OptionGroup(title: "Simulation (benchmarks and tests)") var simulation: PlaybackSimulationOptions
+
     func validate() throws {
         _ = try PlaybackCommandOptions.invite(invite)
     }
@@ -33,12 +43,15 @@ struct JoinCommand: AsyncParsableCommand {
         let invite = try PlaybackCommandOptions.invite(invite)
         let logger = options.logger("coplay.join")
         let (timeline, info) = try await PlaybackMember.loadMedia(file)
+        let extraItems = try await options.extraItems()
         let member = try await PlaybackMember.open(
-            invite: invite, entry: .accept(expectedFingerprint: "\(info.fingerprint)", file: file), logger: logger)
+            invite: invite, entry: .accept(expectedFingerprint: "\(info.fingerprint)", file: file),
+            clockDriftPPM: simulation.clockDriftPPM, logger: logger)
         let output = EventOutput(format: options.events, frames: options.frames)
         let name = options.name ?? "player-\(ProcessInfo.processInfo.processIdentifier)"
         let service = PlaybackMemberService(member: member) {
-            await member.play(timeline, name: name, output: output, publishInitialState: false)
+            await member.play(
+                timeline, name: name, output: output, publishInitialState: false, extraItems: extraItems, imperfections: simulation.imperfections)
         }
         try await ServiceGroup(configuration: .init(
             services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)).run()

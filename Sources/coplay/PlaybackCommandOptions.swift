@@ -1,6 +1,7 @@
 import ArgumentParser
 import GroupSessions
 import Logging
+import PlaybackCoordinator
 
 /// Options shared by `coplay host` and `coplay join`.
 struct PlaybackCommandOptions: ParsableArguments {
@@ -13,12 +14,26 @@ struct PlaybackCommandOptions: ParsableArguments {
     @Flag(name: .long, help: "Also print one event per presented frame.")
     var frames = false
 
+    @Option(
+        name: .customLong("item"),
+        help: ArgumentHelp(
+            "Another media file this player can switch to when the group changes item (`coplay control INVITE item ID`, ID = its fingerprint as `coplay probe` prints it). Repeatable.",
+            valueName: "file"))
+    var items: [String] = []
+
     @Option(name: .long, help: "Log level (stderr): trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "notice"
 
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         if let name, name.isEmpty { throw ValidationError("--name must not be empty") }
+    }
+
+    /// Probes the `--item` files.
+    func extraItems() async throws -> [MediaTimeline] {
+        var timelines: [MediaTimeline] = []
+        for path in items { timelines.append(try await PlaybackMember.loadMedia(path).0) }
+        return timelines
     }
 
     func logger(_ label: String) -> Logger {

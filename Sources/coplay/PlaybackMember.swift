@@ -13,9 +13,13 @@ struct PlaybackMember: Sendable {
     let invite: Invite
     let session: GroupSession<WatchTogetherActivity>
     let channel: GroupSessionCoordinationChannel<WatchTogetherActivity>
-    let timeClient: TimeClient<ContinuousClock>
-    let reference: SyncedReferenceTimeSource<ContinuousClock>
+    let timeClient: TimeClient<MemberClock>
+    let reference: SyncedReferenceTimeSource<MemberClock>
     let logger: Logger
+
+    /// The member's local clock: the real one (`ContinuousClock`, i.e. `CLOCK_BOOTTIME`), drifted
+    /// in software when `--clock-drift-ppm` asks for it.
+    typealias MemberClock = DriftingClock<ContinuousClock>
 
     /// The coordinator settings the CLI uses: a lead of at least 120 ms, so that members on a busy
     /// machine (or a slow link) still get each command before it applies.
@@ -34,7 +38,10 @@ struct PlaybackMember: Sendable {
     }
 
     /// Connects to the relay, enters and joins the session, and synchronises with the relay's clock.
-    static func open(invite: Invite, entry: Entry, logger: Logger) async throws -> PlaybackMember {
+    ///
+    /// - Parameter clockDriftPPM: simulate a local clock running this many ppm fast (or slow): the
+    ///   time client, the synced clock and the player all read it; event stamps stay true.
+    static func open(invite: Invite, entry: Entry, clockDriftPPM: Double = 0, logger: Logger) async throws -> PlaybackMember {
         let address = "\(invite.host):\(invite.port)"
         let center = GroupActivityCenter<WatchTogetherActivity>(
             transport: RelayTransport(invite: invite), logger: logger)
@@ -62,12 +69,12 @@ struct PlaybackMember: Sendable {
             throw PlaybackSetupError.inviteRefused(address, error)
         }
 
-        let synced = SyncedClock(clock: ContinuousClock(), logger: logger)
-        let client: TimeClient<ContinuousClock>
+        let synced = SyncedClock(clock: MemberClock(ContinuousClock(), driftPPM: clockDriftPPM), logger: logger)
+        let client: TimeClient<MemberClock>
         do {
             let transport = try await UDPTimeTransport.connect(
                 host: invite.host, port: invite.port, timescale: synced.timescale)
-            var configuration = TimeClient<ContinuousClock>.Configuration()
+            var configuration = TimeClient<MemberClock>.Configuration()
             configuration.timeout = .milliseconds(500)
             client = TimeClient(transport: transport, syncedClock: synced, configuration: configuration, logger: logger)
             _ = try await client.measure(samples: 8, interval: .milliseconds(20))
@@ -92,16 +99,22 @@ struct PlaybackMember: Sendable {
     /// - Parameters:
     ///   - name: the player's name in events.
     ///   - publishInitialState: the host publishes "paused at 0" so the group has a state.
+    ///   - extraItems: other media the player can switch to when the group changes item.
+    ///   - imperfections: simulated decoder imperfections (start latency, decoder drift).
     ///   - started: called with the coordinator once it runs (the demo drives its tour through it).
     func play(
         _ timeline: MediaTimeline, name: String, output: EventOutput, publishInitialState: Bool,
+        extraItems: [MediaTimeline] = [],
+        imperfections: HeadlessPlayerCore.Imperfections = .init(),
         started: @escaping @Sendable (PlaybackCoordinator, HeadlessPlayer) async -> Void = { _, _ in }
     ) async {
         let player = HeadlessPlayer(
-            participant: PlaybackParticipantID(name), items: [timeline], reference: reference, logger: logger)
+            participant: PlaybackParticipantID(name), items: [timeline] + extraItems, reference: reference,
+            presentationThread: PresentationThread.Configuration(), imperfections: imperfections, logger: logger)
+        let itemIDs = Set(([timeline] + extraItems).map(\.identifier))
         let coordinator = PlaybackCoordinator(
             channel: channel, reference: reference, delegate: player, configuration: Self.coordinatorConfiguration,
-            localItem: timeline.identifier, logger: logger)
+            localItem: timeline.identifier, canPresent: { itemIDs.contains($0) }, name: name, logger: logger)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [timeClient] in try? await timeClient.run() }
             group.addTask { await player.run() }

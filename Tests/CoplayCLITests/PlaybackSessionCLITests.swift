@@ -178,16 +178,10 @@ struct PlaybackSessionCLITests {
         let p99 = skews[min(skews.count - 1, Int(Double(skews.count) * 0.99))]
         print(String(format: "coplay CLI test: %d frames common to 3 joiners (unshare: %@): skew p50 %.3f ms, p99 %.3f ms, max %.3f ms",
                      skews.count, unshare ? "yes" : "no", p50, p99, skews.last!))
-        // The 1 ms p99 goal is asserted when COPLAY_STRICT_SKEW=1 (a quiet machine). On a shared,
-        // loaded CI box a few frames are presented late because the player process is not
-        // scheduled during its spin window, so by default the median carries the 1 ms bound and
-        // the p99 only a coarse one; the figures are printed either way.
+        // Each player presents from its own presentation thread (SCHED_FIFO when allowed, absolute
+        // clock_nanosleep, a short final spin), so the 1 ms bound holds at p99 even on a loaded machine.
         #expect(p50 <= 1.0, "frame skew p50 \(p50) ms exceeds 1 ms")
-        if ProcessInfo.processInfo.environment["COPLAY_STRICT_SKEW"] == "1" {
-            #expect(p99 <= 1.0, "frame skew p99 \(p99) ms exceeds 1 ms")
-        } else {
-            #expect(p99 <= 50.0, "frame skew p99 \(p99) ms exceeds even the loaded-machine bound of 50 ms")
-        }
+        #expect(p99 <= 1.0, "frame skew p99 \(p99) ms exceeds 1 ms")
     }
 
     @Test("wrong secret, other media and a relay that is down: clear errors, non-zero exit", .timeLimit(.minutes(3)))
@@ -243,5 +237,9 @@ struct PlaybackSessionCLITests {
         // Bad input is a usage error.
         let usage = try await CoplayProcess.run(["control", invite, "seek"], timeout: 60)
         #expect(usage.status == 64)
+        for bad in [["--clock-drift-ppm", "nan"], ["--start-latency", "-5"], ["--decoder-drift-ppm", "20000"]] {
+            let result = try await CoplayProcess.run(["join", invite, media] + bad, timeout: 60)
+            #expect(result.status == 64, "\(bad): \(result.stderr)")
+        }
     }
 }

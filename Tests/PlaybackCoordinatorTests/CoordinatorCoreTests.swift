@@ -154,6 +154,31 @@ struct CoordinatorCoreTests {
         #expect(PlaybackCoordinatorError.invalidRate(-1).description.contains("not negative"))
     }
 
+    @Test("events name members by their announced names, by id until a name is known")
+    func labels() throws {
+        var core = CoordinatorCore(participant: "a1b2", localItem: "clip", name: "ana")
+        let joined = CoreHarness.events(core.receive(.joined("c3d4"), now: ReferenceTime(seconds: 1)))
+        #expect(joined.map(\.originator) == ["c3d4"])
+        #expect(joined.map(\.player) == ["ana"])
+        // Our own presence report carries our name.
+        let sent = CoreHarness.sent(core.tick(now: ReferenceTime(seconds: 100)))
+        guard case .presence(let own)? = sent.first else { Issue.record("no presence"); return }
+        #expect(own.name == "ana")
+        let report = PresenceReport(sentAt: ReferenceTime(seconds: 1), observedDelay: .zero, preroll: .zero, item: "clip", name: "cy")
+        _ = core.receive(.message(.presence(report), sender: "c3d4", sequence: 1), now: ReferenceTime(seconds: 1))
+        let state = PlaybackState(item: "clip", rate: 1, anchorItemTime: 0, anchorReferenceTime: ReferenceTime(seconds: 2), originator: "c3d4")
+        let actions = core.receive(
+            .message(.state(StateProposal(state: state, command: .play, sentAt: ReferenceTime(seconds: 1))), sender: "c3d4", sequence: 2),
+            now: ReferenceTime(seconds: 1))
+        let play = CoreHarness.events(actions).first { $0.type == .play }
+        #expect(play?.originator == "cy" && play?.player == "ana")
+        #expect(CoreHarness.commands(actions).allSatisfy { $0.originator == "cy" })
+        let left = CoreHarness.events(core.receive(.left("c3d4"), now: ReferenceTime(seconds: 3)))
+        #expect(left.map(\.originator) == ["cy"])
+        // A name-less member (an old client) is still named by its id.
+        #expect(core.label("e5f6") == "e5f6")
+    }
+
     @Test("a waiting suspension holds the timeline; ending it resumes at the end instant")
     func suspensionHolds() throws {
         var harness = CoreHarness()

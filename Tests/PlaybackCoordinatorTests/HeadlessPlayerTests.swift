@@ -102,11 +102,71 @@ struct HeadlessPlayerTests {
         #expect(index == 301 && abs(pts - 12.04) < 1e-9 && scheduled == ReferenceTime(seconds: 3.04))
     }
 
-    @Test("on the real clock it presents frames in order, never early, through to the last")
-    func realClock() async throws {
+    static func command(_ kind: PlaybackCommand.Kind, revision: UInt64 = 1) -> PlaybackCommand {
+        PlaybackCommand(kind: kind, originator: "o", expectedItemIdentifier: "clip", revision: revision)
+    }
+
+    @Test("a seek command alone moves the position at its instant and keeps playing")
+    func seekWhilePlaying() {
+        var core = HeadlessPlayerCore(items: [MediaTimeline(identifier: "clip", duration: 60, frameRate: 25)])
+        let t = { (seconds: Double) in ReferenceTime(seconds: seconds) }
+        _ = core.apply(Self.command(.play(itemTime: 0, referenceTime: t(1), rate: 1)), now: t(0.5))
+        // The seek arrives early (before the play is due), for reference 2.0 (item time 1.0 on the old timeline).
+        #expect(core.apply(Self.command(.seek(itemTime: 10, referenceTime: t(2), completionDueDate: t(2)), revision: 2), now: t(0.6))
+            .isEmpty)
+        var frames: [(Int, ReferenceTime)] = []
+        while let wake = core.nextWake, wake <= t(2.1) {
+            for case .frame(let index, _, let scheduled, _) in core.advance(to: wake) { frames.append((index, scheduled)) }
+        }
+        // Old timeline up to frame 24 (item 0.96 at 1.96), then frame 250 (item 10.0) exactly at 2.0.
+        #expect(frames.map(\.0) == Array(0...24) + [250, 251, 252])
+        #expect(frames.first { $0.0 == 250 }?.1 == t(2))
+        #expect(frames.first { $0.0 == 251 }?.1 == t(2.04))
+        #expect(core.expectedItemTime(at: t(3)) == 11)
+    }
+
+    @Test("a seek command while paused shows the new frame at its instant and stays paused")
+    func seekWhilePaused() {
+        var core = HeadlessPlayerCore(items: [MediaTimeline(identifier: "clip", duration: 60, frameRate: 25)])
+        let t = { (seconds: Double) in ReferenceTime(seconds: seconds) }
+        _ = core.apply(Self.command(.pause(itemTime: 3, referenceTime: t(1))), now: t(1))
+        _ = core.apply(Self.command(.seek(itemTime: 5, referenceTime: t(2), completionDueDate: t(2)), revision: 2), now: t(1.5))
+        #expect(core.advance(to: t(1.999)).isEmpty)
+        let outputs = core.advance(to: t(2))
+        #expect(outputs == [.stopped(index: 125, itemTime: 5, at: t(2), item: "clip", waiting: false)])
+        #expect(core.nextWake == nil)
+        #expect(core.expectedItemTime(at: t(9)) == 5)
+    }
+
+    @Test("a seek then a play for the same instant (as the coordinator sends them) is one jump")
+    func seekThenPlay() {
+        var core = HeadlessPlayerCore(items: [MediaTimeline(identifier: "clip", duration: 60, frameRate: 25)])
+        let t = { (seconds: Double) in ReferenceTime(seconds: seconds) }
+        _ = core.apply(Self.command(.pause(itemTime: 0, referenceTime: t(1))), now: t(1))
+        _ = core.apply(Self.command(.seek(itemTime: 4, referenceTime: t(2), completionDueDate: t(2)), revision: 2), now: t(1.5))
+        _ = core.apply(Self.command(.play(itemTime: 4, referenceTime: t(2), rate: 1), revision: 2), now: t(1.5))
+        let outputs = core.advance(to: t(2))
+        #expect(outputs == [.frame(index: 100, pts: 4, scheduled: t(2), item: "clip")])
+        // A seek for an instant that already has a play scheduled does not displace it.
+        _ = core.apply(Self.command(.play(itemTime: 20, referenceTime: t(3), rate: 1), revision: 3), now: t(2.5))
+        _ = core.apply(Self.command(.seek(itemTime: 20, referenceTime: t(3), completionDueDate: t(3)), revision: 3), now: t(2.5))
+        var last: Int?
+        while let wake = core.nextWake, wake <= t(3) {
+            for case .frame(let index, _, _, _) in core.advance(to: wake) { last = index }
+        }
+        #expect(last == 500)
+        #expect(core.nextWake == t(3.04))
+    }
+
+    /// Both timings: the cooperative loop and the dedicated presentation thread (which sleeps on
+    /// CLOCK_BOOTTIME while this reference is CLOCK_MONOTONIC: only differences of the two matter).
+    @Test("on the real clock it presents frames in order, never early, through to the last", arguments: [false, true])
+    func realClock(dedicatedThread: Bool) async throws {
         let reference = MonotonicReferenceTimeSource()
         let timeline = MediaTimeline(identifier: "clip", duration: 2, frameRate: 50)
-        let player = HeadlessPlayer(participant: "p", items: [timeline], reference: reference)
+        let player = HeadlessPlayer(
+            participant: "p", items: [timeline], reference: reference,
+            presentationThread: dedicatedThread ? PresentationThread.Configuration() : nil)
         let collector = Collector<PlaybackEvent>()
         let collecting = collector.start(player.events)
         let running = Task { await player.run() }
@@ -131,7 +191,7 @@ struct HeadlessPlayerTests {
         #expect(zip(frames, frames.dropFirst()).allSatisfy { $0.realtime <= $1.realtime })
         let errors = frames.map(\.errorMs!).sorted()
         if !errors.isEmpty {
-            print("real-clock wake-up error over \(errors.count) frames: median \(errors[errors.count / 2]) ms, max \(errors.last!) ms")
+            print("real-clock wake-up error (thread: \(dedicatedThread)) over \(errors.count) frames: median \(errors[errors.count / 2]) ms, max \(errors.last!) ms")
         }
     }
 }

@@ -200,6 +200,34 @@ struct SimulationTests {
         #expect((sim.frameSpreads(nodes: alive).map(\.spreadMs).max() ?? .infinity) < 1.0)
     }
 
+    @Test("a suspended member that leaves, or whose connection dies, stops blocking at once", arguments: [false, true])
+    func leavingMemberStopsBlocking(connectionDies: Bool) {
+        let sim = SimulatedGroup.make(seed: 29, network: .jitter)  // suspension timeout: the default 10 s
+        sim.at(1.0, "ana") { core, now in try core.proposePlay(now: now) }
+        sim.at(5.0, "cy") { core, now in core.beginSuspension(.buffering, now: now).actions }
+        sim.schedule(at: 6_000_000_000) { sim in if connectionDies { sim.dropConnection("cy") } else { sim.leave("cy") } }
+        sim.run(until: 10)
+        let alive: [ParticipantID] = ["ana", "ben", "dee"]
+        // Everyone waited (on the same frame) ...
+        let waits = sim.stops.filter { $0.waiting && alive.contains($0.node) }
+        #expect(Set(waits.map(\.node)) == Set(alive))
+        #expect(Set(waits.map(\.index)).count == 1)
+        // ... and resumed together within a lead or so of the leave, not at 5 s + 10 s.
+        let resumedAt = alive.map { name in sim.frames(of: name).first { Double($0.trueTime) / 1e9 > 6.0 } }
+        #expect(resumedAt.allSatisfy { $0 != nil })
+        let frames = resumedAt.compactMap { $0 }
+        #expect(Set(frames.map(\.index)).count == 1)
+        let times = frames.map { Double($0.trueTime) / 1e9 }
+        #expect(times.max()! - times.min()! < 0.001)
+        #expect(times.min()! > 6.0 && times.max()! < 7.0, "resumed at \(times)")
+        for name in alive {
+            let ended = sim.nodes[name]!.events.filter { $0.type == .suspensionEnded }
+            #expect(ended.count == 1)
+            #expect(ended.first?.originator == "cy" && ended.first?.detail == "member left" && ended.first?.timedOut == false)
+        }
+        #expect((sim.frameSpreads(nodes: alive).map(\.spreadMs).max() ?? .infinity) < 1.0)
+    }
+
     @Test("only waiting reasons, and at most the participant limit, make the group wait")
     func waitingReasonsAndLimit() {
         let sim = SimulatedGroup.make(seed: 17, network: .quiet) { _, spec in

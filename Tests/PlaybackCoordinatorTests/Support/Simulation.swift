@@ -205,6 +205,16 @@ final class Simulation {
         nodes[name]?.alive = false
     }
 
+    /// The node's connection dies: the relay notices at once and tells the others it left.
+    func dropConnection(_ name: ParticipantID) {
+        guard let node = nodes[name] else { return }
+        node.alive = false
+        relayMembers.removeAll { $0 == name }
+        for member in relayMembers {
+            if let target = nodes[member] { sendDown(to: target, .left(name)) }
+        }
+    }
+
     /// The node leaves cleanly.
     func leave(_ name: ParticipantID) {
         guard let node = nodes[name] else { return }
