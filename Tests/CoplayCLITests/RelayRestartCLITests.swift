@@ -52,9 +52,10 @@ struct RelayRestartCLITests {
         // The relay gone for good: after the give-up time (30 s) join ends.
         kill(relay.process.processIdentifier, SIGKILL)
         relay.process.waitUntilExit()
-        let deadline = ContinuousClock.now + .seconds(90)
+        let killed = ContinuousClock.now
+        let deadline = killed + .seconds(90)
         while joiner.process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(200)) }
         #expect(!joiner.process.isRunning, "join still running 90 s after the relay went away")
-        print("coplay join after the relay went away: status \(joiner.process.isRunning ? -1 : joiner.process.terminationStatus), stderr: \(joiner.err.snapshot.suffix(3))")
+        print("coplay join after the relay went away: ended after \(killed.duration(to: .now)), status \(joiner.process.isRunning ? -1 : joiner.process.terminationStatus), stderr: \(joiner.err.snapshot.suffix(3))")
     }
 }
