@@ -22,19 +22,20 @@ import Synchronization
 /// try await group.run()
 /// ```
 public final class RelayServer: Service, Sendable {
-    private struct Core: ~Copyable {
+    struct Core: ~Copyable {
         var hub: SessionHub<Int>
         var outboxes: [Int: FrameOutbox] = [:]
         var nextID = 1
         var slowConsumers: UInt64 = 0
         var shuttingDown = false
+        var store: SessionStore?
     }
 
     /// The configuration in force.
     public let configuration: RelayConfiguration
-    private let logger: Logger
-    private let core: Mutex<Core>
-    private let now: @Sendable () -> Duration
+    let logger: Logger
+    let core: Mutex<Core>
+    let now: @Sendable () -> Duration
     private let bound = Mutex<(address: SocketAddress?, waiters: [CheckedContinuation<SocketAddress, any Error>])>((nil, []))
     private let eventLoopGroup: any EventLoopGroup
 
@@ -89,6 +90,7 @@ public final class RelayServer: Service, Sendable {
     /// Listens and serves until cancelled or gracefully shut down.
     public func run() async throws {
         let configuration = self.configuration
+        if let directory = configuration.dataDirectory { try openStore(directory) }
         let server: NIOAsyncChannel<NIOAsyncChannel<Frame, Frame>, Never>
         do {
             server = try await ServerBootstrap(group: eventLoopGroup)
@@ -125,6 +127,7 @@ public final class RelayServer: Service, Sendable {
 
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { await self.tickLoop() }
                 try await server.executeThenClose { inbound in
                     for try await connection in inbound {
                         group.addTask { await self.handle(connection) }
@@ -213,7 +216,10 @@ public final class RelayServer: Service, Sendable {
     }
 
     /// Carries out hub actions; called with the lock held so queues follow the hub's order.
-    private func apply(_ actions: [HubAction<Int>], to core: inout Core) {
+    /// Store events are written first, so no `ack` leaves before its frame is on disk.
+    func apply(_ actions: [HubAction<Int>], to core: inout Core) {
+        persist(&core)
+        defer { persist(&core) }
         var pending = actions[...]
         while let action = pending.popFirst() {
             switch action {

@@ -102,9 +102,11 @@ struct SessionHubTests {
         #expect(hub.counters.framesRefused == 2)
     }
 
-    @Test("leaving announces left; the last one out deletes the session")
+    @Test("without a presence grace, a lost connection announces left; the last one out deletes the session")
     func presence() {
-        var hub = SessionHub<Int>(limits: HubLimits())
+        var limits = HubLimits()
+        limits.presenceGrace = .zero
+        var hub = SessionHub<Int>(limits: limits)
         admitAndJoin(&hub, 1, id: 1)
         admitAndJoin(&hub, 2, id: 2)
         let out = sends(hub.disconnect(2))

@@ -97,7 +97,7 @@ struct RelaySecurityTests {
 
     @Test("tampered, forged and replayed frames are rejected and never delivered")
     func tamperAndReplay() async throws {
-        try await withRelay { _, port in
+        try await withRelay { relay, port in
             let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port))
             let invite = Invite.generate(host: "127.0.0.1", port: port)
             let a = try await center.activate(WatchMovie(movie: "m"), invite: invite)
@@ -123,16 +123,21 @@ struct RelaySecurityTests {
             // 2. Forged: sealed under a key derived from another secret.
             var forger = PayloadCipher(keys: SessionKeys(secret: Array(repeating: 7, count: 32), session: invite.session))
             try spy.connection.send(
-                try forger.seal(Array("{\"sender\":9,\"index\":9,\"text\":\"\"}".utf8), route: DataRoute(senderSequence: 1),
+                try forger.seal(Array("{\"sender\":9,\"index\":9,\"text\":\"\"}".utf8), route: DataRoute(senderSequence: 100),
                                 flags: [], sender: spy.id))
             await eventually("b rejected two") { b.rejectedFrameCount == 2 }
 
             // 3. Replay: a captures a's frames, a leaves, the spy takes a's identity and replays them.
+            // The relay remembers the sender sequences it stamped for a (resume deduplication), so it
+            // drops them; replayed from another member's connection they reach b, which rejects them.
             let aID = a.localParticipant.id
             a.leave()
             await eventually("a gone") { b.activeParticipants.count == 2 }
             let impostor = try await RawClient.connect(port: port, invite: invite, id: aID)
             for frame in captured { try impostor.connection.send(frame) }
+            await eventually("the relay dropped the replays") { relay.metrics.counters.duplicatesDropped == 3 }
+            let replayer = try await RawClient.connect(port: port, invite: invite)
+            for frame in captured { try replayer.connection.send(frame) }
             await eventually("b rejected the replays") { b.rejectedFrameCount == 5 }
             // Nothing beyond the three genuine messages was delivered.
             try await Task.sleep(for: .milliseconds(200))

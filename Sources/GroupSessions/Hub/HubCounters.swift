@@ -10,6 +10,10 @@ public struct HubCounters: Hashable, Sendable {
     public var framesRefused: UInt64 = 0
     /// Unreliable frames dropped for slow recipients (counted by the shell).
     public var framesDropped: UInt64 = 0
+    /// Data frames a resuming sender sent again that were already stamped (dropped quietly).
+    public var duplicatesDropped: UInt64 = 0
+    /// Members resumed after a lost connection.
+    public var resumes: UInt64 = 0
 
     /// All zero.
     public init() {}

@@ -15,6 +15,13 @@ public struct HubLimits: Hashable, Sendable {
     public var maximumRetainedKeys: Int = 256
     /// Attachment size, journal quota and transfer limits (`JournalLimits`).
     public var journal = JournalLimits()
+    /// How long a joined member whose connection dropped stays a member (no `left`) waiting to
+    /// resume; zero announces `left` at once.
+    public var presenceGrace: Duration = .seconds(15)
+    /// Stamped frames a session keeps for resuming members.
+    public var resumeLogFrames: Int = 100_000
+    /// Payload bytes a session keeps for resuming members.
+    public var resumeLogBytes: Int = 64 << 20
 
     /// The defaults above.
     public init() {}

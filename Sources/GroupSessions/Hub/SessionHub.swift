@@ -39,6 +39,12 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
         var joined: [ParticipantID] = []
         /// Latest retained data frame per opaque key.
         var retained: [[UInt8]: Frame] = [:]
+        /// Joined participants whose connection dropped, with the time it dropped (presence grace).
+        var away: [ParticipantID: Duration] = [:]
+        /// Stamped frames kept for resuming members.
+        var log = ResumeLog()
+        /// Per sender, the highest sender sequence stamped.
+        var senderHigh: [ParticipantID: UInt64] = [:]
 
         mutating func stamp() -> UInt64 {
             sequence &+= 1
@@ -56,6 +62,11 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
     var journal = HubJournalState<Connection>()
     /// Where journal attachments are kept.
     public let journalStorage: any JournalStorage
+    /// The latest time an event carried (disconnects use it to date the start of a grace period).
+    var now: Duration = .zero
+    /// Whether the hub collects ``SessionStoreEvent``s for a persistent store.
+    public var recordsStoreEvents = false
+    var storeEvents: [SessionStoreEvent] = []
 
     /// Creates an empty hub.
     ///
@@ -72,7 +83,7 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
     /// Sessions currently alive.
     public var sessionCount: Int { sessions.count }
     /// Joined participants over all sessions.
-    public var participantCount: Int { sessions.values.reduce(0) { $0 + $1.joined.count } }
+    public var participantCount: Int { sessions.values.reduce(0) { $0 + $1.joined.count - $1.away.count } }
 
     // MARK: Events
 
@@ -87,16 +98,24 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
                 .close(connection),
             ]
         }
+        self.now = max(self.now, now)
         connections[connection] = ConnectionState(tokens: Double(limits.burst), lastRefill: now)
         return []
     }
 
     /// A connection went away (closed by the peer, failed, or closed by the shell).
+    ///
+    /// A joined member stays a member for ``HubLimits/presenceGrace`` (see ``tick(now:)``), so it
+    /// can resume without its presence flapping.
     public mutating func disconnect(_ connection: Connection) -> [HubAction<Connection>] {
+        disconnect(connection, immediately: false)
+    }
+
+    mutating func disconnect(_ connection: Connection, immediately: Bool) -> [HubAction<Connection>] {
         guard let state = connections.removeValue(forKey: connection) else { return [] }
         var actions: [HubAction<Connection>] = []
         if let id = state.session, let participant = state.participant {
-            removeMember(participant, connection: connection, from: id, into: &actions)
+            removeMember(participant, connection: connection, from: id, immediately: immediately, into: &actions)
         }
         return actions
     }
@@ -118,6 +137,7 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
     ///   - now: The shell's monotonic time, for rate limiting.
     public mutating func receive(_ frame: Frame, from connection: Connection, now: Duration) -> [HubAction<Connection>] {
         guard connections[connection] != nil else { return [] }
+        self.now = max(self.now, now)
         counters.framesReceived += 1
         var actions: [HubAction<Connection>] = []
         switch frame.type {
@@ -126,7 +146,7 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
         case .data: data(frame, from: connection, now: now, into: &actions)
         case .end: end(from: connection, into: &actions)
         case .leave:
-            actions += disconnect(connection)
+            actions += disconnect(connection, immediately: true)
             actions.append(.close(connection))
         case .ping:
             var pong = frame
@@ -160,7 +180,12 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
             refuse(connection, .malformed, error.description, close: true, into: &actions)
             return
         }
+        if let resumeAfter = hello.resumeAfter {
+            resume(frame, token: hello.token, after: resumeAfter, from: connection, into: &actions)
+            return
+        }
         let hash = SessionKeys.joinTokenHash(hello.token)
+        let isNew = sessions[frame.session] == nil
         var session = sessions[frame.session] ?? SessionState(tokenHash: hash)
         guard Self.constantTimeEqual(session.tokenHash, hash) else {
             refuse(connection, .unauthorized, "join token does not match this session", close: true, into: &actions)
@@ -171,11 +196,16 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
             // the authenticated newcomer replaces it.
             sessions[frame.session] = session
             connections[previous]?.session = nil
-            removeMember(frame.sender, connection: previous, from: frame.session, into: &actions)
+            removeMember(frame.sender, connection: previous, from: frame.session, immediately: true, into: &actions)
             actions.append(.close(previous))
             session = sessions[frame.session] ?? SessionState(tokenHash: hash)
+        } else if session.away[frame.sender] != nil {
+            // A member that was away enters afresh instead of resuming: it left first.
+            sessions[frame.session] = session
+            expire([frame.sender], in: frame.session, into: &actions)
+            session = sessions[frame.session] ?? SessionState(tokenHash: hash)
         }
-        guard session.members.count < limits.maximumMembersPerSession else {
+        guard session.members.count + session.away.count < limits.maximumMembersPerSession else {
             refuse(connection, .quotaExceeded, "session is at its member limit", close: true, into: &actions)
             return
         }
@@ -198,6 +228,7 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
         }
         replayJournal(frame.session, to: connection, into: &actions)
         sessions[frame.session] = session
+        if isNew { recordUpdate(frame.session) }
     }
 
     private mutating func join(from connection: Connection, into actions: inout [HubAction<Connection>]) {
@@ -212,7 +243,9 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
         session.joined.append(participant)
         let frame = Frame(type: .joined, session: id, sender: participant, sequence: session.stamp())
         for member in session.members.values { actions.append(.send(member, frame, droppable: false)) }
+        log(frame, in: &session)
         sessions[id] = session
+        recordUpdate(id)
     }
 
     private mutating func data(
@@ -241,6 +274,11 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
                    sequence: route.senderSequence, into: &actions)
             return
         }
+        guard route.senderSequence > session.senderHigh[participant, default: 0] else {
+            // A resuming sender sent again a frame already stamped: its ack was replayed.
+            counters.duplicatesDropped += 1
+            return
+        }
         guard takeToken(connection, now: now) else {
             refuse(connection, .rateLimited,
                    "more than \(limits.ratePerSecond) frames/s (burst \(limits.burst)); frame dropped",
@@ -266,6 +304,7 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
         out.sender = participant
         out.flags.remove(.replayed)
         out.sequence = session.stamp()
+        session.senderHigh[participant] = route.senderSequence
         var ack = ByteBuffer()
         ack.writeInteger(route.senderSequence)
         actions.append(
@@ -291,6 +330,7 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
         counters.framesForwarded += count
         counters.bytesForwarded += count * UInt64(out.payload.readableBytes)
         if retained { session.retained[route.retainKey] = out }
+        log(out, in: &session)
         sessions[id] = session
     }
 
@@ -310,23 +350,26 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
             actions.append(.send(member, frame, droppable: false))
             actions.append(.close(member))
         }
+        if recordsStoreEvents { storeEvents.append(.deleted(id)) }
     }
 
     // MARK: Helpers
 
     private mutating func removeMember(
-        _ participant: ParticipantID, connection: Connection, from id: SessionID,
+        _ participant: ParticipantID, connection: Connection, from id: SessionID, immediately: Bool,
         into actions: inout [HubAction<Connection>]
     ) {
         guard var session = sessions[id], session.members[participant] == connection else { return }
         session.members[participant] = nil
-        if let index = session.joined.firstIndex(of: participant) {
-            session.joined.remove(at: index)
-            let frame = Frame(type: .left, session: id, sender: participant, sequence: session.stamp())
-            for member in session.members.values { actions.append(.send(member, frame, droppable: false)) }
+        if session.joined.contains(participant), !immediately, limits.presenceGrace > .zero {
+            session.away[participant] = now
+            sessions[id] = session
+            journalMemberGone(connection, session: id, sessionDeleted: false)
+            return
         }
-        sessions[id] = session.members.isEmpty ? nil : session
-        journalMemberGone(connection, session: id, sessionDeleted: session.members.isEmpty)
+        sessions[id] = session
+        journalMemberGone(connection, session: id, sessionDeleted: false)
+        expire([participant], in: id, into: &actions)
     }
 
     private mutating func takeToken(_ connection: Connection, now: Duration) -> Bool {
@@ -350,7 +393,7 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
         counters.framesRefused += 1
         actions.append(.send(connection, Self.error(code, sequence: sequence, detail: detail), droppable: false))
         if close {
-            actions += disconnect(connection)
+            actions += disconnect(connection, immediately: false)
             actions.append(.close(connection))
         }
     }

@@ -69,15 +69,24 @@ final class JournalClient: Sendable {
 
     let keys: SessionKeys
     let local: ParticipantID
-    let connection: any TransportConnection
     let logger: Logger
     private let state = Mutex(State())
+    private let link: Mutex<any TransportConnection>
+
+    /// The engine's current connection (it changes when the engine reconnects).
+    var connection: any TransportConnection { link.withLock { $0 } }
 
     init(keys: SessionKeys, local: ParticipantID, connection: any TransportConnection, logger: Logger) {
         self.keys = keys
         self.local = local
-        self.connection = connection
+        self.link = Mutex(connection)
         self.logger = logger
+    }
+
+    /// The engine resumed on a new connection: later journal frames go there. Transfers that were
+    /// in flight on the old one have been failed by ``fail(all:close:)`` (the caller retries).
+    func attach(_ connection: any TransportConnection) {
+        link.withLock { $0 = connection }
     }
 
     var attachments: [Attachment] { state.withLock { $0.list } }

@@ -54,6 +54,13 @@ extension SessionHub {
         }
     }
 
+    /// Deletes a session's journal (uploads in progress and stored attachments) with the session.
+    mutating func journalSessionDeleted(_ id: SessionID) {
+        for attachment in (journal.uploads[id] ?? [:]).keys { journalStorage.discard(attachment, in: id) }
+        journal.uploads[id] = nil
+        journalStorage.deleteSession(id)
+    }
+
     // MARK: Handlers
 
     private mutating func journalPut(
@@ -158,8 +165,9 @@ extension SessionHub {
                    sequence: upload.token, into: &actions)
             return
         }
-        sessions[id] = session
         let frame = Self.announcement(stored, session: id, flags: [])
+        log(frame, in: &session)  // a resuming member gets the announcements it missed
+        sessions[id] = session
         for member in session.members.values { actions.append(.send(member, frame, droppable: false)) }
     }
 
@@ -190,6 +198,7 @@ extension SessionHub {
         let frame = Frame(
             type: .journalRemoved, session: id, sender: connections[connection]?.participant ?? .relay,
             sequence: session.stamp(), payload: JournalRequestPayload(token: 0, id: request.id).encoded())
+        log(frame, in: &session)
         sessions[id] = session
         for member in session.members.values { actions.append(.send(member, frame, droppable: false)) }
     }

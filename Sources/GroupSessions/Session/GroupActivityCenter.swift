@@ -12,6 +12,7 @@ import Logging
 public final class GroupActivityCenter<Activity: GroupActivity>: Sendable {
     private let transport: any SessionTransport
     private let logger: Logger
+    private let reconnectPolicy: ReconnectPolicy
     private let continuation: AsyncStream<GroupSession<Activity>>.Continuation
 
     /// Every session this center creates or accepts, in order.
@@ -22,9 +23,14 @@ public final class GroupActivityCenter<Activity: GroupActivity>: Sendable {
     /// - Parameters:
     ///   - transport: The relay (``RelayTransport``) or ``InMemoryTransport``.
     ///   - logger: Where sessions log (info or below; never payloads or secrets).
-    public init(transport: any SessionTransport, logger: Logger = Logger(label: "coplay.group-sessions")) {
+    ///   - reconnectPolicy: How sessions reconnect and resume after a lost connection.
+    public init(
+        transport: any SessionTransport, logger: Logger = Logger(label: "coplay.group-sessions"),
+        reconnectPolicy: ReconnectPolicy = ReconnectPolicy()
+    ) {
         self.transport = transport
         self.logger = logger
+        self.reconnectPolicy = reconnectPolicy
         (sessions, continuation) = AsyncStream.makeStream(of: GroupSession<Activity>.self)
     }
 
@@ -33,7 +39,8 @@ public final class GroupActivityCenter<Activity: GroupActivity>: Sendable {
     /// to everyone when it joins.
     public func activate(_ activity: Activity, invite: Invite) async throws -> GroupSession<Activity> {
         let engine = try await SessionEngine.open(
-            invite: invite, transport: transport, activityIdentifier: Activity.activityIdentifier, logger: logger)
+            invite: invite, transport: transport, activityIdentifier: Activity.activityIdentifier, logger: logger,
+            policy: reconnectPolicy)
         engine.setInitialActivity(try GroupSession<Activity>.encode(activity))
         let session = GroupSession<Activity>(engine: engine)
         continuation.yield(session)
@@ -47,7 +54,8 @@ public final class GroupActivityCenter<Activity: GroupActivity>: Sendable {
     ///   session has no activity of this type.
     public func accept(_ invite: Invite) async throws -> GroupSession<Activity> {
         let engine = try await SessionEngine.open(
-            invite: invite, transport: transport, activityIdentifier: Activity.activityIdentifier, logger: logger)
+            invite: invite, transport: transport, activityIdentifier: Activity.activityIdentifier, logger: logger,
+            policy: reconnectPolicy)
         guard let bytes = engine.activity, (try? GroupSession<Activity>.decode(bytes)) != nil else {
             engine.leave()
             throw GroupSessionError.noActivity

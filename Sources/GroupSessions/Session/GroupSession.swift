@@ -34,6 +34,11 @@ public final class GroupSession<Activity: GroupActivity>: Sendable {
     public var rejectedFrameCount: Int { engine.rejectedFrames }
     /// Relay refusals that did not end the session (a rate-limited or oversized frame).
     public var relayErrors: AsyncStream<GroupSessionError> { engine.errorUpdates() }
+    /// Whether the member is connected to the relay or reconnecting after a lost connection.
+    public var connectionState: GroupSessionConnectionState { engine.connectionState }
+    /// The connection state now, then every change (`reconnecting` after a loss, `connected`
+    /// once resumed); finishes after `invalidated`.
+    public var connectionStates: AsyncStream<GroupSessionConnectionState> { engine.connectionStateUpdates() }
 
     /// The current activity: the one the relay ordered last among all members' updates.
     public var activity: Activity {

@@ -14,6 +14,18 @@ final class SessionEngine: Sendable {
 
     struct Inner: ~Copyable {
         var state: GroupSessionState = .waiting
+        /// The current connection; replaced on every reconnect.
+        var connection: any TransportConnection
+        /// Bumped with every new connection, so a stale connection's end is ignored.
+        var generation = 0
+        var link: GroupSessionConnectionState = .connected
+        var lossStarted: ContinuousClock.Instant?
+        var lastConnectError = "the connection was lost"
+        var reconnectTaskRunning = false
+        /// A resuming hello was sent on the current connection; its welcome is awaited.
+        var resuming = false
+        var unacked = UnackedFrames()
+        var connectionStreams: [Int: AsyncStream<GroupSessionConnectionState>.Continuation] = [:]
         var members: Set<ParticipantID> = []
         var cipher: PayloadCipher
         var replay = ReplayGuard()
@@ -54,11 +66,12 @@ final class SessionEngine: Sendable {
     let local: ParticipantID
     let activityIdentifier: String
     let keys: SessionKeys
-    let connection: any TransportConnection
+    let transport: any SessionTransport
+    let policy: ReconnectPolicy
     let logger: Logger
     /// Attachments (`GroupSessionJournal`); see `Journal/JournalClient.swift`.
     let journal: JournalClient
-    private let inner: Mutex<Inner>
+    let inner: Mutex<Inner>
 
     /// Share of the relay's rate and burst a sender allows itself (see `handleWelcome`).
     static let rateMargin = 0.8
@@ -66,35 +79,40 @@ final class SessionEngine: Sendable {
     /// Largest application message body.
     static let maximumMessageSize = 256 * 1024
 
+    /// Unacknowledged reliable bytes kept for re-sending above which sends fail with `queueFull`.
+    static let maximumUnackedBytes = 64 << 20
+
     private init(
         keys: SessionKeys, local: ParticipantID, activityIdentifier: String, connection: any TransportConnection,
-        logger: Logger
+        transport: any SessionTransport, policy: ReconnectPolicy, logger: Logger
     ) {
         self.session = keys.session
         self.keys = keys
         self.local = local
         self.activityIdentifier = activityIdentifier
-        self.connection = connection
+        self.transport = transport
+        self.policy = policy
         var logger = logger
         logger[metadataKey: "session"] = "\(keys.session)"
         logger[metadataKey: "participant"] = "\(local)"
         self.logger = logger
         journal = JournalClient(keys: keys, local: local, connection: connection, logger: logger)
-        inner = Mutex(Inner(cipher: PayloadCipher(keys: keys)))
+        inner = Mutex(Inner(connection: connection, cipher: PayloadCipher(keys: keys)))
     }
 
     /// Connects, authenticates with the invite's join token and waits for the welcome and the
     /// retained frames, leaving the member admitted (`waiting`).
     static func open(
         invite: Invite, transport: any SessionTransport, activityIdentifier: String, logger: Logger,
-        timeout: Duration = .seconds(30)
+        policy: ReconnectPolicy = ReconnectPolicy(), timeout: Duration = .seconds(30)
     ) async throws -> SessionEngine {
         let keys = SessionKeys(invite: invite)
         let connection = try await transport.connect(logger: logger)
         let engine = SessionEngine(
-            keys: keys, local: .random(), activityIdentifier: activityIdentifier, connection: connection, logger: logger)
+            keys: keys, local: .random(), activityIdentifier: activityIdentifier, connection: connection,
+            transport: transport, policy: policy, logger: logger)
         // The inbound loop lives as long as the connection; it ends when the connection closes.
-        Task { await engine.readLoop() }
+        Task { await engine.readLoop(connection, generation: 0) }
         do {
             try await engine.waitWithTimeout(timeout, "the relay's welcome") { continuation in
                 engine.inner.withLock { $0.welcomeWaiter = continuation }
@@ -163,7 +181,7 @@ final class SessionEngine: Sendable {
         return stream
     }
 
-    private func subscribe<T: Sendable>(
+    func subscribe<T: Sendable>(
         _ continuation: AsyncStream<T>.Continuation,
         initial: (borrowing Inner) -> T?,
         store: (inout Inner, Int, AsyncStream<T>.Continuation) -> Void,
@@ -213,8 +231,10 @@ final class SessionEngine: Sendable {
         }
         if alreadyJoined { return }
         try await waitWithTimeout(timeout, "the relay to confirm the join") { [self] continuation in
-            inner.withLock { $0.joinWaiter = continuation }
-            try connection.send(Frame(type: .join, session: session, sender: local))
+            try inner.withLock { inner in
+                inner.joinWaiter = continuation
+                try inner.connection.send(Frame(type: .join, session: session, sender: local))
+            }
         }
         let publish = inner.withLock { inner -> [UInt8]? in
             defer { inner.publishActivityOnJoin = false }
@@ -224,14 +244,16 @@ final class SessionEngine: Sendable {
     }
 
     func leave() {
-        try? connection.send(Frame(type: .leave, session: session, sender: local))
+        inner.withLock { inner in
+            if inner.link == .connected { try? inner.connection.send(Frame(type: .leave, session: session, sender: local)) }
+        }
         invalidate(.left)
     }
 
     func end() throws {
         try inner.withLock { inner in
             guard case .joined = inner.state else { throw GroupSessionError.notJoined }
-            try connection.send(Frame(type: .end, session: session, sender: local))
+            try inner.connection.send(Frame(type: .end, session: session, sender: local))
         }
     }
 
@@ -300,7 +322,16 @@ final class SessionEngine: Sendable {
         }
         let frame = try inner.cipher.seal(
             plaintext, route: route, flags: unreliable ? .unreliable : [], sender: local)
-        try connection.send(frame)
+        if !unreliable {
+            guard inner.unacked.bytes < Self.maximumUnackedBytes else { throw GroupSessionError.queueFull }
+        }
+        // While reconnecting, reliable frames wait in `unacked` and unreliable ones are dropped;
+        // a connection that closed but is not noticed yet is the same case.
+        if inner.link == .connected {
+            do { try inner.connection.send(frame) } catch let error as GroupSessionError
+                where error.isSameKind(as: .connectionClosed) {}
+        }
+        if !unreliable { inner.unacked.append(frame, senderSequence: route.senderSequence) }
         inner.tokens -= 1
         inner.nextSenderSequence += 1
         return route.senderSequence
@@ -308,12 +339,12 @@ final class SessionEngine: Sendable {
 
     // MARK: Inbound
 
-    private func readLoop() async {
+    func readLoop(_ connection: any TransportConnection, generation: Int) async {
         do {
             for try await frame in connection.inbound { handle(frame) }
-            invalidate(.connectionLost("the relay closed the connection"))
+            connectionDropped(generation: generation, reason: "the relay closed the connection")
         } catch {
-            invalidate(.connectionLost("\(error)"))
+            connectionDropped(generation: generation, reason: "\(error)")
         }
     }
 
@@ -325,7 +356,9 @@ final class SessionEngine: Sendable {
         case .joined, .left: handlePresence(frame)
         case .end: invalidate(.ended(by: Participant(id: frame.sender)))
         case .error: handleError(frame)
-        case .ping: try? connection.send(Frame(type: .pong, session: session, sender: local, sequence: frame.sequence))
+        case .ping:
+            let pong = Frame(type: .pong, session: session, sender: local, sequence: frame.sequence)
+            inner.withLock { inner in try? inner.connection.send(pong) }
         case let type where type.isJournal: journal.handle(frame)
         default: break
         }
@@ -336,7 +369,9 @@ final class SessionEngine: Sendable {
             invalidate(.refused("malformed welcome"))
             return
         }
+        if resumed(welcome) { return }
         let waiter = inner.withLock { inner -> CheckedContinuation<Void, any Error>? in
+            welcomedAfterReconnect(inner: &inner)
             inner.welcomed = true
             inner.maximumPayload = Int(welcome.maximumPayload)
             // Keep a margin below the relay's limits: network jitter can bunch frames sent
@@ -358,6 +393,7 @@ final class SessionEngine: Sendable {
     private func handleData(_ frame: Frame) {
         let waiter = inner.withLock { inner -> CheckedContinuation<Void, any Error>? in
             var waiter: CheckedContinuation<Void, any Error>?
+            inner.lastStamp = max(inner.lastStamp, frame.sequence)
             if frame.flags.contains(.replayed) && inner.retainedRemaining > 0 {
                 inner.retainedRemaining -= 1
                 if inner.retainedRemaining == 0 {
@@ -421,6 +457,7 @@ final class SessionEngine: Sendable {
         guard let senderSequence = payload.readInteger(as: UInt64.self) else { return }
         let callback = inner.withLock { inner in
             inner.lastStamp = max(inner.lastStamp, frame.sequence)
+            inner.unacked.acknowledge(through: senderSequence)
             if let bytes = inner.pendingActivity.removeValue(forKey: senderSequence) {
                 applyActivity(bytes, stamp: frame.sequence, inner: &inner)
             }
@@ -456,6 +493,7 @@ final class SessionEngine: Sendable {
         let error = GroupSessionError.refusedByRelay(payload.code, payload.detail)
         logger.info("the relay refused a request", metadata: ["code": "\(payload.code)", "detail": "\(payload.detail)"])
         let waiters = inner.withLock { inner -> [CheckedContinuation<Void, any Error>] in
+            if payload.senderSequence > 0 { inner.unacked.remove(payload.senderSequence) }
             for continuation in inner.errorStreams.values { continuation.yield(error) }
             if payload.code == .rateLimited || payload.code == .frameTooLarge || payload.code == .quotaExceeded {
                 return []  // About one frame; the session goes on.
@@ -466,6 +504,9 @@ final class SessionEngine: Sendable {
             return waiters
         }
         for waiter in waiters { waiter.resume(throwing: error) }
+        if payload.code == .cannotResume {
+            invalidate(.connectionLost("the relay cannot resume this session: \(payload.detail)"))
+        }
         if [.unauthorized, .tooManyConnections, .slowConsumer, .malformed, .unsupportedVersion].contains(payload.code) {
             invalidate(.refused("\(payload.code): \(payload.detail)"))
         }
@@ -491,10 +532,13 @@ final class SessionEngine: Sendable {
             inner.activityStreams.removeAll()
             for continuation in inner.errorStreams.values { finish.append { continuation.finish() } }
             inner.errorStreams.removeAll()
+            for continuation in inner.connectionStreams.values { finish.append { continuation.finish() } }
+            inner.connectionStreams.removeAll()
             inner.messageHandlers.removeAll()
             let waiters = [inner.welcomeWaiter, inner.joinWaiter].compactMap { $0 }
             inner.welcomeWaiter = nil
             inner.joinWaiter = nil
+            finish.append { [connection = inner.connection] in connection.close() }
             return (waiters, finish)
         }
         guard let (waiters, finish) = finished else { return }
@@ -502,6 +546,5 @@ final class SessionEngine: Sendable {
         journal.fail(all: .invalidated("\(reason)"), close: true)
         logger.info("session invalidated", metadata: ["reason": "\(reason)"])
         for waiter in waiters { waiter.resume(throwing: GroupSessionError.invalidated("\(reason)")) }
-        connection.close()
     }
 }

@@ -5,6 +5,8 @@ import Synchronization
 ///
 /// It routes through the same ``SessionHub`` as the network relay, so sessions on it behave
 /// as they do over TCP (ordering, retained frames, presence, limits), just without sockets.
+/// It has no timer: members away longer than the presence grace are expired on the next
+/// connect or frame.
 ///
 /// ```swift
 /// let transport = InMemoryTransport()
@@ -31,7 +33,9 @@ public final class InMemoryTransport: SessionTransport {
             let id = state.nextID
             state.nextID += 1
             state.connections[id] = continuation
-            let actions = state.hub.connect(id, now: ContinuousClock.now - start)
+            let now = ContinuousClock.now - start
+            var actions = state.hub.connect(id, now: now)
+            actions += state.hub.tick(now: now)
             Self.apply(actions, to: &state)
             return id
         }
@@ -41,7 +45,9 @@ public final class InMemoryTransport: SessionTransport {
     fileprivate func deliver(_ frame: Frame, from id: Int) throws {
         try state.withLock { state in
             guard state.connections[id] != nil else { throw GroupSessionError.connectionClosed }
-            let actions = state.hub.receive(frame, from: id, now: ContinuousClock.now - start)
+            let now = ContinuousClock.now - start
+            var actions = state.hub.receive(frame, from: id, now: now)
+            actions += state.hub.tick(now: now)
             Self.apply(actions, to: &state)
         }
     }

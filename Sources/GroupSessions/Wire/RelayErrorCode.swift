@@ -33,6 +33,9 @@ public struct RelayErrorCode: RawRepresentable, Hashable, Sendable, CustomString
     public static let slowConsumer = RelayErrorCode(rawValue: 12)
     /// The frame names a different session than the one the connection was admitted to.
     public static let wrongSession = RelayErrorCode(rawValue: 13)
+    /// A resuming hello cannot be honoured (session unknown, membership expired, or the frames
+    /// after the member's last sequence are no longer held); the connection is closed.
+    public static let cannotResume = RelayErrorCode(rawValue: 20)
 
     public var description: String {
         switch self {
@@ -49,6 +52,7 @@ public struct RelayErrorCode: RawRepresentable, Hashable, Sendable, CustomString
         case .quotaExceeded: "quota exceeded"
         case .slowConsumer: "slow consumer"
         case .wrongSession: "wrong session"
+        case .cannotResume: "cannot resume"
         default: "error \(rawValue)"
         }
     }

@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+
+/// `coplay join` across relay restarts: the real relay process is SIGKILLed and restarted on
+/// its `--data-dir`, and finally killed for good.
+@Suite("coplay join across a relay restart", .serialized)
+struct RelayRestartCLITests {
+    typealias Child = PlaybackSessionCLITests.Child
+
+    @Test("coplay join keeps playing across a SIGKILLed relay restarted on its --data-dir; with the relay gone for good it stops", .timeLimit(.minutes(5)))
+    func joinSurvivesRestart() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-restart-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let media = try await PlaybackSessionCLITests.makeMedia(in: directory)
+        let dataDir = directory.appendingPathComponent("relay-data").path
+
+        var children: [Child] = []
+        defer { for child in children.reversed() { child.stop() } }
+        let port = CoplayProcess.freePort()
+        let serve = ["serve", "--listen", "127.0.0.1:\(port)", "--data-dir", dataDir]
+        var relay = try Child(serve)
+        children.append(relay)
+        #expect(await relay.out.wait(for: .seconds(30)) { $0.contains { $0.contains("listening") } })
+
+        let host = try Child(["host", media, "--relay", "127.0.0.1:\(port)", "--name", "host"])
+        children.append(host)
+        #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
+        let invite = try #require(host.out.snapshot.first)
+        let joiner = try Child(["join", invite, media, "--name", "p1", "--frames"])
+        children.append(joiner)
+        #expect(await joiner.out.wait(for: .seconds(60)) { PlaybackSessionCLITests.lastStopped($0) != nil })
+        let play = try await CoplayProcess.run(["control", invite, "play"], timeout: 60)
+        #expect(play.status == 0, "control play failed: \(play.stderr)")
+        #expect(await joiner.out.wait(for: .seconds(30)) { PlaybackSessionCLITests.frames($0).count >= 25 })
+
+        // SIGKILL the relay mid-session and restart it on the same port and data directory.
+        kill(relay.process.processIdentifier, SIGKILL)
+        relay.process.waitUntilExit()
+        try await Task.sleep(for: .seconds(1))
+        relay = try Child(serve)
+        children.append(relay)
+        #expect(await relay.out.wait(for: .seconds(30)) { $0.contains { $0.contains("listening") } })
+        let framesAtRestart = PlaybackSessionCLITests.frames(joiner.out.snapshot).count
+        #expect(await joiner.out.wait(for: .seconds(30)) { PlaybackSessionCLITests.frames($0).count >= framesAtRestart + 25 })
+        #expect(joiner.process.isRunning, "join exited: \(joiner.err.snapshot.suffix(5))")
+        // The session resumed through the new relay: a pause reaches the joiner.
+        let pause = try await CoplayProcess.run(["control", invite, "pause"], timeout: 60)
+        #expect(pause.status == 0, "control pause after the restart failed: \(pause.stderr)")
+        #expect(await joiner.out.wait(for: .seconds(30)) { PlaybackSessionCLITests.pausedAfterCommand($0, pauses: 1) })
+
+        // The relay gone for good: after the give-up time (30 s) join ends.
+        kill(relay.process.processIdentifier, SIGKILL)
+        relay.process.waitUntilExit()
+        let killed = ContinuousClock.now
+        let deadline = killed + .seconds(90)
+        while joiner.process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(200)) }
+        #expect(!joiner.process.isRunning, "join still running 90 s after the relay went away")
+        print("coplay join after the relay went away: ended after \(killed.duration(to: .now)), status \(joiner.process.isRunning ? -1 : joiner.process.terminationStatus), stderr: \(joiner.err.snapshot.suffix(3))")
+    }
+}
