@@ -112,6 +112,11 @@ public final class ChildProcess: Sendable {
         return "\(name) \(status)" + (last.map { ": \($0.count > 160 ? $0.prefix(157) + "..." : $0)" } ?? "")
     }
 
+    /// `p1 exited with status 1` or `p1 is still running`, without the error line.
+    public var exitSummary: String {
+        "\(name) " + (exitStatus.map { "exited with status \($0)" } ?? "is still running")
+    }
+
     /// Sends `signal` to the child's process group.
     public func signal(_ signal: Int32) {
         kill(-process.processIdentifier, signal)

@@ -374,7 +374,12 @@ public struct CoplayScenarioRunner: Sendable {
             }
             relayRestart = lost.isEmpty
                 ? "resumed"
-                : "lost: " + lost.map { $0.process.map(\.exitDescription) ?? $0.name }.joined(separator: "; ")
+                : "lost: " + lost.map { player in
+                    guard let process = player.process, !process.isRunning else {
+                        return "\(player.name) presented no frame from 1 s after the restart"
+                    }
+                    return process.exitSummary
+                }.joined(separator: ", ") + " (logs in the work directory)"
         }
         let windowStart = lateJoiner?.firstFrameRealtime ?? scriptStartRealtime
         let windowEnd = restartRealtime ?? RealtimeClock.now()
