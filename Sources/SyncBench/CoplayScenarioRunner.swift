@@ -294,7 +294,6 @@ public struct CoplayScenarioRunner: Sendable {
             }
         }
         defer { reporter.cancel() }
-        _ = reporter
 
         /// Fails the scenario if a process died before the relay restart.
         func checkAlive(_ list: [LivePlayer], at moment: String) throws {

@@ -113,7 +113,10 @@ struct BenchRunCommand: AsyncParsableCommand {
         let sources = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { task.cancel() }
+            source.setEventHandler {
+                FileHandle.standardError.write(Data("\nbench: interrupted, stopping every child process\n".utf8))
+                task.cancel()
+            }
             source.resume()
             return source
         }
@@ -151,7 +154,7 @@ struct BenchRunCommand: AsyncParsableCommand {
 /// The progress line on standard error: rewritten in place on a terminal, one line every 5 s otherwise.
 final class ProgressLine: Sendable {
     static let shared = ProgressLine()
-    private let state = NIOLockedValueBoxShim()
+    private let state = ProgressLineState()
     private let terminal = isatty(STDERR_FILENO) == 1
 
     func show(_ line: String) {
@@ -173,7 +176,7 @@ final class ProgressLine: Sendable {
 }
 
 /// The last time a progress line was printed, under a lock.
-final class NIOLockedValueBoxShim: @unchecked Sendable {
+final class ProgressLineState: @unchecked Sendable {
     // @unchecked: `last` is only read and written while holding `lock`.
     private let lock = NSLock()
     private var last = Date.distantPast
