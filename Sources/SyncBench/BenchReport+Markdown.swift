@@ -11,19 +11,21 @@ extension BenchReport {
             lines.append("")
         }
         lines.append(
-            "| scenario | players | method | frames | p50 skew (ms) | p99 skew (ms) | max skew (ms) | within 1 ms | within ½ frame | command→effect p50 / max (ms) |"
+            "| scenario | implementation | players | p50 skew (ms) | p99 skew (ms) | max skew (ms) | within 1 ms | within ½ frame | command→effect p50 / max (ms) | clock-offset error p50 / max (ms) | relay restart | frames |"
         )
-        lines.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+        lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
         for entry in entries {
             let r = entry.result
+            let implementation = Self.implementationLabel(r.implementation)
             guard r.succeeded else {
                 lines.append(
-                    "| \(r.name) | \(r.players) | FAILED: \(Self.escape(r.error ?? "unknown error")) | | | | | | | |")
+                    "| \(r.name) | \(implementation) | \(r.players) | FAILED: \(Self.escape(r.error ?? "unknown error")) | | | | | | | | |")
                 continue
             }
             let latency = r.commandLatency.map { "\(Self.ms($0.p50Ms)) / \(Self.ms($0.maxMs))" } ?? "–"
+            let clock = r.clockOffsetError.map { "\(Self.ms($0.p50Ms)) / \(Self.ms($0.maxMs))" } ?? "–"
             lines.append(
-                "| \(r.name) | \(r.players) | \(r.method ?? "–") | \(r.frames ?? 0) | \(Self.ms(r.p50SkewMs)) | \(Self.ms(r.p99SkewMs)) | \(Self.ms(r.maxSkewMs)) | \(Self.share(r.within1msShare)) | \(Self.share(r.withinHalfFrameShare)) | \(latency) |"
+                "| \(r.name) | \(implementation) | \(r.players) | \(Self.ms(r.p50SkewMs)) | \(Self.ms(r.p99SkewMs)) | \(Self.ms(r.maxSkewMs)) | \(Self.share(r.within1msShare)) | \(Self.share(r.withinHalfFrameShare)) | \(latency) | \(clock) | \(Self.restartLabel(r.relayRestart)) | \(r.frames ?? 0) |"
             )
         }
         lines.append("")
@@ -36,6 +38,14 @@ extension BenchReport {
                 parts.append("clock-offset error p50 \(Self.ms(clock.p50Ms)) ms, max \(Self.ms(clock.maxMs)) ms")
             }
             if let duration = r.durationSeconds { parts.append(String(format: "%.1f s measured", duration)) }
+            if let method = r.method { parts.append("frames from \(method == "sampled" ? "sampled positions" : "the players' frame events")") }
+            if let trend = r.skewTrendMsPerMinute {
+                parts.append(
+                    String(format: "skew trend %+.4f ms/min (p99 first third %@ ms, last third %@ ms)", trend,
+                           Self.ms(r.firstThirdP99SkewMs), Self.ms(r.lastThirdP99SkewMs)))
+            }
+            if let late = r.lateJoinSeconds { parts.append(String(format: "late joiner presenting after %.2f s", late)) }
+            if let restart = r.relayRestart { parts.append("relay restart: \(restart)") }
             return parts.isEmpty ? nil : "- \(r.name): " + parts.joined(separator: "; ")
         }
         lines.append(contentsOf: extras)
@@ -47,6 +57,21 @@ extension BenchReport {
         lines.append("Skew is, per frame presented by every player, the latest minus the earliest CLOCK_REALTIME")
         lines.append("presentation time; percentiles are nearest-rank. Plot: `skew.svg`. Definitions: docs/benchmarks.md.")
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `resumed`, `NOT resumed` (details under the table) or `–` (no restart in the script).
+    static func restartLabel(_ outcome: String?) -> String {
+        guard let outcome else { return "–" }
+        return outcome == "resumed" ? "resumed" : "NOT resumed"
+    }
+
+    static func implementationLabel(_ implementation: String?) -> String {
+        switch implementation {
+        case "coplay": "coplay"
+        case "syncplay": "Syncplay"
+        case let other?: other
+        case nil: "–"
+        }
     }
 
     static func ms(_ value: Double?) -> String {

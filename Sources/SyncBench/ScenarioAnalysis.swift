@@ -55,6 +55,12 @@ public struct ScenarioAnalysis: Sendable {
     /// Skew over time, for the plot.
     public let series: SkewSeries
 
+    /// Wraps a row amended after the analysis (extra fields) with its series.
+    public init(result: ScenarioResult, series: SkewSeries) {
+        self.result = result
+        self.series = series
+    }
+
     /// Analyzes one scenario.
     ///
     /// - Parameters:

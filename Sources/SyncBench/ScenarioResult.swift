@@ -33,6 +33,12 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
 
     /// The scenario's name (`quiet`, `jitter`, `syncplay`, ...).
     public var name: String
+    /// The implementation measured: `coplay` or `syncplay`.
+    public var implementation: String?
+    /// The network condition between players and relay (`quiet`, `jitter`, ...).
+    public var network: String?
+    /// The action script, one label per action (`"1.2 play"`, `"30.0 seek 2.0"`, ...).
+    public var actions: [String]?
     /// `ok` or `failed`.
     public var status: String
     /// Why the scenario failed.
@@ -68,6 +74,19 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
     public var missedEffects: Int?
     /// Absolute clock-offset error of the players' estimates.
     public var clockOffsetError: Latency?
+    /// Least-squares slope of the inter-player skew over the measured window, in ms per minute: the
+    /// drift check (a skew that grows has a clearly positive slope).
+    public var skewTrendMsPerMinute: Double?
+    /// p99 skew over the first third of the measured window.
+    public var firstThirdP99SkewMs: Double?
+    /// p99 skew over the last third of the measured window.
+    public var lastThirdP99SkewMs: Double?
+    /// Seconds from the late joiner's start to its first presented frame.
+    public var lateJoinSeconds: Double?
+    /// What the relay restart did to the session: `resumed`, or `lost: …` (players exited or stopped).
+    public var relayRestart: String?
+    /// Software clock drift given to the players (ppm), when any.
+    public var driftPPM: [Double]?
 
     /// Creates an empty successful row; the analysis fills in the figures.
     public init(name: String, players: Int) {

@@ -42,6 +42,8 @@ public struct SyncplayBaseline: Sendable {
         public var network: NetworkCondition
         /// The impairment proxy's random seed.
         public var seed: UInt64
+        /// The action script run on the first client; nil for ``PlayerAction/defaultScript(duration:)``.
+        public var script: [PlayerAction]?
 
         /// Creates a configuration.
         ///
@@ -54,10 +56,13 @@ public struct SyncplayBaseline: Sendable {
         ///   - startupTimeout: seconds (default 30).
         ///   - network: the network condition (default quiet loopback).
         ///   - seed: the impairment proxy's seed.
+        ///   - script: the action script; nil for the default one.
         public init(
             duration: Double = 30, sampleInterval: Double = 0.02, frameRate: Double = 25, players: [String] = ["a", "b"],
-            workDirectory: URL? = nil, startupTimeout: Double = 30, network: NetworkCondition = .quiet, seed: UInt64 = 1
+            workDirectory: URL? = nil, startupTimeout: Double = 30, network: NetworkCondition = .quiet, seed: UInt64 = 1,
+            script: [PlayerAction]? = nil
         ) {
+            self.script = script
             self.network = network
             self.seed = seed
             self.duration = duration
@@ -247,7 +252,7 @@ public struct SyncplayBaseline: Sendable {
         }
 
         progress("running the action script for \(Int(configuration.duration)) s")
-        let script = PlayerAction.defaultScript(duration: configuration.duration)
+        let script = configuration.script ?? PlayerAction.defaultScript(duration: configuration.duration)
         let controller = clients[0]
         let interval = configuration.sampleInterval
         let duration = configuration.duration

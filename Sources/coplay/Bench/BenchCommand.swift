@@ -6,6 +6,7 @@ struct BenchCommand: AsyncParsableCommand {
         commandName: "bench",
         abstract: "Measure coplay's timing accuracy and throughput.",
         subcommands: [
+            BenchRunCommand.self,
             BenchClockCommand.self,
             BenchProbe.self,
             BenchScenarioAnalyzeCommand.self,
@@ -14,6 +15,7 @@ struct BenchCommand: AsyncParsableCommand {
             BenchJournalCommand.self,
             WakeupBenchCommand.self,
             GroupBenchCommand.self,
-        ]
+        ],
+        defaultSubcommand: BenchRunCommand.self
     )
 }

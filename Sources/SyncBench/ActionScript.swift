@@ -1,0 +1,95 @@
+import Foundation
+
+/// A scenario's action script: the timed steps the runner carries out, in order.
+///
+/// The standard script exercises every kind of action: play, a late joiner, pause, play, seek, two rate
+/// changes, an item change, a suspension (recorded as not run: the CLI cannot trigger one) and, last, a
+/// relay restart. The restart is last because until reconnect-and-resume exists the players lose the
+/// session there; everything before it is measured whatever happens after.
+///
+/// ```swift
+/// let script = ActionScript.standard(duration: 60)
+/// print(script) // one line per action
+/// ```
+public struct ActionScript: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The actions, sorted by time.
+    public var actions: [ScenarioAction]
+    /// Seconds from the script's start to the end of the scenario.
+    public var duration: Double
+
+    /// Creates a script; the actions are sorted by time.
+    public init(actions: [ScenarioAction], duration: Double) {
+        self.actions = actions.sorted { $0.at < $1.at }
+        self.duration = duration
+    }
+
+    /// The standard script for a scenario of `duration` seconds.
+    ///
+    /// Fractions of the duration: play at 2 %, late joiner at 10 %, pause at 25 %, play at 32 %, seek to
+    /// 2 s at 42 %, rate 0.5 at 52 %, rate 1 at 60 %, item change at 68 %, suspension at 76 %, relay
+    /// restart at 85 % (at most 30 s before the end). Scripts shorter than 20 s keep only play, late
+    /// joiner, pause, play, seek and the relay restart.
+    ///
+    /// - Parameters:
+    ///   - duration: seconds (at least 5).
+    ///   - lateJoiner: whether a player joins late.
+    ///   - relayRestart: whether the relay is restarted near the end.
+    public static func standard(duration: Double, lateJoiner: Bool = true, relayRestart: Bool = true) -> ActionScript {
+        let d = duration
+        var actions: [ScenarioAction] = [ScenarioAction(at: max(0.5, 0.02 * d), .play)]
+        if lateJoiner { actions.append(ScenarioAction(at: 0.10 * d, .lateJoin)) }
+        actions += [
+            ScenarioAction(at: 0.25 * d, .pause),
+            ScenarioAction(at: 0.32 * d, .play),
+            ScenarioAction(at: 0.42 * d, .seek(2)),
+        ]
+        if d >= 20 {
+            actions += [
+                ScenarioAction(at: 0.52 * d, .rate(0.5)),
+                ScenarioAction(at: 0.60 * d, .rate(1)),
+                ScenarioAction(at: 0.68 * d, .item),
+                ScenarioAction(at: 0.76 * d, .suspension),
+            ]
+        }
+        if relayRestart { actions.append(ScenarioAction(at: max(0.85 * d, d - 30), .relayRestart)) }
+        return ActionScript(actions: actions, duration: d)
+    }
+
+    /// When the measured window ends: at the relay restart, or at the end.
+    public var measurementEnd: Double {
+        actions.first { $0.kind == .relayRestart }?.at ?? duration
+    }
+
+    /// Whether a player joins late.
+    public var hasLateJoiner: Bool { actions.contains { $0.kind == .lateJoin } }
+
+    /// The actions the `coplay` CLI cannot carry out.
+    public var notRunnable: [ScenarioAction] { actions.filter { !$0.isRunnable } }
+
+    /// The part Syncplay can follow, as its player actions: play, pause and seek (Syncplay has no
+    /// shared rate or item command for this set-up, a two-client run has no late joiner, and its
+    /// server restart is not measured).
+    public var syncplayActions: [PlayerAction] {
+        actions.compactMap { action in
+            switch action.kind {
+            case .play: PlayerAction(at: action.at, .play)
+            case .pause: PlayerAction(at: action.at, .pause)
+            case let .seek(seconds): PlayerAction(at: action.at, .seek(seconds))
+            default: nil
+            }
+        }
+    }
+
+    /// One line per action.
+    public var description: String {
+        actions.map(\.description).joined(separator: "\n")
+    }
+
+    /// The script as short labels, for `summary.json`: `["1.2 play", "6.0 lateJoin", ...]`.
+    public var labels: [String] {
+        actions.map { action in
+            let value = action.value.map { " \($0)" } ?? ""
+            return String(format: "%.1f ", action.at) + action.name + value + (action.isRunnable ? "" : " (not run)")
+        }
+    }
+}

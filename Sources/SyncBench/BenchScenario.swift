@@ -1,0 +1,90 @@
+import NetworkEmulation
+
+/// A named benchmark scenario of issue 6: which implementation, how many players, for how long, over
+/// which network, with which clock offsets and drifts.
+///
+/// | name | implementation | players | duration | network | clocks |
+/// |---|---|---:|---:|---|---|
+/// | `quiet` | coplay | 3 | 60 s | loopback | own time namespace each |
+/// | `jitter` | coplay | 3 | 60 s | 20 ms ± 10 ms each way | idem |
+/// | `asymmetric` | coplay | 3 | 60 s | 65 ms up, 35 ms down | idem |
+/// | `loss` | coplay | 3 | 60 s | 1 % each way | idem |
+/// | `drift` | coplay | 3 | 600 s | loopback | ±100 ppm software drift |
+/// | `crowd` | coplay | 8 | 60 s | loopback | idem |
+/// | `syncplay` | Syncplay + mpv | 2 | 60 s | loopback | shared clock |
+///
+/// ```swift
+/// var scenario = try BenchScenario.named("jitter")
+/// scenario.players = 2
+/// ```
+public struct BenchScenario: Sendable, Hashable {
+    /// Which player software the scenario measures.
+    public enum Implementation: String, Sendable, Hashable, Codable {
+        /// `coplay serve` + `coplay join` players.
+        case coplay
+        /// `syncplay-server` + `syncplay --no-gui` clients driving mpv.
+        case syncplay
+    }
+
+    /// The scenario's name.
+    public var name: String
+    /// The implementation measured.
+    public var implementation: Implementation
+    /// The number of measured players (a coplay scenario's last one joins late).
+    public var players: Int
+    /// Seconds of action script.
+    public var duration: Double
+    /// The network between each player and the relay.
+    public var network: NetworkCondition
+    /// Software clock drift of the players in ppm, cycled over the players (empty: none).
+    public var driftPPM: [Double]
+
+    /// Creates a scenario.
+    public init(
+        name: String, implementation: Implementation = .coplay, players: Int = 3, duration: Double = 60,
+        network: NetworkCondition = .quiet, driftPPM: [Double] = []
+    ) {
+        self.name = name
+        self.implementation = implementation
+        self.players = players
+        self.duration = duration
+        self.network = network
+        self.driftPPM = driftPPM
+    }
+
+    /// The drift of player `number` (0-based), in ppm.
+    public func drift(ofPlayer number: Int) -> Double {
+        driftPPM.isEmpty ? 0 : driftPPM[number % driftPPM.count]
+    }
+
+    /// The seconds by which player `number`'s time namespace shifts CLOCK_MONOTONIC and CLOCK_BOOTTIME:
+    /// hours apart, plus a few hundred seconds that differ per player.
+    /// Whole seconds, as `unshare --monotonic` takes them.
+    public static func clockOffset(ofPlayer number: Int) -> Int {
+        (number + 1) * 3600 + (number * 337) % 1000
+    }
+
+    /// Every named scenario, in the default run order.
+    public static let all: [BenchScenario] = [
+        BenchScenario(name: "quiet"),
+        BenchScenario(name: "jitter", network: .jitter),
+        BenchScenario(name: "asymmetric", network: .asymmetric),
+        BenchScenario(name: "loss", network: .loss),
+        BenchScenario(name: "drift", duration: 600, driftPPM: [100, -100]),
+        BenchScenario(name: "crowd", players: 8),
+        BenchScenario(name: "syncplay", implementation: .syncplay, players: 2),
+    ]
+
+    /// The names of every scenario.
+    public static var names: [String] { all.map(\.name) }
+
+    /// The scenario called `name`.
+    ///
+    /// - Throws: ``BenchError`` naming the known scenarios.
+    public static func named(_ name: String) throws -> BenchScenario {
+        guard let scenario = all.first(where: { $0.name == name }) else {
+            throw BenchError.scenarioFailed("unknown scenario '\(name)' (known: \(names.joined(separator: ", ")))")
+        }
+        return scenario
+    }
+}

@@ -1,0 +1,514 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NetworkEmulation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs one coplay scenario for real: a relay process, a host, N `coplay join` players (each in its own
+/// time namespace, optionally with a software clock drift, each behind its own impairment proxy), and
+/// the action script through `coplay control`.
+///
+/// What runs, all on 127.0.0.1:
+/// 1. `coplay serve --listen 127.0.0.1:0 --data-dir WORK/relay-data` (the port is read from its first line).
+/// 2. `coplay time query` against the relay: the relay's reference clock minus CLOCK_REALTIME, the truth
+///    the players' clock-offset errors are measured against.
+/// 3. `coplay host MEDIA --relay 127.0.0.1:PORT` (unimpaired; it prints the invite).
+/// 4. Per player, when the network is impaired, an ``ImpairmentProxy`` for TCP and UDP on one port
+///    number, and the invite's `HOST:PORT` rewritten to it (the session keys do not depend on it).
+/// 5. Per player, `unshare --fork --kill-child=SIGTERM --time --monotonic S --boottime S coplay join
+///    INVITE MEDIA --name pN --frames [--clock-drift-ppm PPM]`; its JSON Lines are parsed live by
+///    ``CoplayStreamTranslator``. The last player waits for the script's late-join action.
+/// 6. The script: playback commands via `coplay control` (a `command` event is stamped when it is
+///    launched), the late joiner, the relay restart (`kill -9`, then the same port and data directory).
+///
+/// Any process that dies before the relay restart fails the scenario with its exit status and last
+/// error line. The figures cover the window from the late joiner's first frame to the relay restart;
+/// what happens after the restart is reported as ``Run/relayRestart``.
+///
+/// ```swift
+/// let runner = CoplayScenarioRunner(configuration: .init(
+///     scenario: try .named("quiet"), script: .standard(duration: 60), coplay: "/usr/bin/coplay",
+///     media: "clip.mp4", workDirectory: work), logger: logger)
+/// let run = try await runner.run { print($0.line) }
+/// ```
+public struct CoplayScenarioRunner: Sendable {
+    /// What to run.
+    public struct Configuration: Sendable {
+        /// The scenario (players, network, drift).
+        public var scenario: BenchScenario
+        /// The action script.
+        public var script: ActionScript
+        /// The `coplay` executable to spawn.
+        public var coplay: String
+        /// The media file every member opens.
+        public var media: String
+        /// Logs and the relay's data directory go here.
+        public var workDirectory: URL
+        /// Whether to give each player its own time namespace (when `unshare --time` works).
+        public var timeNamespaces: Bool
+        /// The longest wait for a process to come up, in seconds.
+        public var startupTimeout: Double
+        /// The impairment proxies' seed (each player's proxy gets `seed + N`).
+        public var seed: UInt64
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - scenario: the scenario.
+        ///   - script: the action script.
+        ///   - coplay: the `coplay` executable.
+        ///   - media: the media file.
+        ///   - workDirectory: for logs and the relay's data.
+        ///   - timeNamespaces: time namespaces per player (default on).
+        ///   - startupTimeout: seconds (default 120).
+        ///   - seed: impairment seed (default 1).
+        public init(
+            scenario: BenchScenario, script: ActionScript, coplay: String, media: String, workDirectory: URL,
+            timeNamespaces: Bool = true, startupTimeout: Double = 120, seed: UInt64 = 1
+        ) {
+            self.scenario = scenario
+            self.script = script
+            self.coplay = coplay
+            self.media = media
+            self.workDirectory = workDirectory
+            self.timeNamespaces = timeNamespaces
+            self.startupTimeout = startupTimeout
+            self.seed = seed
+        }
+    }
+
+    /// What a run produced.
+    public struct Run: Sendable {
+        /// One stream per player, trimmed to the measured window; the first also holds the runner's
+        /// `command` events (originator `runner`).
+        public var streams: [PlayerEventStream]
+        /// The relay's reference clock minus CLOCK_REALTIME (seconds), the truth for clock-offset errors.
+        public var relayOffset: Double?
+        /// `resumed`, or `lost: …` when players did not survive the relay restart; nil without a restart.
+        public var relayRestart: String?
+        /// Seconds from the late joiner's start to its first presented frame.
+        public var lateJoinSeconds: Double?
+        /// Whether the players ran in their own time namespaces.
+        public var timeNamespaces: Bool
+        /// Seconds of the measured window.
+        public var measuredSeconds: Double
+        /// Remarks on the run's conditions.
+        public var notes: [String]
+    }
+
+    /// The configuration.
+    public let configuration: Configuration
+    private let logger: Logger
+
+    /// Creates a runner.
+    public init(configuration: Configuration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Runs the scenario; every child process is stopped when it returns, throws or is cancelled.
+    ///
+    /// - Parameter progress: called about once a second.
+    /// - Throws: ``BenchError`` saying why the scenario could not run, or `CancellationError`.
+    public func run(progress: @escaping @Sendable (ScenarioProgress) -> Void = { _ in }) async throws -> Run {
+        let scenario = configuration.scenario
+        guard FileManager.default.isExecutableFile(atPath: configuration.coplay) else {
+            throw BenchError.scenarioFailed("coplay executable \(configuration.coplay) not found")
+        }
+        guard FileManager.default.isReadableFile(atPath: configuration.media) else {
+            throw BenchError.scenarioFailed("media file \(configuration.media) does not exist or is not readable")
+        }
+        guard scenario.players >= 2 else { throw BenchError.scenarioFailed("needs at least two players") }
+        try FileManager.default.createDirectory(at: configuration.workDirectory, withIntermediateDirectories: true)
+        let session = Session()
+        do {
+            let run = try await run(session: session, progress: progress)
+            await session.stopAll()
+            return run
+        } catch {
+            await session.stopAll()
+            throw error
+        }
+    }
+
+    // MARK: - The run
+
+    /// The processes and proxies of one run, stopped together.
+    final class Session: Sendable {
+        private let children = NIOLockedValueBox<[ChildProcess]>([])
+        private let proxies = NIOLockedValueBox<[ImpairmentProxy]>([])
+
+        func add(_ child: ChildProcess) { children.withLockedValue { $0.append(child) } }
+        func add(_ proxy: ImpairmentProxy) { proxies.withLockedValue { $0.append(proxy) } }
+
+        func stopAll() async {
+            let list = children.withLockedValue { $0 }
+            await withTaskGroup(of: Void.self) { group in
+                for child in list { group.addTask { await child.stop() } }
+            }
+            for proxy in proxies.withLockedValue({ $0 }) { try? await proxy.stop() }
+        }
+    }
+
+    private func log(_ name: String) -> URL { configuration.workDirectory.appendingPathComponent("\(name).log") }
+
+    private func run(session: Session, progress: @escaping @Sendable (ScenarioProgress) -> Void) async throws -> Run {
+        let scenario = configuration.scenario
+        let script = configuration.script
+        let coplay = configuration.coplay
+        var notes: [String] = []
+        func stage(_ text: String) {
+            progress(ScenarioProgress(scenario: scenario.name, elapsed: 0, total: script.duration, frames: 0, stage: text))
+        }
+
+        // Clock drift needs `join --clock-drift-ppm`.
+        let drifts = (0..<scenario.players).map { scenario.drift(ofPlayer: $0) }
+        if drifts.contains(where: { $0 != 0 }) {
+            let help = try await Self.output(of: coplay, ["join", "--help"], log: log("join-help"))
+            guard help.contains("--clock-drift-ppm") else {
+                throw BenchError.scenarioFailed(
+                    "this coplay has no `join --clock-drift-ppm` option, so the players' clocks cannot drift")
+            }
+        }
+        let namespaces = configuration.timeNamespaces ? await Self.canUnshareTime() : false
+        if configuration.timeNamespaces && !namespaces {
+            notes.append("unshare --time is not available here: the players share the machine's monotonic clock")
+        }
+
+        // 1. The relay.
+        stage("starting the relay")
+        let dataDirectory = configuration.workDirectory.appendingPathComponent("relay-data").path
+        let relayPort = Port()
+        let relay = try startRelay(listen: "127.0.0.1:0", dataDirectory: dataDirectory, port: relayPort, session: session)
+        guard let port = await relayPort.wait(timeout: configuration.startupTimeout, while: relay) else {
+            throw BenchError.scenarioFailed("the relay did not start: \(relay.exitDescription)")
+        }
+        var currentRelay = relay
+
+        // 2. The relay's clock versus CLOCK_REALTIME.
+        let offsetBefore = try? await relayOffset(port: port)
+
+        // 3. The host.
+        stage("starting the host")
+        let inviteBox = Port()
+        let invite = NIOLockedValueBox<String?>(nil)
+        let host = try ChildProcess(
+            name: "host", executable: coplay,
+            arguments: ["host", configuration.media, "--relay", "127.0.0.1:\(port)", "--name", "host", "--log-level", "warning"],
+            log: log("host")
+        ) { line in
+            if line.hasPrefix("coplay://") {
+                invite.withLockedValue { if $0 == nil { $0 = line } }
+                inviteBox.set(1)
+            }
+        }
+        session.add(host)
+        guard await inviteBox.wait(timeout: configuration.startupTimeout, while: host) != nil,
+            let hostInvite = invite.withLockedValue({ $0 })
+        else {
+            throw BenchError.scenarioFailed("the host did not print an invite: \(host.exitDescription)")
+        }
+
+        // 4 + 5. Proxies and players.
+        let roster = NIOLockedValueBox<[LivePlayer]>([])
+        var playerInvites: [String] = []
+        for number in 0..<scenario.players {
+            var playerInvite = hostInvite
+            if scenario.network.isImpaired {
+                let proxy = ImpairmentProxy(
+                    configuration: .init(
+                        targetPort: port, transports: .both, upstream: scenario.network.upstream,
+                        downstream: scenario.network.downstream, seed: configuration.seed &+ UInt64(number)),
+                    logger: logger)
+                let proxyPort = try await proxy.start()
+                session.add(proxy)
+                playerInvite = hostInvite.replacingOccurrences(of: "127.0.0.1:\(port)/", with: "127.0.0.1:\(proxyPort)/")
+            }
+            playerInvites.append(playerInvite)
+        }
+        func startPlayer(_ number: Int) throws -> LivePlayer {
+            let name = "p\(number + 1)"
+            let player = LivePlayer(name: name, startRealtime: RealtimeClock.now())
+            var arguments = [
+                "join", playerInvites[number], configuration.media, "--name", name, "--frames", "--log-level", "warning",
+            ]
+            if drifts[number] != 0 { arguments += ["--clock-drift-ppm", "\(drifts[number])"] }
+            var executable = coplay
+            if namespaces {
+                let offset = "\(BenchScenario.clockOffset(ofPlayer: number))"
+                arguments = ["--fork", "--kill-child=SIGTERM", "--time", "--monotonic", offset, "--boottime", offset, coplay]
+                    + arguments
+                executable = "/usr/bin/unshare"
+            }
+            player.process = try ChildProcess(name: name, executable: executable, arguments: arguments, log: log(name)) {
+                [player] line in player.consume(line)
+            }
+            session.add(player.process!)
+            return player
+        }
+        let initial = script.hasLateJoiner ? scenario.players - 1 : scenario.players
+        stage("starting \(initial) players")
+        for number in 0..<initial {
+            let player = try startPlayer(number)
+            roster.withLockedValue { $0.append(player) }
+        }
+        let players = roster.withLockedValue { $0 }
+        let readyDeadline = ContinuousClock.now + .seconds(configuration.startupTimeout)
+        while !players.allSatisfy(\.isReady) {
+            try Task.checkCancellation()
+            for player in players where !(player.process?.isRunning ?? false) {
+                throw BenchError.scenarioFailed("player \(player.process?.exitDescription ?? player.name) before the script started")
+            }
+            guard ContinuousClock.now < readyDeadline else {
+                let late = players.filter { !$0.isReady }.map(\.name)
+                throw BenchError.timeout("players \(late.joined(separator: ", ")) to apply the session's state")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+
+        // 6. The script.
+        var commands: [BenchEvent] = []
+        var lateJoiner: LivePlayer?
+        var restartRealtime: Double?
+        var notRun: [String] = []
+        let start = ContinuousClock.now
+        let scriptStartRealtime = RealtimeClock.now()
+        let reporter = Task {
+            var lastAnalysis = ContinuousClock.now - .seconds(10)
+            var p99: Double?
+            while !Task.isCancelled {
+                let live = roster.withLockedValue { $0 }
+                let now = ContinuousClock.now
+                if now - lastAnalysis >= .seconds(2) {
+                    lastAnalysis = now
+                    p99 = Self.recentP99(live, window: 20)
+                }
+                let elapsed = Double((now - start).components.seconds)
+                progress(ScenarioProgress(
+                    scenario: scenario.name, elapsed: elapsed, total: script.duration,
+                    frames: live.reduce(0) { $0 + $1.frames }, p99SkewMs: p99))
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        defer { reporter.cancel() }
+
+        /// Fails the scenario if a process died before the relay restart.
+        func checkAlive(_ list: [LivePlayer], at moment: String) throws {
+            for player in list where !(player.process?.isRunning ?? false) {
+                throw BenchError.scenarioFailed("player \(player.process?.exitDescription ?? player.name) \(moment)")
+            }
+            if !host.isRunning { throw BenchError.scenarioFailed("\(host.exitDescription) \(moment)") }
+            if !currentRelay.isRunning { throw BenchError.scenarioFailed("\(currentRelay.exitDescription) \(moment)") }
+        }
+        func sleep(until deadline: ContinuousClock.Instant, moment: String) async throws {
+            while ContinuousClock.now < deadline {
+                try Task.checkCancellation()
+                try checkAlive(roster.withLockedValue { $0 }, at: moment)
+                try await Task.sleep(for: .milliseconds(min(200, max(1, (deadline - ContinuousClock.now).milliseconds))))
+            }
+        }
+
+        for action in script.actions {
+            let moment = String(format: "before the %@ at %.1f s", action.name, action.at)
+            try await sleep(until: start + .milliseconds(Int(action.at * 1000)), moment: moment)
+            switch action.kind {
+            case .play, .pause, .seek, .rate, .item:
+                guard let arguments = action.controlArguments(item: roster.withLockedValue { $0.first?.item }) else {
+                    throw BenchError.scenarioFailed("no player printed the session's item identifier before the item change")
+                }
+                let issued = RealtimeClock.now()
+                let control = try ChildProcess(
+                    name: "control \(action.name)", executable: coplay,
+                    arguments: ["control", hostInvite] + arguments + ["--log-level", "warning"],
+                    log: log("control-\(commands.count + 1)-\(action.name)"))
+                session.add(control)
+                let status = await control.wait(timeout: 60)
+                guard status == 0 else {
+                    await control.stop()
+                    throw BenchError.scenarioFailed("`coplay control \(arguments.joined(separator: " "))` failed: \(control.exitDescription)")
+                }
+                commands.append(.command(action.name, target: action.value, realtime: issued, player: "runner"))
+            case .lateJoin:
+                let player = try startPlayer(scenario.players - 1)
+                roster.withLockedValue { $0.append(player) }
+                lateJoiner = player
+            case .suspension:
+                notRun.append(action.name)
+            case .relayRestart:
+                try checkAlive(roster.withLockedValue { $0 }, at: "before the relay restart")
+                restartRealtime = RealtimeClock.now()
+                currentRelay.signal(SIGKILL)
+                _ = await currentRelay.wait(timeout: 10)
+                let restartedPort = Port()
+                currentRelay = try startRelay(
+                    listen: "127.0.0.1:\(port)", dataDirectory: dataDirectory, port: restartedPort, session: session)
+                guard await restartedPort.wait(timeout: configuration.startupTimeout, while: currentRelay) != nil else {
+                    throw BenchError.scenarioFailed("the relay did not restart on port \(port): \(currentRelay.exitDescription)")
+                }
+            }
+        }
+        let end = start + .milliseconds(Int(script.duration * 1000))
+        if restartRealtime == nil {
+            try await sleep(until: end, moment: "before the end")
+        } else {
+            while ContinuousClock.now < end {
+                try Task.checkCancellation()
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        reporter.cancel()
+
+        // The outcome.
+        let everyone = roster.withLockedValue { $0 }
+        if let lateJoiner, lateJoiner.firstFrameRealtime == nil {
+            throw BenchError.scenarioFailed("the late joiner \(lateJoiner.name) never presented a frame")
+        }
+        var relayRestart: String?
+        if let restartRealtime {
+            let lost = everyone.filter { player in
+                !(player.process?.isRunning ?? false) || (player.lastFrameRealtime ?? 0) < restartRealtime + 1
+            }
+            relayRestart = lost.isEmpty
+                ? "resumed"
+                : "lost: " + lost.map { player in
+                    guard let process = player.process, !process.isRunning else {
+                        return "\(player.name) presented no frame from 1 s after the restart"
+                    }
+                    return process.exitSummary
+                }.joined(separator: ", ") + " (logs in the work directory)"
+        }
+        let windowStart = lateJoiner?.firstFrameRealtime ?? scriptStartRealtime
+        let windowEnd = restartRealtime ?? RealtimeClock.now()
+        var offsetAfter: Double?
+        if restartRealtime == nil { offsetAfter = try? await relayOffset(port: port) }
+        let offsets = [offsetBefore, offsetAfter].compactMap { $0 }
+        if offsets.isEmpty { notes.append("the relay's time server did not answer the runner: no clock-offset truth") }
+        if offsets.count == 2 {
+            notes.append(String(format: "relay reference minus CLOCK_REALTIME moved %.3f ms during the run", (offsets[1] - offsets[0]) * 1000))
+        }
+        if !notRun.isEmpty {
+            notes.append("not run (the coplay CLI cannot trigger it): \(notRun.joined(separator: ", "))")
+        }
+
+        var streams = everyone.map { player in
+            PlayerEventStream(
+                player: player.name,
+                events: player.events.filter { $0.realtime >= windowStart && $0.realtime < windowEnd })
+        }
+        if !streams.isEmpty {
+            streams[0].events += commands.filter { $0.realtime >= windowStart && $0.realtime < windowEnd }
+        }
+        return Run(
+            streams: streams, relayOffset: offsets.isEmpty ? nil : offsets.reduce(0, +) / Double(offsets.count),
+            relayRestart: relayRestart,
+            lateJoinSeconds: lateJoiner.flatMap { player in player.firstFrameRealtime.map { $0 - player.startRealtime } },
+            timeNamespaces: namespaces, measuredSeconds: max(0, windowEnd - windowStart), notes: notes)
+    }
+
+    // MARK: - Helpers
+
+    /// A value some reader thread fills in once (a port number), awaited by polling.
+    final class Port: Sendable {
+        private let value = NIOLockedValueBox<Int?>(nil)
+        func set(_ port: Int) { value.withLockedValue { if $0 == nil { $0 = port } } }
+        func wait(timeout: Double, while child: ChildProcess) async -> Int? {
+            let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+            while ContinuousClock.now < deadline {
+                if let port = value.withLockedValue({ $0 }) { return port }
+                if !child.isRunning || Task.isCancelled { return nil }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            return value.withLockedValue { $0 }
+        }
+    }
+
+    private func startRelay(listen: String, dataDirectory: String, port: Port, session: Session) throws -> ChildProcess {
+        let relay = try ChildProcess(
+            name: "relay", executable: configuration.coplay,
+            arguments: ["serve", "--listen", listen, "--data-dir", dataDirectory], log: log("relay")
+        ) { line in
+            // "coplay relay listening on 127.0.0.1:39447"
+            if line.contains("listening on"), let colon = line.lastIndex(of: ":"),
+                let number = Int(line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+            {
+                port.set(number)
+            }
+        }
+        session.add(relay)
+        return relay
+    }
+
+    /// The relay's reference clock minus CLOCK_REALTIME, from `coplay time query --json` on loopback.
+    private func relayOffset(port: Int) async throws -> Double {
+        let text = try await Self.output(
+            of: configuration.coplay, ["time", "query", "127.0.0.1:\(port)", "--json", "--samples", "8"], log: log("time-query"))
+        guard let line = text.split(separator: "\n").last(where: { $0.hasPrefix("{") }),
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let offset = object["offset"] as? Double
+        else { throw BenchError.scenarioFailed("coplay time query printed no offset: \(text)") }
+        return offset
+    }
+
+    /// Runs a short command to completion (at most 30 s) and returns its standard output.
+    static func output(of executable: String, _ arguments: [String], log: URL) async throws -> String {
+        let lines = NIOLockedValueBox<[String]>([])
+        let child = try ChildProcess(name: URL(fileURLWithPath: executable).lastPathComponent, executable: executable,
+            arguments: arguments, log: log) { line in lines.withLockedValue { $0.append(line) } }
+        if await child.wait(timeout: 30) == nil { await child.stop() }
+        try? await Task.sleep(for: .milliseconds(50))  // let the reader drain the pipe
+        return lines.withLockedValue { $0 }.joined(separator: "\n")
+    }
+
+    /// Whether this machine lets a child have its own CLOCK_MONOTONIC (root + time namespaces).
+    static func canUnshareTime() async -> Bool {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else { return false }
+        guard let child = try? ChildProcess(
+            name: "unshare", executable: "/usr/bin/unshare",
+            arguments: ["--fork", "--kill-child", "--time", "--monotonic", "1000", "true"],
+            log: nil)
+        else { return false }
+        return await child.wait(timeout: 10) == 0
+    }
+
+    /// The p99 skew of the frames the players presented in the last `window` seconds.
+    static func recentP99(_ players: [LivePlayer], window: Double) -> Double? {
+        let cutoff = RealtimeClock.now() - window
+        let streams = players.map { player in
+            PlayerEventStream(player: player.name, events: player.events.filter { $0.type == "frame" && $0.realtime >= cutoff })
+        }
+        guard streams.count >= 2, streams.allSatisfy({ !$0.events.isEmpty }) else { return nil }
+        return ScenarioAnalysis(name: "live", streams: streams).result.p99SkewMs
+    }
+
+    /// Makes a 25 fps H.264 test clip (160x90, video only) of `seconds` with ffmpeg, unless it exists.
+    ///
+    /// - Throws: ``BenchError`` when ffmpeg is missing or fails.
+    public static func makeMedia(at url: URL, seconds: Int) async throws {
+        if FileManager.default.fileExists(atPath: url.path) { return }
+        guard let ffmpeg = SyncplayBaseline.findTool("ffmpeg") else { throw BenchError.missingTool("ffmpeg") }
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let partial = url.deletingLastPathComponent().appendingPathComponent(".partial-" + url.lastPathComponent)
+        let child = try ChildProcess(
+            name: "ffmpeg", executable: ffmpeg,
+            arguments: [
+                "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25", "-t", "\(seconds)",
+                "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-f", "mp4", "-y", partial.path,
+            ], log: nil)
+        let status = await child.wait(timeout: 600)
+        guard status == 0 else {
+            await child.stop()
+            throw BenchError.scenarioFailed("ffmpeg could not make the test clip: \(child.exitDescription)")
+        }
+        try FileManager.default.moveItem(at: partial, to: url)
+    }
+}
+
+extension Duration {
+    /// The duration in whole milliseconds (rounded down).
+    fileprivate var milliseconds: Int {
+        Int(components.seconds) * 1000 + Int(components.attoseconds / 1_000_000_000_000_000)
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+
+/// Turns one `coplay join --frames` JSON Lines stream (docs/events.md) into benchmark events, line by
+/// line: a sans-IO state machine the runner feeds as the player prints.
+///
+/// - `frame` lines become frame events (`index`, `pts`, `realtime`).
+/// - Every frame also yields a clock event: the player's own view of the reference clock when it
+///   released the frame (`referenceTime + errorMs`) minus the frame's CLOCK_REALTIME stamp. The runner
+///   knows the relay's true reference-minus-realtime offset, so the difference is the player's
+///   clock-offset error.
+/// - Effects: an accepted command (`play`, `pause`, `seek`, `rate`, `item` lines, with their anchor
+///   `referenceTime` and `rate`) takes effect at the first `frame` scheduled at or after the anchor when
+///   the new rate is non-zero, or at the first `stopped` line after it when the rate is zero.
+///
+/// ```swift
+/// var translator = CoplayStreamTranslator(player: "p1")
+/// let events = translator.consume(line) // zero or more BenchEvents
+/// ```
+public struct CoplayStreamTranslator: Sendable {
+    /// The fields of a coplay event line the benchmark reads.
+    struct Line: Decodable {
+        var type: String
+        var realtime: Double?
+        var item: String?
+        var index: Int?
+        var pts: Double?
+        var referenceTime: Double?
+        var errorMs: Double?
+        var rate: Double?
+        var detail: String?
+    }
+
+    private struct Pending {
+        var action: String
+        var anchor: Double
+        var rate: Double
+    }
+
+    /// The player's name, stamped on every event.
+    public let player: String
+    /// Emit a clock event for every `clockEvery`-th frame.
+    public let clockEvery: Int
+    /// The session's item identifier, once a line named it.
+    public private(set) var item: String?
+    /// Whether the player has applied a state (printed a `stopped` or `frame` line).
+    public private(set) var isReady = false
+    /// Frame lines seen.
+    public private(set) var frames = 0
+    /// CLOCK_REALTIME of the first frame line.
+    public private(set) var firstFrameRealtime: Double?
+    /// CLOCK_REALTIME of the latest frame line.
+    public private(set) var lastFrameRealtime: Double?
+    /// Lines that were not JSON objects (log noise on stdout), counted and ignored.
+    public private(set) var unreadableLines = 0
+    private var pending: [Pending] = []
+    private let decoder = JSONDecoder()
+
+    /// Creates a translator for the player called `player`.
+    ///
+    /// - Parameters:
+    ///   - player: the name stamped on the events.
+    ///   - clockEvery: how often a frame also yields a clock event (every frame by default).
+    public init(player: String, clockEvery: Int = 1) {
+        self.player = player
+        self.clockEvery = max(1, clockEvery)
+    }
+
+    /// Reads one line of the player's standard output.
+    ///
+    /// - Returns: the benchmark events the line yields (often none).
+    public mutating func consume(_ text: some StringProtocol) -> [BenchEvent] {
+        guard text.first == "{", let line = try? decoder.decode(Line.self, from: Data(text.utf8)),
+            let realtime = line.realtime
+        else {
+            if !text.allSatisfy(\.isWhitespace) { unreadableLines += 1 }
+            return []
+        }
+        if let item = line.item { self.item = item }
+        var events: [BenchEvent] = []
+        switch line.type {
+        case "play", "pause", "seek", "rate", "item":
+            if let anchor = line.referenceTime {
+                pending.append(Pending(action: line.type, anchor: anchor, rate: line.rate ?? 1))
+            }
+        case "frame":
+            guard let index = line.index, let pts = line.pts else { break }
+            isReady = true
+            frames += 1
+            if firstFrameRealtime == nil { firstFrameRealtime = realtime }
+            lastFrameRealtime = realtime
+            events.append(.frame(index: index, pts: pts, realtime: realtime, player: player))
+            if let scheduled = line.referenceTime {
+                if frames % clockEvery == 0 {
+                    let view = scheduled + (line.errorMs ?? 0) / 1000
+                    events.append(.clock(offset: view - realtime, realtime: realtime, player: player))
+                }
+                events += takeEffects(realtime: realtime) { $0.rate > 0 && scheduled >= $0.anchor - 0.000_5 }
+            }
+        case "stopped":
+            isReady = true
+            events += takeEffects(realtime: realtime) { $0.rate == 0 }
+        default:
+            break
+        }
+        return events
+    }
+
+    private mutating func takeEffects(realtime: Double, where matches: (Pending) -> Bool) -> [BenchEvent] {
+        var effects: [BenchEvent] = []
+        pending.removeAll { command in
+            guard matches(command) else { return false }
+            effects.append(.effect(command.action, realtime: realtime, player: player))
+            return true
+        }
+        return effects
+    }
+}

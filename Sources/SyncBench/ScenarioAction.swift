@@ -1,0 +1,98 @@
+/// One step of a coplay scenario's action script: what the runner does, and when.
+///
+/// Playback commands (`play`, `pause`, `seek`, `rate`, `item`) are sent with `coplay control`, like a
+/// user would; the others act on the processes (a late joiner starts, the relay is killed and restarted).
+///
+/// ```swift
+/// let seek = ScenarioAction(at: 12, .seek(2))
+/// seek.controlArguments(item: nil) // ["seek", "2.0"]
+/// ```
+public struct ScenarioAction: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// What to do.
+    public enum Kind: Sendable, Hashable, Codable {
+        /// Resume playback at rate 1.
+        case play
+        /// Pause.
+        case pause
+        /// Seek to an absolute item time in seconds.
+        case seek(Double)
+        /// Change the playback rate.
+        case rate(Double)
+        /// Change the item (to the session's own item, at 0 s: players have one media file each).
+        case item
+        /// Start the scenario's last player now, while the group plays.
+        case lateJoin
+        /// A member suspends playback (buffering). The CLI has no way to trigger one: the runner records
+        /// it as not run.
+        case suspension
+        /// `kill -9` the relay and restart it on the same port with the same data directory.
+        case relayRestart
+    }
+
+    /// Seconds after the script starts.
+    public var at: Double
+    /// The action.
+    public var kind: Kind
+
+    /// Creates an action.
+    public init(at: Double, _ kind: Kind) {
+        self.at = at
+        self.kind = kind
+    }
+
+    /// The action's name in event streams and reports.
+    public var name: String {
+        switch kind {
+        case .play: "play"
+        case .pause: "pause"
+        case .seek: "seek"
+        case .rate: "rate"
+        case .item: "item"
+        case .lateJoin: "lateJoin"
+        case .suspension: "suspension"
+        case .relayRestart: "relayRestart"
+        }
+    }
+
+    /// The seek target or the rate, if the action has one.
+    public var value: Double? {
+        switch kind {
+        case let .seek(seconds): seconds
+        case let .rate(rate): rate
+        default: nil
+        }
+    }
+
+    /// The arguments after `coplay control INVITE` for a playback command, nil for the other actions.
+    ///
+    /// - Parameter item: the session's item identifier (needed by `item`; nil makes `item` unrunnable).
+    public func controlArguments(item: String?) -> [String]? {
+        switch kind {
+        case .play: ["play"]
+        case .pause: ["pause"]
+        case let .seek(seconds): ["seek", "\(seconds)"]
+        case let .rate(rate): ["rate", "\(rate)"]
+        case .item: item.map { ["item", $0] }
+        case .lateJoin, .suspension, .relayRestart: nil
+        }
+    }
+
+    /// Whether the `coplay` CLI can carry the action out (a suspension it cannot).
+    public var isRunnable: Bool { kind != .suspension }
+
+    /// `  12.0 s  seek 2.0`.
+    public var description: String {
+        let time = String(format: "%6.1f s", at)
+        let label: String
+        switch kind {
+        case let .seek(seconds): label = "seek \(seconds)"
+        case let .rate(rate): label = "rate \(rate)"
+        case .item: label = "item (the session's item again, at 0 s)"
+        case .lateJoin: label = "late joiner starts"
+        case .suspension: label = "suspension (not run: the coplay CLI cannot trigger one)"
+        case .relayRestart: label = "relay restart (kill -9, restart on the same port and --data-dir)"
+        default: label = name
+        }
+        return "\(time)  \(label)"
+    }
+}

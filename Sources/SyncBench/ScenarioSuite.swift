@@ -1,0 +1,188 @@
+import Foundation
+import Logging
+import NetworkEmulation
+
+/// Runs a list of scenarios one after the other, coplay and Syncplay alike, into one ``BenchReport``.
+///
+/// A scenario that cannot run becomes a FAILED row with its reason; the others still run. The report
+/// is then incomplete (``BenchReport/isComplete``), which the CLI turns into a non-zero exit.
+///
+/// ```swift
+/// let suite = ScenarioSuite(configuration: .init(scenarios: [try .named("quiet")], coplay: path, output: out), logger: logger)
+/// let report = await suite.run { print($0.line) }
+/// ```
+public struct ScenarioSuite: Sendable {
+    /// What to run.
+    public struct Configuration: Sendable {
+        /// The scenarios, in order (their players and durations already overridden as wanted).
+        public var scenarios: [BenchScenario]
+        /// The `coplay` executable to spawn.
+        public var coplay: String
+        /// The media every coplay player opens; nil makes a 25 fps test clip per duration.
+        public var media: String?
+        /// The output directory (the work directory is `work/` inside it).
+        public var output: URL
+        /// Whether to restart the relay at the end of each coplay script.
+        public var relayRestart: Bool
+        /// The impairment proxies' seed.
+        public var seed: UInt64
+
+        /// Creates a configuration.
+        public init(
+            scenarios: [BenchScenario], coplay: String, media: String? = nil, output: URL, relayRestart: Bool = true,
+            seed: UInt64 = 1
+        ) {
+            self.scenarios = scenarios
+            self.coplay = coplay
+            self.media = media
+            self.output = output
+            self.relayRestart = relayRestart
+            self.seed = seed
+        }
+    }
+
+    /// The configuration.
+    public let configuration: Configuration
+    private let logger: Logger
+
+    /// Creates a suite.
+    public init(configuration: Configuration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// The action script of `scenario` under this suite's options.
+    public func script(for scenario: BenchScenario) -> ActionScript {
+        ActionScript.standard(
+            duration: scenario.duration, lateJoiner: scenario.players >= 2,
+            relayRestart: configuration.relayRestart)
+    }
+
+    /// Runs every scenario and writes each one's event streams to the output directory.
+    ///
+    /// - Parameter progress: the progress of the scenario running.
+    /// - Returns: the report, one entry per scenario; cancelled scenarios are FAILED rows too.
+    public func run(progress: @escaping @Sendable (ScenarioProgress) -> Void) async -> BenchReport {
+        var report = BenchReport()
+        for scenario in configuration.scenarios {
+            if Task.isCancelled {
+                report.append(failed(scenario, "not run: the benchmark was interrupted"))
+                continue
+            }
+            do {
+                let (analysis, notes) = try await run(scenario, progress: progress)
+                report.append(analysis)
+                report.notes += notes.map { "\(scenario.name): \($0)" }
+            } catch is CancellationError {
+                report.append(failed(scenario, "interrupted"))
+            } catch {
+                logger.info("scenario failed", metadata: ["scenario": "\(scenario.name)", "error": "\(error)"])
+                report.append(failed(scenario, "\(error)"))
+            }
+        }
+        return report
+    }
+
+    private func failed(_ scenario: BenchScenario, _ reason: String) -> ScenarioResult {
+        var result = ScenarioResult.failed(name: scenario.name, players: scenario.players, error: reason)
+        result.implementation = scenario.implementation.rawValue
+        result.network = scenario.network.name
+        return result
+    }
+
+    private func run(
+        _ scenario: BenchScenario, progress: @escaping @Sendable (ScenarioProgress) -> Void
+    ) async throws -> (ScenarioAnalysis, [String]) {
+        let script = script(for: scenario)
+        let work = configuration.output.appendingPathComponent("work/\(scenario.name)")
+        switch scenario.implementation {
+        case .syncplay:
+            let runner = SyncplayBaseline(
+                configuration: .init(
+                    duration: scenario.duration, players: (0..<scenario.players).map { "s\($0 + 1)" },
+                    workDirectory: work, network: scenario.network, seed: configuration.seed,
+                    script: script.syncplayActions),
+                logger: logger)
+            let started = ContinuousClock.now
+            let run = try await runner.run { line in
+                let elapsed = Double((ContinuousClock.now - started).components.seconds)
+                progress(ScenarioProgress(scenario: scenario.name, elapsed: elapsed, total: scenario.duration, frames: 0, stage: line))
+            }
+            try write(run.streams, scenario: scenario)
+            let analysis = ScenarioAnalysis(
+                name: scenario.name, streams: run.streams,
+                configuration: .init(frameDuration: 1.0 / runner.configuration.frameRate, method: "sampled"))
+            guard (analysis.result.frames ?? 0) > 0 else {
+                throw BenchError.scenarioFailed("the players never played the same frames")
+            }
+            var result = analysis.result
+            decorate(&result, scenario: scenario, script: script, series: analysis.series)
+            result.actions = script.syncplayActions.map { String(format: "%.1f ", $0.at) + $0.name }
+            return (
+                ScenarioAnalysis(result: result, series: analysis.series),
+                [
+                    "\(run.syncplayVersion.trimmingCharacters(in: .whitespacesAndNewlines)); positions sampled every 20 ms; largest IPC round trip "
+                        + BenchReport.ms(run.maxRoundTrip * 1000) + " ms; actions: play, pause, seek only (no rate, item, late joiner or restart)"
+                ]
+            )
+        case .coplay:
+            let media: String
+            if let given = configuration.media {
+                media = given
+            } else {
+                let seconds = Int(scenario.duration.rounded(.up)) + 30
+                let url = configuration.output.appendingPathComponent("work/media-\(seconds)s.mp4")
+                progress(ScenarioProgress(scenario: scenario.name, elapsed: 0, total: scenario.duration, frames: 0,
+                                          stage: "making a \(seconds) s test clip"))
+                try await CoplayScenarioRunner.makeMedia(at: url, seconds: seconds)
+                media = url.path
+            }
+            let runner = CoplayScenarioRunner(
+                configuration: .init(
+                    scenario: scenario, script: script, coplay: configuration.coplay, media: media,
+                    workDirectory: work, seed: configuration.seed),
+                logger: logger)
+            let run = try await runner.run(progress: progress)
+            try write(run.streams, scenario: scenario)
+            let truth = run.relayOffset.map { offset in
+                Dictionary(uniqueKeysWithValues: run.streams.map { ($0.player, offset) })
+            } ?? [:]
+            let analysis = ScenarioAnalysis(
+                name: scenario.name, streams: run.streams, configuration: .init(trueOffsets: truth, method: "frames"))
+            guard (analysis.result.frames ?? 0) > 0 else {
+                throw BenchError.scenarioFailed("the players never presented the same frames")
+            }
+            var result = analysis.result
+            decorate(&result, scenario: scenario, script: script, series: analysis.series)
+            result.relayRestart = run.relayRestart
+            result.lateJoinSeconds = run.lateJoinSeconds
+            var notes = run.notes
+            notes.append(
+                "\(scenario.players) players (the last joins late), network \(scenario.network.name), "
+                    + (run.timeNamespaces ? "each in its own time namespace" : "sharing one monotonic clock")
+                    + (scenario.driftPPM.isEmpty ? "" : ", drift \(scenario.driftPPM.map { "\($0)" }.joined(separator: "/")) ppm")
+                    + String(format: "; measured from the late joiner's first frame to the relay restart (%.1f s)", run.measuredSeconds))
+            return (ScenarioAnalysis(result: result, series: analysis.series), notes)
+        }
+    }
+
+    private func decorate(_ result: inout ScenarioResult, scenario: BenchScenario, script: ActionScript, series: SkewSeries) {
+        result.implementation = scenario.implementation.rawValue
+        result.network = scenario.network.name
+        result.actions = script.labels
+        result.driftPPM = scenario.driftPPM.isEmpty ? nil : (0..<scenario.players).map { scenario.drift(ofPlayer: $0) }
+        if let trend = series.trend {
+            result.skewTrendMsPerMinute = trend.slopeMsPerMinute
+            result.firstThirdP99SkewMs = trend.firstThirdP99Ms
+            result.lastThirdP99SkewMs = trend.lastThirdP99Ms
+        }
+    }
+
+    private func write(_ streams: [PlayerEventStream], scenario: BenchScenario) throws {
+        try FileManager.default.createDirectory(at: configuration.output, withIntermediateDirectories: true)
+        for stream in streams {
+            try stream.jsonLines().write(
+                to: configuration.output.appendingPathComponent("\(scenario.name)-\(stream.player).jsonl"))
+        }
+    }
+}

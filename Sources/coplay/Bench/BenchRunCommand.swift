@@ -1,0 +1,187 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import SyncBench
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `coplay bench [run] --scenario NAME`: the scenario runner of issue 6 (the default `bench` subcommand).
+struct BenchRunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run timing-accuracy scenarios: coplay players (and Syncplay) under an action script.",
+        discussion: """
+            For each coplay scenario: a relay (`coplay serve`), a host, N `coplay join --frames` players, \
+            each in its own time namespace and, on an impaired network, behind its own impairment proxy \
+            (TCP + UDP), and an action script through `coplay control` (play, late joiner, pause, play, \
+            seek, rate changes, item change, relay restart). The `syncplay` scenario runs syncplay-server \
+            and two Syncplay clients driving mpv under the play/pause/seek part of the same script.
+
+            Writes summary.json, report.md, skew.svg and each player's event stream to --out, prints the \
+            Markdown table, and exits non-zero if any scenario could not run (its row says FAILED and why).
+
+            Scenarios: \(BenchScenario.names.joined(separator: ", ")) (docs/benchmarks.md).
+
+            Examples:
+              coplay bench --scenario quiet
+              coplay bench --scenario quiet,jitter --players 2 --duration 30 --out /tmp/bench
+            """
+    )
+
+    @Option(
+        name: .customLong("scenario"),
+        help: "Scenario name(s), repeatable or comma separated (default: all).")
+    var scenarios: [String] = []
+
+    @Option(help: "Players per scenario (overrides each scenario's default; at least 2).")
+    var players: Int?
+
+    @Option(help: "Seconds per scenario (overrides each scenario's default; at least 5).")
+    var duration: Double?
+
+    @Option(help: "Output directory (default: bench-results/<UTC timestamp>).")
+    var out: String?
+
+    @Option(help: "Media file for the coplay players (default: a generated 25 fps clip long enough for the script).")
+    var media: String?
+
+    @Option(help: "The coplay executable to spawn (default: this one).")
+    var coplay: String?
+
+    @Flag(help: "Leave the relay restart out of the action script.")
+    var noRelayRestart = false
+
+    @Option(help: "Seed of the impairment proxies.")
+    var seed: UInt64 = 1
+
+    @Option(help: "Log level (stderr).")
+    var logLevel: String = "warning"
+
+    /// The names asked for, in order, without repeats (all when none).
+    var selectedNames: [String] {
+        let names = scenarios.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+        var seen = Set<String>()
+        return (names.isEmpty ? BenchScenario.names : names).filter { seen.insert($0).inserted }
+    }
+
+    func validate() throws {
+        for name in selectedNames where !BenchScenario.names.contains(name) {
+            throw ValidationError(
+                "unknown scenario '\(name)' (known: \(BenchScenario.names.joined(separator: ", ")))")
+        }
+        if let players, players < 2 || players > 32 { throw ValidationError("--players must be within 2...32") }
+        if let duration, !(duration >= 5 && duration <= 7200) {
+            throw ValidationError("--duration must be within 5...7200 seconds")
+        }
+        if let coplay, !FileManager.default.isExecutableFile(atPath: coplay) {
+            throw ValidationError("--coplay \(coplay) is not an executable file")
+        }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "coplay.bench") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .warning
+        let scenarios = try selectedNames.map { name in
+            var scenario = try BenchScenario.named(name)
+            if let players {
+                // Syncplay's baseline is two clients.
+                if scenario.implementation == .coplay { scenario.players = players }
+            }
+            if let duration { scenario.duration = duration }
+            return scenario
+        }
+        let output = URL(fileURLWithPath: out ?? "bench-results/\(Self.timestamp())")
+        let executable = coplay ?? Self.currentExecutable()
+        let suite = ScenarioSuite(
+            configuration: .init(
+                scenarios: scenarios, coplay: executable, media: media, output: output,
+                relayRestart: !noRelayRestart, seed: seed),
+            logger: logger)
+        for scenario in scenarios where scenario.implementation == .coplay {
+            let script = suite.script(for: scenario)
+            FileHandle.standardError.write(Data("bench \(scenario.name): action script\n\(script)\n".utf8))
+            break
+        }
+
+        // SIGINT / SIGTERM cancel the run; the runners stop their children on cancellation.
+        let task = Task { await suite.run { progress in ProgressLine.shared.show(progress.line) } }
+        let sources = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                FileHandle.standardError.write(Data("\nbench: interrupted, stopping every child process\n".utf8))
+                task.cancel()
+            }
+            source.resume()
+            return source
+        }
+        let report = await task.value
+        for source in sources { source.cancel() }
+        ProgressLine.shared.finish()
+
+        let written = try report.write(to: output)
+        print(report.markdownReport())
+        FileHandle.standardError.write(Data("bench: wrote \(written.map(\.path).joined(separator: ", "))\n".utf8))
+        if !report.isComplete {
+            let failed = report.entries.filter { !$0.result.succeeded }
+            for entry in failed {
+                FileHandle.standardError.write(Data("Error: scenario \(entry.result.name) FAILED: \(entry.result.error ?? "")\n".utf8))
+            }
+            throw ExitCode.failure
+        }
+    }
+
+    static func timestamp() -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        return formatter.string(from: Date())
+    }
+
+    /// This process's executable (`/proc/self/exe`), falling back to argv[0].
+    static func currentExecutable() -> String {
+        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
+        return URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.path
+    }
+}
+
+/// The progress line on standard error: rewritten in place on a terminal, one line every 5 s otherwise.
+final class ProgressLine: Sendable {
+    static let shared = ProgressLine()
+    private let state = ProgressLineState()
+    private let terminal = isatty(STDERR_FILENO) == 1
+
+    func show(_ line: String) {
+        state.update { last in
+            let now = Date()
+            if terminal {
+                FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+            } else if now.timeIntervalSince(last) >= 5 {
+                FileHandle.standardError.write(Data("\(line)\n".utf8))
+                return now
+            }
+            return last
+        }
+    }
+
+    func finish() {
+        if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}
+
+/// The last time a progress line was printed, under a lock.
+final class ProgressLineState: @unchecked Sendable {
+    // @unchecked: `last` is only read and written while holding `lock`.
+    private let lock = NSLock()
+    private var last = Date.distantPast
+
+    func update(_ body: (Date) -> Date) {
+        lock.withLock { last = body(last) }
+    }
+}
