@@ -52,7 +52,6 @@ struct HostCommand: AsyncParsableCommand {
             await member.play(
                 timeline, name: name, output: output, publishInitialState: true, extraItems: extraItems, imperfections: simulation.imperfections)
         }
-        try await ServiceGroup(configuration: .init(
-            services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)).run()
+        try await service.runUntilDone(logger: logger)
     }
 }

@@ -53,7 +53,6 @@ struct JoinCommand: AsyncParsableCommand {
             await member.play(
                 timeline, name: name, output: output, publishInitialState: false, extraItems: extraItems, imperfections: simulation.imperfections)
         }
-        try await ServiceGroup(configuration: .init(
-            services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)).run()
+        try await service.runUntilDone(logger: logger)
     }
 }

@@ -135,9 +135,29 @@ struct PlaybackMember: Sendable {
 }
 
 /// Runs a member until SIGINT/SIGTERM (leaving the session cleanly) or until the session ends.
-struct PlaybackMemberService: Service {
+struct PlaybackMemberService: Service, CustomStringConvertible {
     let member: PlaybackMember
     let body: @Sendable () async -> Void
+
+    /// Names the member without its invite (the invite holds the session's secret, and a
+    /// `ServiceGroupError` prints the service it is about).
+    var description: String { "playback member \(member.session.localParticipant.id)" }
+
+    /// Runs the member until SIGTERM/SIGINT or the end of its session. Leaving and a session ended
+    /// by a member are a normal end; a session lost to the network or refused is a
+    /// ``PlaybackSetupError/sessionLost(_:)`` (a clear message and a non-zero exit).
+    func runUntilDone(logger: Logger) async throws {
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: self, successTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        if case .invalidated(let reason) = member.session.state {
+            switch reason {
+            case .left, .ended: return
+            case .refused, .connectionLost: throw PlaybackSetupError.sessionLost(reason)
+            }
+        }
+    }
 
     func run() async throws {
         await withGracefulShutdownHandler {

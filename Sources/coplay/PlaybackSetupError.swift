@@ -1,3 +1,5 @@
+import GroupSessions
+
 /// Why `coplay host`, `join`, `control` or `demo` could not start or had to stop.
 struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
     private enum Code: Sendable {
@@ -8,6 +10,7 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
         case timeServerSilent
         case noPlaybackState
         case commandNotConfirmed
+        case sessionLost
     }
 
     private let code: Code
@@ -54,5 +57,11 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
     /// The relay did not confirm a control command in time.
     static func commandNotConfirmed(_ command: String) -> Self {
         Self(.commandNotConfirmed, "the relay did not confirm '\(command)' in time")
+    }
+
+    /// The session ended for this member other than by leaving or by someone ending it: the relay
+    /// stayed away longer than the reconnect policy allows, or refused to resume.
+    static func sessionLost(_ reason: GroupSessionInvalidationReason) -> Self {
+        Self(.sessionLost, "the session ended: \(reason)")
     }
 }

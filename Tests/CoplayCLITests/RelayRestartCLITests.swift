@@ -56,6 +56,13 @@ struct RelayRestartCLITests {
         let deadline = killed + .seconds(90)
         while joiner.process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(200)) }
         #expect(!joiner.process.isRunning, "join still running 90 s after the relay went away")
+        if !joiner.process.isRunning {
+            let stderr = joiner.err.snapshot.joined(separator: "\n")
+            #expect(joiner.process.terminationStatus != 0)
+            #expect(stderr.contains("the session ended: connection lost"), "no clear message: \(stderr.suffix(400))")
+            let secret = try #require(invite.split(separator: "#").last)
+            #expect(!stderr.contains(secret), "join printed the invite's secret to stderr")
+        }
         print("coplay join after the relay went away: ended after \(killed.duration(to: .now)), status \(joiner.process.isRunning ? -1 : joiner.process.terminationStatus), stderr: \(joiner.err.snapshot.suffix(3))")
     }
 }
