@@ -45,6 +45,9 @@ final class SessionEngine: Sendable {
         var welcomed = false
         var welcomeWaiter: CheckedContinuation<Void, any Error>?
         var joinWaiter: CheckedContinuation<Void, any Error>?
+        /// The creator's `join()` waits until the relay has stored the initial activity, so an
+        /// `accept` that follows (from anywhere) finds it.
+        var activityWaiter: (senderSequence: UInt64, continuation: CheckedContinuation<Void, any Error>)?
         var messageHandlers: [String: [Int: MessageHandler]] = [:]
         var retainedMessages: [String: [[UInt8]: ([UInt8], MessageContext)]] = [:]
         var stateStreams: [Int: AsyncStream<GroupSessionState>.Continuation] = [:]
@@ -240,7 +243,17 @@ final class SessionEngine: Sendable {
             defer { inner.publishActivityOnJoin = false }
             return inner.publishActivityOnJoin ? inner.activity : nil
         }
-        if let publish { try setActivity(publish) }
+        guard let publish else { return }
+        let retainKey = keys.retainKey(for: "coplay.activity")
+        try await waitWithTimeout(timeout, "the relay to store the session's activity") { [self] continuation in
+            try inner.withLock { inner in
+                let sequence = try sealAndSend(
+                    Envelope(kind: .activity, name: activityIdentifier, body: publish), recipients: [],
+                    retainKey: retainKey, unreliable: false, inner: &inner)
+                inner.pendingActivity[sequence] = publish
+                inner.activityWaiter = (sequence, continuation)
+            }
+        }
     }
 
     func leave() {
@@ -455,14 +468,20 @@ final class SessionEngine: Sendable {
     private func handleAck(_ frame: Frame) {
         var payload = frame.payload
         guard let senderSequence = payload.readInteger(as: UInt64.self) else { return }
-        let callback = inner.withLock { inner in
+        let (callback, activityStored) = inner.withLock { inner in
             inner.lastStamp = max(inner.lastStamp, frame.sequence)
+            var activityStored: CheckedContinuation<Void, any Error>?
+            if let waiter = inner.activityWaiter, waiter.senderSequence <= senderSequence {
+                activityStored = waiter.continuation
+                inner.activityWaiter = nil
+            }
             inner.unacked.acknowledge(through: senderSequence)
             if let bytes = inner.pendingActivity.removeValue(forKey: senderSequence) {
                 applyActivity(bytes, stamp: frame.sequence, inner: &inner)
             }
-            return inner.ackCallbacks.removeValue(forKey: senderSequence)
+            return (inner.ackCallbacks.removeValue(forKey: senderSequence), activityStored)
         }
+        activityStored?.resume()
         callback?(frame.sequence, senderSequence)
     }
 
@@ -495,12 +514,17 @@ final class SessionEngine: Sendable {
         let waiters = inner.withLock { inner -> [CheckedContinuation<Void, any Error>] in
             if payload.senderSequence > 0 { inner.unacked.remove(payload.senderSequence) }
             for continuation in inner.errorStreams.values { continuation.yield(error) }
+            if let waiter = inner.activityWaiter, payload.senderSequence == waiter.senderSequence {
+                inner.activityWaiter = nil
+                return [waiter.continuation]  // The initial activity was refused: join() reports it.
+            }
             if payload.code == .rateLimited || payload.code == .frameTooLarge || payload.code == .quotaExceeded {
                 return []  // About one frame; the session goes on.
             }
-            let waiters = [inner.welcomeWaiter, inner.joinWaiter].compactMap { $0 }
+            let waiters = [inner.welcomeWaiter, inner.joinWaiter, inner.activityWaiter?.continuation].compactMap { $0 }
             inner.welcomeWaiter = nil
             inner.joinWaiter = nil
+            inner.activityWaiter = nil
             return waiters
         }
         for waiter in waiters { waiter.resume(throwing: error) }
@@ -535,9 +559,10 @@ final class SessionEngine: Sendable {
             for continuation in inner.connectionStreams.values { finish.append { continuation.finish() } }
             inner.connectionStreams.removeAll()
             inner.messageHandlers.removeAll()
-            let waiters = [inner.welcomeWaiter, inner.joinWaiter].compactMap { $0 }
+            let waiters = [inner.welcomeWaiter, inner.joinWaiter, inner.activityWaiter?.continuation].compactMap { $0 }
             inner.welcomeWaiter = nil
             inner.joinWaiter = nil
+            inner.activityWaiter = nil
             finish.append { [connection = inner.connection] in connection.close() }
             return (waiters, finish)
         }
