@@ -26,7 +26,8 @@ struct SuccessorAnnouncementTests {
             session: .random(), secret: Array(repeating: 7, count: 32), activityIdentifier: "org.example.movie")
         let bytes = original.encoded()
         for length in 0..<bytes.count {
-            #expect(throws: PayloadDecodingError.self) { try SuccessorAnnouncement(decoding: Array(bytes.prefix(length))) }
+            let truncated = Array(bytes.prefix(length))
+            #expect(throws: PayloadDecodingError.self) { try SuccessorAnnouncement(decoding: truncated) }
         }
         var versionZero = bytes
         versionZero[0] = 0

@@ -57,7 +57,9 @@ struct SuccessorSessionTests {
             }
         }
 
-        let newMessages = [newA, newB, newC].map { Collector(GroupSessionMessenger(session: $0).messages(of: Chat.self)) }
+        let newMessages = [newA, newB, newC].map {
+            Collector(GroupSessionMessenger(session: $0).messages(of: Chat.self))
+        }
         try await newB.join()
         try await newC.join()
         await eventually("three members in the successor") {

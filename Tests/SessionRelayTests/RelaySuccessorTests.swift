@@ -57,7 +57,10 @@ struct RelaySuccessorTests {
             #expect(announcement.sender == oldA.localParticipant.id)
             #expect(announcement.sequence < frames[endIndex].sequence)
             let wire = spy.wireBytes()
-            for needle in [newA.id.bytes, Array(newA.id.description.utf8), Array(canary.utf8), Array("coplay.successor".utf8)] {
+            let needles = [
+                newA.id.bytes, Array(newA.id.description.utf8), Array(canary.utf8), Array("coplay.successor".utf8),
+            ]
+            for needle in needles {
                 #expect(!wire.contains(subsequence: needle))
             }
             for record in records.value { #expect(!record.contains(canary)) }

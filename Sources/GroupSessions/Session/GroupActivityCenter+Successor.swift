@@ -57,7 +57,8 @@ extension GroupActivityCenter {
         } catch {
             // The members already have the announcement (the relay acked it), so the successor
             // stands; only the old session stays open for them until they leave it.
-            logger.info("could not end the replaced session", metadata: ["session": "\(current.id)", "error": "\(error)"])
+            logger.info(
+                "could not end the replaced session", metadata: ["session": "\(current.id)", "error": "\(error)"])
         }
         logger.info(
             "replaced a session with a new one",
