@@ -1,5 +1,5 @@
 import Foundation
-import GroupSessions
+@testable import GroupSessions
 import Logging
 import SessionRelay
 import Testing
@@ -59,11 +59,16 @@ struct RelaySuccessorTests {
             let wire = spy.wireBytes()
             let needles = [
                 newA.id.bytes, Array(newA.id.description.utf8), Array(canary.utf8), Array("coplay.successor".utf8),
+                newA.invite.secret, Array(newA.invite.description.split(separator: "#")[1].utf8),
             ]
             for needle in needles {
                 #expect(!wire.contains(subsequence: needle))
             }
-            for record in records.value { #expect(!record.contains(canary)) }
+            let secretText = String(newA.invite.description.split(separator: "#")[1])
+            for record in records.value {
+                #expect(!record.contains(canary))
+                #expect(!record.contains(secretText))
+            }
         }
     }
 }
