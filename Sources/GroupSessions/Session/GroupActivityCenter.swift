@@ -1,7 +1,9 @@
 import Logging
 
 /// Where sessions of one activity type come from: activating an activity creates one,
-/// accepting an invite joins one, and both are delivered on ``sessions``.
+/// accepting an invite joins one, and both are delivered on ``sessions``. When another member
+/// replaces a session with a new one (``activate(_:replacing:timeout:)``), the center opens
+/// the successor and delivers it on ``sessions`` too.
 ///
 /// ```swift
 /// let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: 7000))
@@ -10,10 +12,10 @@ import Logging
 /// _ = try await center.activate(WatchMovie(movieID: "42"), invite: invite)
 /// ```
 public final class GroupActivityCenter<Activity: GroupActivity>: Sendable {
-    private let transport: any SessionTransport
-    private let logger: Logger
-    private let reconnectPolicy: ReconnectPolicy
-    private let continuation: AsyncStream<GroupSession<Activity>>.Continuation
+    let transport: any SessionTransport
+    let logger: Logger
+    let reconnectPolicy: ReconnectPolicy
+    let continuation: AsyncStream<GroupSession<Activity>>.Continuation
 
     /// Every session this center creates or accepts, in order.
     public let sessions: AsyncStream<GroupSession<Activity>>
@@ -42,7 +44,8 @@ public final class GroupActivityCenter<Activity: GroupActivity>: Sendable {
             invite: invite, transport: transport, activityIdentifier: Activity.activityIdentifier, logger: logger,
             policy: reconnectPolicy)
         engine.setInitialActivity(try GroupSession<Activity>.encode(activity))
-        let session = GroupSession<Activity>(engine: engine)
+        let session = GroupSession<Activity>(engine: engine, invite: invite)
+        watchForSuccessor(of: session)
         continuation.yield(session)
         return session
     }
@@ -60,7 +63,8 @@ public final class GroupActivityCenter<Activity: GroupActivity>: Sendable {
             engine.leave()
             throw GroupSessionError.noActivity
         }
-        let session = GroupSession<Activity>(engine: engine)
+        let session = GroupSession<Activity>(engine: engine, invite: invite)
+        watchForSuccessor(of: session)
         continuation.yield(session)
         return session
     }

@@ -14,8 +14,13 @@ import Foundation
 /// ```
 public final class GroupSession<Activity: GroupActivity>: Sendable {
     let engine: SessionEngine
+    /// The invite this member opened the session with; a successor is opened on the same relay.
+    let invite: Invite
 
-    init(engine: SessionEngine) { self.engine = engine }
+    init(engine: SessionEngine, invite: Invite) {
+        self.engine = engine
+        self.invite = invite
+    }
 
     /// The session's identifier.
     public var id: SessionID { engine.session }
