@@ -237,7 +237,7 @@ struct RelayJournalTests {
         }
     }
 
-    @Test("a canary in an attachment never reaches the relay's files, logs or forwarded bytes; files are 0600")
+    @Test("a canary in an attachment, a message and a retained message never reaches the relay's files, logs or forwarded bytes; files are 0600")
     func canary() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -255,6 +255,10 @@ struct RelayJournalTests {
             var content = Data()
             while content.count < 200_000 { content.append(Data((canary + " ").utf8)) }
             let attachment = try await GroupSessionJournal(session: a).add(content, label: canary)
+            // The canary in a message and a retained message too: the session store's files hold them sealed.
+            let messenger = GroupSessionMessenger(session: a)
+            try messenger.send(Chat(sender: 0, index: 0, text: canary))
+            try messenger.send(Chat(sender: 0, index: 1, text: canary), retainedAs: "canary")
 
             // The spy, a member without the secret's keys in use, fetches every chunk as sealed bytes.
             await eventually("spy saw the announcement") { spy.received.values.contains { $0.type == .journalAdded } }
@@ -271,6 +275,7 @@ struct RelayJournalTests {
             #expect(!spy.wireBytes().contains(subsequence: needle))
             let files = filesUnder(directory)
             #expect(files.contains { $0.hasSuffix("/chunks") } && files.contains { $0.hasSuffix("/manifest") })
+            #expect(files.contains { $0.hasSuffix("/frames") } && files.contains { $0.hasSuffix("/state") })
             for file in files {
                 let bytes = [UInt8](FileManager.default.contents(atPath: file) ?? Data())
                 #expect(!bytes.contains(subsequence: needle), "\(file)")

@@ -119,7 +119,7 @@ struct RelayResumeTests {
         #expect(states.values.first == .joined)
     }
 
-    @Test("the relay process is SIGKILLed and restarted on its data directory: members resume, nothing lost or repeated, retained state intact")
+    @Test("the relay process is SIGKILLed and restarted on its data directory: members resume, nothing lost or repeated, retained state and attachments intact")
     func relayRestart() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-resume-\(UInt64.random(in: 0...UInt64.max))")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -143,6 +143,10 @@ struct RelayResumeTests {
         for session in sessions { try await session.join() }
         await eventually("all joined") { sessions.allSatisfy { $0.activeParticipants.count == 3 } }
         try GroupSessionMessenger(session: sessions[1]).send(Chat(sender: 1, index: -1, text: "state"), retainedAs: "state")
+
+        // A journal attachment stored before the kill must survive it.
+        let blob = Data((0..<1_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) })
+        let attachment = try await GroupSessionJournal(session: sessions[0]).add(blob, label: "survives the restart")
 
         let senders = sessions
         let sending = Task { try await Self.send(senders, count: count) }
@@ -175,6 +179,10 @@ struct RelayResumeTests {
         #expect(late.activity.movie == "after")
         let retained = Collector(GroupSessionMessenger(session: late).messages(of: Chat.self))
         await eventually("retained state") { retained.values.contains { $0.0.text == "state" && $0.1.isRetained } }
+        // ... and the attachment, from the relay's files, without anyone re-sending it.
+        let lateJournal = GroupSessionJournal(session: late)
+        await eventually("attachment listed") { lateJournal.currentAttachments.contains { $0.id == attachment.id } }
+        #expect(try await lateJournal.load(attachment) == blob)
         late.leave()
         for session in sessions { session.leave() }
         // The last member out deletes the session directory.
