@@ -29,6 +29,9 @@ public struct ClockEstimate: Sendable, Hashable {
     public var usedSamples: Int
     /// How many samples the filter held (used ones included).
     public var totalSamples: Int
+    /// Half the width of the interval the samples' delay envelopes leave for the offset at
+    /// ``localTime``, in seconds (infinite when the estimate was not made that way).
+    public var envelopeHalfWidth: Double
 
     /// Creates an estimate from its parts (the filter computes these; tests may build them directly).
     ///
@@ -43,6 +46,7 @@ public struct ClockEstimate: Sendable, Hashable {
     ///   - latestSampleTime: The local time of the newest sample used.
     ///   - usedSamples: How many samples were used.
     ///   - totalSamples: How many samples were held.
+    ///   - envelopeHalfWidth: Half the width of the envelope interval (infinite if unknown).
     public init(
         localTime: NTPTimestamp,
         offset: Double,
@@ -53,7 +57,8 @@ public struct ClockEstimate: Sendable, Hashable {
         worstUsedDelay: Double,
         latestSampleTime: NTPTimestamp,
         usedSamples: Int,
-        totalSamples: Int
+        totalSamples: Int,
+        envelopeHalfWidth: Double = .infinity
     ) {
         self.localTime = localTime
         self.offset = offset
@@ -65,6 +70,7 @@ public struct ClockEstimate: Sendable, Hashable {
         self.latestSampleTime = latestSampleTime
         self.usedSamples = usedSamples
         self.totalSamples = totalSamples
+        self.envelopeHalfWidth = envelopeHalfWidth
     }
 
     /// The estimated offset (reference minus local, seconds) at local time `t`.
@@ -76,10 +82,12 @@ public struct ClockEstimate: Sendable, Hashable {
 
     /// A bound on the error of ``offset`` at ``localTime``, in seconds.
     ///
-    /// Half the best delay (no path asymmetry can bias a sample by more than half its delay), plus a
-    /// dispersion: half the spread of the delays used (the samples that were averaged in are only
-    /// that good) and three standard errors of the fit.
+    /// Half the best delay (no path asymmetry can bias the estimate by more than that), or the envelope
+    /// half-width where it is larger (an inconsistent window, e.g. a mis-estimated drift), or half the
+    /// worst delay used if that is smaller still; plus three standard errors of the fit (for
+    /// ``SampleFilter``: the drift's uncertainty over the age of the samples that set the envelope).
     public var errorBound: Double {
-        bestDelay / 2 + (worstUsedDelay - bestDelay) / 2 + 3 * offsetStandardError
+        let envelope = envelopeHalfWidth.isFinite ? max(bestDelay / 2, envelopeHalfWidth) : .infinity
+        return min(bestDelay / 2 + (worstUsedDelay - bestDelay) / 2, envelope) + 3 * offsetStandardError
     }
 }

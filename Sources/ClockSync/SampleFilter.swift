@@ -1,21 +1,32 @@
-/// Turns a stream of ``NTPSample``s into a ``ClockEstimate``: prefers low-delay samples, rejects
-/// outliers, and estimates drift by a weighted regression of offset over local time.
+/// Turns a stream of ``NTPSample``s into a ``ClockEstimate`` by the delay envelope of the window:
+/// the fastest forward and the fastest backward trip, with the drift taken from the same envelopes.
 ///
 /// This is a pure value (sans-IO): feed it samples with ``add(_:)`` and ask for ``estimate()``.
 ///
-/// The estimate is computed in three steps over the window of the last ``Configuration/capacity``
-/// samples:
-/// 1. **Delay pre-filter.** A sample whose delay is far above the smallest delay in the window
-///    was queued somewhere, and its offset is off by up to half that extra delay. Only samples with
-///    delay at most `bestDelay * (1 + relativeDelayTolerance) + absoluteDelayTolerance` are kept, or,
-///    if that leaves too few, the lowest-delay quarter of the window (at least `minimumSamples`).
-/// 2. **Weighted fit.** Each kept sample is weighted by `1 / (delay - bestDelay + ε)²`, so the
-///    cleanest exchanges dominate. When the kept samples span at least `minimumDriftSpan` seconds,
-///    offset is regressed linearly on local time (slope = drift); otherwise the drift is taken as 0
-///    and the offset is the weighted mean.
-/// 3. **Outlier rejection.** Samples whose residual exceeds `outlierThreshold` robust standard
-///    deviations (1.4826 × the median absolute residual), with a floor of a tenth of the best
-///    delay, are dropped and the fit is repeated once.
+/// Every exchange bounds the true offset θ from both sides, whatever the path does: with T1...T4 as
+/// in ``NTPSample``, `T2 - T1 = θ + d_forward ≥ θ` and `T3 - T4 = θ - d_backward ≤ θ`. In terms of a
+/// sample these are `offset + delay / 2` (its *upper* bound) and `offset - delay / 2` (its *lower*
+/// bound). Queueing and scheduling only ever make a trip longer, so they only loosen a bound. The
+/// filter therefore works on the two envelopes of the window of the last
+/// ``Configuration/capacity`` samples (no older than ``Configuration/maximumAge``):
+/// 1. **Drift.** When the samples span at least ``Configuration/minimumDriftSpan`` seconds, the slope
+///    of the lower convex hull of the upper bounds and that of the upper hull of the lower bounds,
+///    each taken at the window's mean time (the line the linear-programming estimator of Moon,
+///    Skelly and Towsley picks), estimate the drift twice independently. Their mean is the drift;
+///    its uncertainty is the larger of half their difference and the envelope noise over the span
+///    (`4 × (median delay - best delay) / (n × span)`). A drift that is not clearly larger than its
+///    uncertainty is shrunk toward zero (by `s² / (s² + σ²)`) and the estimate never exceeds
+///    ``Configuration/maximumDriftPPM``.
+/// 2. **Offset.** Each bound is carried to the newest sample's time with that drift; the tightest
+///    upper bound `U` and the tightest lower bound `L` enclose θ, and the estimate is their midpoint,
+///    `θ + (min d_forward - min d_backward) / 2`. Its error falls like 1/n with the number of samples
+///    under random queueing (averaging the lowest-delay samples only falls like 1/√n), and `(U - L) / 2`
+///    bounds it. Each bound is loosened by the drift's uncertainty times its age before the tightest
+///    are picked, so an old sample only sets U or L when it is much better than the recent ones; the
+///    error bound adds two more such uncertainties for the samples that set U and L (three in all).
+///
+/// With a constant path asymmetry the estimate is biased by half the difference of the two minimum
+/// one-way delays, like any two-way time transfer.
 ///
 /// ```swift
 /// var filter = SampleFilter()
@@ -23,20 +34,23 @@
 /// let estimate = filter.estimate()
 /// ```
 public struct SampleFilter: Sendable {
-    /// Tuning knobs; the defaults suit a LAN or loopback.
+    /// Tuning knobs; the defaults suit a LAN, loopback or a noisy path alike.
     public struct Configuration: Sendable, Hashable {
         /// How many recent samples the window holds.
         public var capacity: Int = 128
-        /// The fewest samples the fit uses when the window holds that many.
-        public var minimumSamples: Int = 4
-        /// Accept delays up to this fraction above the best delay...
+        /// Samples older than this many seconds (behind the newest) leave the window.
+        public var maximumAge: Double = .infinity
+        /// The delay limit of a "clean" sample (``SampleFilter/delayLimit``) is this fraction above
+        /// the best delay...
         public var relativeDelayTolerance: Double = 0.5
         /// ...plus this many seconds.
         public var absoluteDelayTolerance: Double = 20e-6
-        /// Samples must span this many seconds before drift is estimated.
+        /// Samples must span this many seconds before drift is estimated. The default waits for 8 s
+        /// of samples, so a one-off query burst reports no drift; ``TimeClient/Configuration/playback``
+        /// starts at 1 s (the initial burst), where the shrinkage and error bound take care of noise.
         public var minimumDriftSpan: Double = 8
-        /// Residuals beyond this many robust standard deviations are outliers.
-        public var outlierThreshold: Double = 3.5
+        /// The largest drift the filter will report, in parts per million.
+        public var maximumDriftPPM: Double = 2000
 
         /// Creates the default configuration.
         public init() {}
@@ -54,14 +68,19 @@ public struct SampleFilter: Sendable {
         self.configuration = configuration
     }
 
-    /// Adds a sample, dropping the oldest one when the window is full.
+    /// Adds a sample, dropping the oldest ones when the window is full or they are too old.
     ///
     /// - Parameter sample: A new sample; NaN or infinite values are ignored.
     public mutating func add(_ sample: NTPSample) {
         guard sample.offset.isFinite, sample.delay.isFinite else { return }
         samples.append(sample)
-        if samples.count > max(1, configuration.capacity) {
-            samples.removeFirst(samples.count - max(1, configuration.capacity))
+        let capacity = max(1, configuration.capacity)
+        if samples.count > capacity {
+            samples.removeFirst(samples.count - capacity)
+        }
+        if configuration.maximumAge.isFinite {
+            let tooOld = samples.prefix { sample.localTime.seconds(since: $0.localTime) > configuration.maximumAge }
+            samples.removeFirst(min(tooOld.count, samples.count - 1))
         }
     }
 
@@ -70,7 +89,8 @@ public struct SampleFilter: Sendable {
         samples.removeAll()
     }
 
-    /// The largest delay the delay pre-filter accepts given the current window (infinite when empty).
+    /// The largest delay of a "clean" sample given the current window (infinite when empty): a sample
+    /// above it was queued somewhere. ``TimeClient`` counts clean samples to decide how often to poll.
     public var delayLimit: Double {
         guard let bestDelay = samples.map(\.delay).min() else { return .infinity }
         return bestDelay * (1 + configuration.relativeDelayTolerance) + configuration.absoluteDelayTolerance
@@ -79,96 +99,94 @@ public struct SampleFilter: Sendable {
     /// The current estimate, or `nil` before the first sample.
     public func estimate() -> ClockEstimate? {
         guard let newest = samples.last else { return nil }
-        let bestDelay = samples.map(\.delay).min() ?? 0
-        let limit = delayLimit
-        var kept = samples.filter { $0.delay <= limit }
-        let wanted = min(samples.count, max(configuration.minimumSamples, samples.count / 4))
-        if kept.count < wanted {
-            kept = Array(samples.sorted { $0.delay < $1.delay }.prefix(wanted))
-        }
-
         let origin = newest.localTime
-        var fit = Self.fit(kept, bestDelay: bestDelay, origin: origin, configuration: configuration)
-        if kept.count >= 4 {
-            let residuals = kept.map { abs($0.offset - fit.offset(at: $0.localTime.seconds(since: origin))) }
-            let scale = 1.4826 * Self.median(residuals)
-            let threshold = max(configuration.outlierThreshold * scale, bestDelay / 10, 1e-7)
-            let inliers = zip(kept, residuals).filter { $0.1 <= threshold }.map(\.0)
-            if inliers.count >= max(3, kept.count / 2), inliers.count < kept.count {
-                kept = inliers
-                fit = Self.fit(kept, bestDelay: bestDelay, origin: origin, configuration: configuration)
-            }
-        }
-
-        let usedDelays = kept.map(\.delay)
-        let latest = kept.max { $0.localTime.seconds(since: origin) < $1.localTime.seconds(since: origin) }!
-        return ClockEstimate(
-            localTime: origin.advanced(bySeconds: fit.meanX),
-            offset: fit.intercept,
-            driftPPM: fit.slope * 1e6,
-            driftErrorPPM: fit.slopeError * 1e6,
-            offsetStandardError: fit.interceptError,
-            bestDelay: usedDelays.min() ?? bestDelay,
-            worstUsedDelay: usedDelays.max() ?? bestDelay,
-            latestSampleTime: latest.localTime,
-            usedSamples: kept.count,
-            totalSamples: samples.count
-        )
-    }
-
-    /// A weighted straight-line fit `offset = intercept + slope * (x - meanX)`, x in seconds from `origin`.
-    private struct Fit {
-        var meanX: Double
-        var intercept: Double
-        var slope: Double
-        var interceptError: Double
-        var slopeError: Double
-
-        func offset(at x: Double) -> Double { intercept + slope * (x - meanX) }
-    }
-
-    private static func fit(
-        _ samples: [NTPSample],
-        bestDelay: Double,
-        origin: NTPTimestamp,
-        configuration: Configuration
-    ) -> Fit {
-        let epsilon = max(bestDelay * 0.05, 1e-6)
+        // x: seconds relative to the newest sample (≤ 0); upper/lower: the bounds each sample puts on θ.
         let xs = samples.map { $0.localTime.seconds(since: origin) }
-        let ys = samples.map(\.offset)
-        let ws = samples.map { 1 / (($0.delay - bestDelay + epsilon) * ($0.delay - bestDelay + epsilon)) }
-        let sumW = ws.reduce(0, +)
-        let meanX = zip(ws, xs).map(*).reduce(0, +) / sumW
-        let meanY = zip(ws, ys).map(*).reduce(0, +) / sumW
-        let span = (xs.max() ?? 0) - (xs.min() ?? 0)
-        let n = Double(samples.count)
+        let upper = samples.map { $0.offset + $0.delay / 2 }
+        let lower = samples.map { $0.offset - $0.delay / 2 }
+        let delays = samples.map(\.delay)
+        let bestDelay = delays.min() ?? 0
 
-        var slope = 0.0
-        var sxx = 0.0
-        let estimateDrift = samples.count >= 3 && span >= configuration.minimumDriftSpan
-        if estimateDrift {
-            var sxy = 0.0
-            for i in samples.indices {
-                let dx = xs[i] - meanX
-                sxx += ws[i] * dx * dx
-                sxy += ws[i] * dx * (ys[i] - meanY)
-            }
-            slope = sxx > 0 ? sxy / sxx : 0
-        }
-        var sumWR2 = 0.0
+        let drift = Self.drift(xs: xs, upper: upper, lower: lower, delays: delays, configuration: configuration)
+        let slope = drift?.slope ?? 0
+        let widening = drift?.error ?? 0
+        // Carry every bound to x = 0 along the drift, loosened by the drift's uncertainty over its
+        // age (so old samples only win when they are much better), and keep the tightest of each kind.
+        var upperIndex = 0
+        var lowerIndex = 0
+        var tightestUpper = Double.infinity
+        var tightestLower = -Double.infinity
         for i in samples.indices {
-            let r = ys[i] - (meanY + slope * (xs[i] - meanX))
-            sumWR2 += ws[i] * r * r
+            let u = upper[i] - slope * xs[i] + widening * abs(xs[i])
+            let l = lower[i] - slope * xs[i] - widening * abs(xs[i])
+            if u < tightestUpper { tightestUpper = u; upperIndex = i }
+            if l > tightestLower { tightestLower = l; lowerIndex = i }
         }
-        let degrees = n - (estimateDrift ? 2 : 1)
-        let variance = degrees > 0 ? sumWR2 / degrees : 0
-        return Fit(
-            meanX: meanX,
-            intercept: meanY,
-            slope: slope,
-            interceptError: (variance / sumW).squareRoot(),
-            slopeError: estimateDrift && sxx > 0 ? (variance / sxx).squareRoot() : .infinity
+        let offset = (tightestUpper + tightestLower) / 2
+        let halfWidth = abs(tightestUpper - tightestLower) / 2
+        let oldestAge = max(-xs[upperIndex], -xs[lowerIndex])
+        let driftError = drift?.error ?? .infinity
+        return ClockEstimate(
+            localTime: origin,
+            offset: offset,
+            driftPPM: slope * 1e6,
+            driftErrorPPM: driftError * 1e6,
+            // The envelope already allows one standard error of drift over each sample's age; the
+            // bound's three standard errors add the other two.
+            offsetStandardError: driftError.isFinite ? 2.0 / 3.0 * driftError * oldestAge : 0,
+            bestDelay: bestDelay,
+            worstUsedDelay: max(delays[upperIndex], delays[lowerIndex]),
+            latestSampleTime: newest.localTime,
+            usedSamples: samples.count,
+            totalSamples: samples.count,
+            envelopeHalfWidth: halfWidth
         )
+    }
+
+    /// The drift (seconds per second) and its uncertainty, or `nil` while the window is too short.
+    private static func drift(
+        xs: [Double],
+        upper: [Double],
+        lower: [Double],
+        delays: [Double],
+        configuration: Configuration
+    ) -> (slope: Double, error: Double)? {
+        guard let first = xs.first, let last = xs.last, xs.count >= 3 else { return nil }
+        let span = last - first
+        guard span >= configuration.minimumDriftSpan, span > 0 else { return nil }
+        let meanX = xs.reduce(0, +) / Double(xs.count)
+        guard let forward = supportSlope(xs: xs, ys: upper, at: meanX),
+              let backward = supportSlope(xs: xs, ys: lower.map { -$0 }, at: meanX).map({ -$0 })
+        else { return nil }
+        let raw = (forward + backward) / 2
+        let spread = max(0, median(delays) - (delays.min() ?? 0))
+        let sigma = max(abs(forward - backward) / 2, 4 * spread / (Double(xs.count) * span), 1e-12)
+        let limit = configuration.maximumDriftPPM * 1e-6
+        let shrunk = raw * raw * raw / (raw * raw + sigma * sigma)
+        let slope = min(max(shrunk, -limit), limit)
+        return (slope, sigma + abs(raw - slope))
+    }
+
+    /// The slope of the lower convex hull of the points `(xs[i], ys[i])` at `x` (the best line below
+    /// every point in the least-sum-of-gaps sense), or `nil` if the hull has no edge over `x`.
+    private static func supportSlope(xs: [Double], ys: [Double], at x: Double) -> Double? {
+        let points = zip(xs, ys).sorted { $0.0 < $1.0 || ($0.0 == $1.0 && $0.1 < $1.1) }
+        var hull: [(Double, Double)] = []
+        hull.reserveCapacity(points.count)
+        for point in points {
+            if let last = hull.last, last.0 == point.0 { continue }  // same x, higher y: never on the hull
+            while hull.count >= 2 {
+                let a = hull[hull.count - 2]
+                let b = hull[hull.count - 1]
+                let cross = (b.0 - a.0) * (point.1 - a.1) - (b.1 - a.1) * (point.0 - a.0)
+                if cross <= 0 { hull.removeLast() } else { break }
+            }
+            hull.append(point)
+        }
+        for (a, b) in zip(hull, hull.dropFirst()) where a.0 <= x && x <= b.0 {
+            return (b.1 - a.1) / (b.0 - a.0)
+        }
+        return nil
     }
 
     private static func median(_ values: [Double]) -> Double {

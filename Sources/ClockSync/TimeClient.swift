@@ -29,6 +29,29 @@ public final class TimeClient<C: Clock>: Sendable where C.Duration == Duration {
 
         /// Creates the default configuration.
         public init() {}
+
+        /// Settings for a client whose clock schedules playback against other machines.
+        ///
+        /// Polls every 250 ms (4 requests/s, well below the ``TimeServer``'s 64/s per address) for as
+        /// long as most samples are not clean (their delay more than 50% above the best one, i.e. the
+        /// path is queueing), since under delay jitter accuracy comes only from many samples; on a
+        /// quiet path the interval still doubles up to 32 s. The filter keeps up to 512 samples and
+        /// 10 minutes, so after two minutes of jitter it has about 500 samples to take the envelope of,
+        /// and it estimates drift as soon as its samples span 1 s (the end of the initial burst), so
+        /// a member whose clock runs 100 ppm off does not lag while it waits for a longer span.
+        ///
+        /// ```swift
+        /// var configuration = TimeClient<ContinuousClock>.Configuration.playback
+        /// configuration.timeout = .milliseconds(500)
+        /// ```
+        public static var playback: Configuration {
+            var configuration = Configuration()
+            configuration.poll.minimumInterval = .milliseconds(250)
+            configuration.filter.capacity = 512
+            configuration.filter.maximumAge = 600
+            configuration.filter.minimumDriftSpan = 1
+            return configuration
+        }
     }
 
     /// Counters of what the client did.

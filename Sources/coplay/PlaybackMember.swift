@@ -74,7 +74,7 @@ struct PlaybackMember: Sendable {
         do {
             let transport = try await UDPTimeTransport.connect(
                 host: invite.host, port: invite.port, timescale: synced.timescale)
-            var configuration = TimeClient<MemberClock>.Configuration()
+            var configuration = TimeClient<MemberClock>.Configuration.playback
             configuration.timeout = .milliseconds(500)
             client = TimeClient(transport: transport, syncedClock: synced, configuration: configuration, logger: logger)
             _ = try await client.measure(samples: 8, interval: .milliseconds(20))

@@ -17,11 +17,17 @@ struct ConvergenceTests {
         let synced: SyncedClock<ManualClock>
         let client: TimeClient<ManualClock>
 
-        init(offset: Double, driftPPM: Double, path: SimulatedNetwork.Path) {
+        init(
+            offset: Double,
+            driftPPM: Double,
+            path: SimulatedNetwork.Path,
+            configuration: TimeClient<ManualClock>.Configuration = .init(),
+            seed: UInt64 = 42
+        ) {
             timescale = LocalTimescale(clock: clock, anchorTime: NTPTimestamp(unixSeconds: 1_800_000_000))
-            network = SimulatedNetwork(timescale: timescale, offset: offset, driftPPM: driftPPM, path: path)
+            network = SimulatedNetwork(timescale: timescale, offset: offset, driftPPM: driftPPM, path: path, seed: seed)
             synced = SyncedClock(timescale: timescale)
-            client = TimeClient(transport: network, syncedClock: synced)
+            client = TimeClient(transport: network, syncedClock: synced, configuration: configuration)
         }
 
         /// Reference-time error of the synced clock now, in seconds.

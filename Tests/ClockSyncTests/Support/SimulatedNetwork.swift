@@ -113,3 +113,35 @@ func runSimulated(
         }
     }
 }
+
+/// Runs `client.run()` on the manual clock for `duration` of simulated time like
+/// ``runSimulated(_:clock:for:)``, stopping the clock every `interval` to call `check` (with the
+/// simulated time elapsed so far), without restarting the client's poll schedule.
+func runSimulated(
+    _ client: TimeClient<ManualClock>,
+    clock: ManualClock,
+    for duration: Duration,
+    checkingEvery interval: Duration,
+    check: (Duration) -> Void
+) async throws {
+    let start = clock.now
+    let end = start.advanced(by: duration)
+    var nextCheck = start.advanced(by: interval)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await client.run() }
+        while clock.now < end {
+            await clock.waitForSleepers(1)
+            guard let deadline = clock.nextDeadline else { continue }
+            clock.advance(to: min(deadline, nextCheck, end))
+            if clock.now >= nextCheck {
+                check(start.duration(to: clock.now))
+                nextCheck = nextCheck.advanced(by: interval)
+            }
+        }
+        group.cancelAll()
+        do {
+            try await group.waitForAll()
+        } catch is CancellationError {
+        }
+    }
+}
