@@ -41,9 +41,9 @@ extension GroupActivityCenter {
         engine.setInitialActivity(try GroupSession<Activity>.encode(activity))
         let successor = GroupSession<Activity>(engine: engine, invite: invite)
         do {
+            // join() returns once the relay has stored the activity, so members admitted from now
+            // on find it among the retained frames.
             try await engine.join(timeout: timeout)
-            // Members admitted from now on find the activity among the retained frames.
-            try await engine.waitForStampedActivity(timeout: timeout)
             let announcement = SuccessorAnnouncement(
                 session: invite.session, secret: invite.secret, activityIdentifier: Activity.activityIdentifier)
             try await current.engine.sendAcknowledged(

@@ -1,26 +1,6 @@
 /// Waits used when one session hands its members a successor (see
 /// `GroupActivityCenter+Successor.swift`).
 extension SessionEngine {
-    /// Returns once the relay has stamped an activity in this session (this member's own,
-    /// published by ``join(timeout:)``), so that anyone admitted afterwards gets it at once.
-    ///
-    /// - Throws: ``GroupSessionError`` if the session is invalidated or `timeout` passes first.
-    func waitForStampedActivity(timeout: Duration) async throws {
-        let updates = activityUpdates()
-        _ = try await firstSignal(timeout: timeout, "the relay to order the new activity") { signal in
-            Task { [self] in
-                for await _ in updates {
-                    let stamp = inner.withLock { $0.activityStamp }
-                    if stamp > 0 {
-                        signal.yield(stamp)
-                        break
-                    }
-                }
-                signal.finish()
-            }
-        }
-    }
-
     /// Sends one reliable message to every member and returns the relay's stamp once it is acked.
     ///
     /// - Throws: ``GroupSessionError`` if sending fails, the session is invalidated or `timeout`
