@@ -32,6 +32,15 @@ public struct ClockEstimate: Sendable, Hashable {
     /// Half the width of the interval the samples' delay envelopes leave for the offset at
     /// ``localTime``, in seconds (infinite when the estimate was not made that way).
     public var envelopeHalfWidth: Double
+    /// The typical error that delay noise leaves in ``offset``, in seconds: the spread of the delays
+    /// above the best one (median minus best) divided by the number of samples, plus the offset's
+    /// standard error (infinite with fewer than four samples, or when unknown).
+    ///
+    /// The envelope's error falls like 1/n under random queueing, and this figure does too; unlike
+    /// ``errorBound`` (which never falls below half the best delay, whatever the samples say) it tells
+    /// whether a burst has seen enough: ``TimeClient/converge(target:minimumSamples:maximumSamples:interval:)``
+    /// polls until it is small. It is a typical size, not a bound: the error can exceed it.
+    public var typicalError: Double
 
     /// Creates an estimate from its parts (the filter computes these; tests may build them directly).
     ///
@@ -47,6 +56,7 @@ public struct ClockEstimate: Sendable, Hashable {
     ///   - usedSamples: How many samples were used.
     ///   - totalSamples: How many samples were held.
     ///   - envelopeHalfWidth: Half the width of the envelope interval (infinite if unknown).
+    ///   - typicalError: The typical error delay noise leaves in the offset (infinite if unknown).
     public init(
         localTime: NTPTimestamp,
         offset: Double,
@@ -58,7 +68,8 @@ public struct ClockEstimate: Sendable, Hashable {
         latestSampleTime: NTPTimestamp,
         usedSamples: Int,
         totalSamples: Int,
-        envelopeHalfWidth: Double = .infinity
+        envelopeHalfWidth: Double = .infinity,
+        typicalError: Double = .infinity
     ) {
         self.localTime = localTime
         self.offset = offset
@@ -71,6 +82,7 @@ public struct ClockEstimate: Sendable, Hashable {
         self.usedSamples = usedSamples
         self.totalSamples = totalSamples
         self.envelopeHalfWidth = envelopeHalfWidth
+        self.typicalError = typicalError
     }
 
     /// The estimated offset (reference minus local, seconds) at local time `t`.

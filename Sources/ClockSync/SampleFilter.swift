@@ -12,11 +12,18 @@
 /// 1. **Drift.** When the samples span at least ``Configuration/minimumDriftSpan`` seconds, the slope
 ///    of the lower convex hull of the upper bounds and that of the upper hull of the lower bounds,
 ///    each taken at the window's mean time (the line the linear-programming estimator of Moon,
-///    Skelly and Towsley picks), estimate the drift twice independently. Their mean is the drift;
-///    its uncertainty is the larger of half their difference and the envelope noise over the span
-///    (`4 × (median delay - best delay) / (n × span)`). A drift that is not clearly larger than its
-///    uncertainty is shrunk toward zero (by `s² / (s² + σ²)`) and the estimate never exceeds
-///    ``Configuration/maximumDriftPPM``.
+///    Skelly and Towsley picks), estimate the drift twice independently. Their mean is the measured
+///    drift; its uncertainty σ is the larger of half their difference and the envelope noise over the
+///    span (`4 × (median delay - best delay) / (n × span)`). The measurement is then combined with a
+///    prior: clocks run within about ``Configuration/driftPriorPPM`` of each other (one standard
+///    deviation; crystals are specified to tens of ppm), unless the samples say otherwise. The prior's
+///    spread τ is widened to what the measurement shows beyond three of its standard errors,
+///    `τ² = max(prior², m² - 9σ²)`, so a large drift that stands out of the noise is believed. The
+///    drift is the posterior mean `m × τ² / (τ² + σ²)` and its uncertainty the posterior standard
+///    deviation `σ × τ / √(τ² + σ²)`: on a quiet path σ is a fraction of a ppm within seconds and the
+///    prior has no say; under tens of milliseconds of jitter, a few seconds of samples measure the
+///    drift to no better than hundreds of ppm, and believing such a measurement would carry its error
+///    over the window's age into the offset. The estimate never exceeds ``Configuration/maximumDriftPPM``.
 /// 2. **Offset.** Each bound is carried to the newest sample's time with that drift; the tightest
 ///    upper bound `U` and the tightest lower bound `L` enclose θ, and the estimate is their midpoint,
 ///    `θ + (min d_forward - min d_backward) / 2`. Its error falls like 1/n with the number of samples
@@ -51,6 +58,11 @@ public struct SampleFilter: Sendable {
         public var minimumDriftSpan: Double = 8
         /// The largest drift the filter will report, in parts per million.
         public var maximumDriftPPM: Double = 2000
+        /// How far apart two clocks' rates typically are before any measurement, in parts per million
+        /// (one standard deviation of the drift's prior; see the type's discussion). A measured drift
+        /// is shrunk toward zero while its own uncertainty is larger than this, unless it stands more
+        /// than three standard errors out.
+        public var driftPriorPPM: Double = 100
 
         /// Creates the default configuration.
         public init() {}
@@ -126,6 +138,9 @@ public struct SampleFilter: Sendable {
         let halfWidth = abs(tightestUpper - tightestLower) / 2
         let oldestAge = max(-xs[upperIndex], -xs[lowerIndex])
         let driftError = drift?.error ?? .infinity
+        let offsetStandardError = driftError.isFinite ? 2.0 / 3.0 * driftError * oldestAge : 0
+        // Too few samples say nothing about the spread of the delays.
+        let noise = samples.count < 4 ? .infinity : max(0, Self.median(delays) - bestDelay) / Double(samples.count)
         return ClockEstimate(
             localTime: origin,
             offset: offset,
@@ -133,13 +148,14 @@ public struct SampleFilter: Sendable {
             driftErrorPPM: driftError * 1e6,
             // The envelope already allows one standard error of drift over each sample's age; the
             // bound's three standard errors add the other two.
-            offsetStandardError: driftError.isFinite ? 2.0 / 3.0 * driftError * oldestAge : 0,
+            offsetStandardError: offsetStandardError,
             bestDelay: bestDelay,
             worstUsedDelay: max(delays[upperIndex], delays[lowerIndex]),
             latestSampleTime: newest.localTime,
             usedSamples: samples.count,
             totalSamples: samples.count,
-            envelopeHalfWidth: halfWidth
+            envelopeHalfWidth: halfWidth,
+            typicalError: noise + offsetStandardError
         )
     }
 
@@ -161,10 +177,14 @@ public struct SampleFilter: Sendable {
         let raw = (forward + backward) / 2
         let spread = max(0, median(delays) - (delays.min() ?? 0))
         let sigma = max(abs(forward - backward) / 2, 4 * spread / (Double(xs.count) * span), 1e-12)
+        // Posterior of a normal prior (widened to what stands 5σ out of the noise) and the measurement.
+        let prior = max(configuration.driftPriorPPM * 1e-6, 1e-12)
+        let tauSquared = max(prior * prior, raw * raw - 25 * sigma * sigma)
+        let posterior = raw * tauSquared / (tauSquared + sigma * sigma)
+        let posteriorError = sigma * (tauSquared / (tauSquared + sigma * sigma)).squareRoot()
         let limit = configuration.maximumDriftPPM * 1e-6
-        let shrunk = raw * raw * raw / (raw * raw + sigma * sigma)
-        let slope = min(max(shrunk, -limit), limit)
-        return (slope, sigma + abs(raw - slope))
+        let slope = min(max(posterior, -limit), limit)
+        return (slope, posteriorError + abs(posterior - slope))
     }
 
     /// The slope of the lower convex hull of the points `(xs[i], ys[i])` at `x` (the best line below

@@ -36,6 +36,22 @@ public final class SyncedClock<C: Clock>: Sendable where C.Duration == Duration 
 
         /// Creates the default configuration.
         public init() {}
+
+        /// Settings for a clock that schedules playback: corrections slew in at up to 5 ms per second.
+        ///
+        /// A player presents frames at reference instants, so what matters is that its clock follows
+        /// each better estimate quickly, not that a correction of a millisecond takes two seconds
+        /// (the default 500 ppm, NTP's limit, suits a system clock). 5000 ppm moves a 40 ms frame by
+        /// at most 0.2 ms against its neighbour, which nobody sees; corrections above 0.1 s still step.
+        ///
+        /// ```swift
+        /// let synced = SyncedClock(clock: ContinuousClock(), configuration: .playback)
+        /// ```
+        public static var playback: Configuration {
+            var configuration = Configuration()
+            configuration.maximumSlewRate = 0.005
+            return configuration
+        }
     }
 
     /// A snapshot of the clock's state.
@@ -157,6 +173,27 @@ public final class SyncedClock<C: Clock>: Sendable where C.Duration == Duration 
                 "errorBound": "\(estimate.errorBound)",
             ])
         }
+    }
+
+    /// Adopts `estimate` at once, without slewing toward it: for the end of an initial burst
+    /// (``TimeClient/converge(target:minimumSamples:maximumSamples:interval:)``), before anything has
+    /// read the clock. Counted in ``Status/steps`` when it moves the clock by more than
+    /// ``Configuration/stepThreshold``.
+    ///
+    /// - Parameter estimate: The filter's latest estimate (on this clock's local timescale).
+    public func adopt(_ estimate: ClockEstimate) {
+        let now = timescale.now()
+        let slew = configuration.maximumSlewRate
+        let moved: Double? = state.withLock { state in
+            state.updates += 1
+            let moved = state.model.map { estimate.offset(atLocal: now) - $0.correction(at: now, slewRate: slew) }
+            if let moved, abs(moved) > configuration.stepThreshold { state.steps += 1 }
+            state.model = Model(estimate: estimate, updateTime: now, residual: 0)
+            return moved
+        }
+        logger.debug("reference clock adopted an estimate", metadata: [
+            "offset": "\(estimate.offset)", "moved": "\(moved.map { "\($0)" } ?? "-")",
+        ])
     }
 
     /// The reference time at a local clock instant (the local time itself while unsynchronized).

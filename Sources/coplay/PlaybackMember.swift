@@ -39,9 +39,16 @@ struct PlaybackMember: Sendable {
 
     /// Connects to the relay, enters and joins the session, and synchronises with the relay's clock.
     ///
-    /// - Parameter clockDriftPPM: simulate a local clock running this many ppm fast (or slow): the
-    ///   time client, the synced clock and the player all read it; event stamps stay true.
-    static func open(invite: Invite, entry: Entry, clockDriftPPM: Double = 0, logger: Logger) async throws -> PlaybackMember {
+    /// - Parameters:
+    ///   - clockDriftPPM: simulate a local clock running this many ppm fast (or slow): the
+    ///     time client, the synced clock and the player all read it; event stamps stay true.
+    ///   - converge: poll the relay's clock until the estimate is good (`TimeClient.converge`: 8
+    ///     requests on a quiet path, up to 128 (2.6 s) under heavy jitter) before returning, as a
+    ///     player must; a member that only sends commands (`coplay control`) needs no more than a
+    ///     rough clock (8 requests), since every player applies a command at the same reference instant.
+    static func open(
+        invite: Invite, entry: Entry, clockDriftPPM: Double = 0, converge: Bool = true, logger: Logger
+    ) async throws -> PlaybackMember {
         let address = "\(invite.host):\(invite.port)"
         let center = GroupActivityCenter<WatchTogetherActivity>(
             transport: RelayTransport(invite: invite), logger: logger)
@@ -69,7 +76,8 @@ struct PlaybackMember: Sendable {
             throw PlaybackSetupError.inviteRefused(address, error)
         }
 
-        let synced = SyncedClock(clock: MemberClock(ContinuousClock(), driftPPM: clockDriftPPM), logger: logger)
+        let synced = SyncedClock(
+            clock: MemberClock(ContinuousClock(), driftPPM: clockDriftPPM), configuration: .playback, logger: logger)
         let client: TimeClient<MemberClock>
         do {
             let transport = try await UDPTimeTransport.connect(
@@ -77,7 +85,11 @@ struct PlaybackMember: Sendable {
             var configuration = TimeClient<MemberClock>.Configuration.playback
             configuration.timeout = .milliseconds(500)
             client = TimeClient(transport: transport, syncedClock: synced, configuration: configuration, logger: logger)
-            _ = try await client.measure(samples: 8, interval: .milliseconds(20))
+            if converge {
+                _ = try await client.converge()
+            } else {
+                _ = try await client.measure(samples: 8, interval: .milliseconds(20))
+            }
         } catch {
             session.leave()
             throw PlaybackSetupError.timeServerSilent(address, error)

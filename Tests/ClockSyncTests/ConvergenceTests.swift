@@ -22,11 +22,12 @@ struct ConvergenceTests {
             driftPPM: Double,
             path: SimulatedNetwork.Path,
             configuration: TimeClient<ManualClock>.Configuration = .init(),
+            synced syncedConfiguration: SyncedClock<ManualClock>.Configuration = .init(),
             seed: UInt64 = 42
         ) {
             timescale = LocalTimescale(clock: clock, anchorTime: NTPTimestamp(unixSeconds: 1_800_000_000))
             network = SimulatedNetwork(timescale: timescale, offset: offset, driftPPM: driftPPM, path: path, seed: seed)
-            synced = SyncedClock(timescale: timescale)
+            synced = SyncedClock(timescale: timescale, configuration: syncedConfiguration)
             client = TimeClient(transport: network, syncedClock: synced, configuration: configuration)
         }
 

@@ -145,3 +145,26 @@ func runSimulated(
         }
     }
 }
+
+/// Runs `body` to completion while moving the manual clock from one sleeper's deadline to the next
+/// (for finite operations such as `TimeClient.converge()`), and returns its result.
+func simulate<T: Sendable>(
+    clock: ManualClock,
+    _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    let task = Task { try await body() }
+    let finished = Mutex(false)
+    let watcher = Task {
+        _ = try? await task.value
+        finished.withLock { $0 = true }
+    }
+    while !finished.withLock({ $0 }) {
+        if clock.sleeperCount > 0, let deadline = clock.nextDeadline {
+            clock.advance(to: deadline)
+        } else {
+            await Task.yield()
+        }
+    }
+    await watcher.value
+    return try await task.value
+}
