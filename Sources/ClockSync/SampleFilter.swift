@@ -80,18 +80,21 @@ public struct SampleFilter: Sendable {
         self.configuration = configuration
     }
 
-    /// Adds a sample, dropping the oldest ones when the window is full or they are too old.
+    /// Adds a sample in time order, dropping the oldest ones when the window is full or they are too old.
     ///
     /// - Parameter sample: A new sample; NaN or infinite values are ignored.
     public mutating func add(_ sample: NTPSample) {
         guard sample.offset.isFinite, sample.delay.isFinite else { return }
-        samples.append(sample)
+        // Oldest first, even when answers to overlapping requests arrive out of order.
+        var index = samples.endIndex
+        while index > samples.startIndex, samples[index - 1].localTime.seconds(since: sample.localTime) > 0 { index -= 1 }
+        samples.insert(sample, at: index)
         let capacity = max(1, configuration.capacity)
         if samples.count > capacity {
             samples.removeFirst(samples.count - capacity)
         }
-        if configuration.maximumAge.isFinite {
-            let tooOld = samples.prefix { sample.localTime.seconds(since: $0.localTime) > configuration.maximumAge }
+        if configuration.maximumAge.isFinite, let newest = samples.last {
+            let tooOld = samples.prefix { newest.localTime.seconds(since: $0.localTime) > configuration.maximumAge }
             samples.removeFirst(min(tooOld.count, samples.count - 1))
         }
     }

@@ -55,6 +55,42 @@ struct InitialBurstTests {
         print("early accuracy at \(ppm) ppm: worst error over 8 seeds x 45 s \(worst * 1e3) ms")
     }
 
+    @Test("the burst does not wait for each answer: with 200 ms round trips it keeps 8 requests in flight")
+    func pipelinedBurst() async throws {
+        let clock = ManualClock()
+        let timescale = LocalTimescale(clock: clock, anchorTime: NTPTimestamp(unixSeconds: 1_800_000_000))
+        let slow = SimulatedNetwork.Path { rng in
+            (100e-3 + Double.random(in: -10e-3...10e-3, using: &rng), 100e-3 + Double.random(in: -10e-3...10e-3, using: &rng))
+        }
+        let network = SimulatedNetwork(
+            timescale: timescale, offset: 3, driftPPM: 0, path: slow, seed: 9, waitsForRoundTrip: true)
+        let synced = SyncedClock(timescale: timescale, configuration: .playback)
+        let client = TimeClient(transport: network, syncedClock: synced, configuration: .playback)
+        let start = clock.now
+        _ = try await simulate(clock: clock) { try await client.converge() }
+        let elapsed = start.duration(to: clock.now)
+        let requests = network.requests.withLock { $0 }
+        // One at a time, each request would take 20 ms plus its 200 ms round trip; with 8 in flight
+        // the round trips overlap, so a request goes every 25 ms (200 ms / 8) or every 20 ms.
+        #expect(requests.count > 8)
+        #expect(elapsed < .milliseconds(26) * requests.count + .milliseconds(300), "\(requests.count) requests took \(elapsed)")
+        let gaps = zip(requests, requests.dropFirst()).map { $0.duration(to: $1) }
+        #expect(gaps.allSatisfy { $0 >= .milliseconds(20) })
+        #expect(abs(timescale.now().seconds(since: timescale.anchorTime) + 3 - synced.now().seconds(since: timescale.anchorTime)) < 1e-3)
+    }
+
+    @Test("samples that arrive out of order are kept in time order")
+    func outOfOrderSamples() {
+        let origin = NTPTimestamp(unixSeconds: 1_800_000_000)
+        var filter = SampleFilter()
+        for t in [0.0, 0.2, 0.1, 0.3, 0.25, 0.05] {
+            filter.add(NTPSample(offset: 1, delay: 1e-3, localTime: origin.advanced(bySeconds: t)))
+        }
+        let times = filter.samples.map { $0.localTime.seconds(since: origin) }
+        #expect(times == times.sorted())
+        #expect(filter.estimate()!.latestSampleTime == origin.advanced(bySeconds: 0.3))
+    }
+
     @Test("the drift of a short, noisy span is not believed: under 20 ms ± 10 ms of jitter 2 s of samples tilt the estimate little")
     func noisySpanShrunk() {
         var rng = SplitMix64(seed: 17)

@@ -20,9 +20,16 @@ final class SimulatedNetwork: NTPTransport, Sendable {
     /// A kiss code to answer with instead of a time, if set.
     let kiss = Mutex<KissCode?>(nil)
     let requests = Mutex<[ManualClock.Instant]>([])
+    /// Whether `exchange` waits out the round trip on the manual clock (otherwise it answers at once,
+    /// with timestamps as if it had waited).
+    let waitsForRoundTrip: Bool
     private let rng: Mutex<any RandomNumberGenerator & Sendable>
 
-    init(timescale: LocalTimescale<ManualClock>, offset: Double, driftPPM: Double, path: Path, seed: UInt64 = 42) {
+    init(
+        timescale: LocalTimescale<ManualClock>, offset: Double, driftPPM: Double, path: Path, seed: UInt64 = 42,
+        waitsForRoundTrip: Bool = false
+    ) {
+        self.waitsForRoundTrip = waitsForRoundTrip
         self.timescale = timescale
         self.offset = offset
         self.drift = driftPPM * 1e-6
@@ -49,6 +56,9 @@ final class SimulatedNetwork: NTPTransport, Sendable {
         let t2 = trueReference(atElapsed: l1 + forward)
         let t3 = t2.advanced(bySeconds: processing)
         let l4 = l1 + forward + processing + backward
+        if waitsForRoundTrip {
+            try await timescale.clock.sleep(until: now.advanced(by: .seconds(l4 - l1)), tolerance: nil)
+        }
         var response = NTPPacket(
             mode: .server, stratum: 1, precision: -20, referenceID: KissCode("SIM").rawValue,
             referenceTimestamp: t2, originTimestamp: request.transmitTimestamp,
@@ -146,8 +156,9 @@ func runSimulated(
     }
 }
 
-/// Runs `body` to completion while moving the manual clock from one sleeper's deadline to the next
-/// (for finite operations such as `TimeClient.converge()`), and returns its result.
+/// Runs `body` to completion while moving the manual clock forward to the next sleeper's deadline,
+/// at most 1 ms at a time (for finite operations such as `TimeClient.converge()`, whose concurrent
+/// tasks may not all be asleep yet when one is), and returns its result.
 func simulate<T: Sendable>(
     clock: ManualClock,
     _ body: @escaping @Sendable () async throws -> T
@@ -160,7 +171,8 @@ func simulate<T: Sendable>(
     }
     while !finished.withLock({ $0 }) {
         if clock.sleeperCount > 0, let deadline = clock.nextDeadline {
-            clock.advance(to: deadline)
+            for _ in 0..<20 { await Task.yield() }
+            clock.advance(to: min(clock.nextDeadline ?? deadline, clock.now.advanced(by: .milliseconds(1))))
         } else {
             await Task.yield()
         }
