@@ -52,6 +52,9 @@ struct SuspendControl: Service, CustomStringConvertible {
         do {
             let line = try await cancelWhenGracefulShutdown { try await hold() }
             outcome.set(.success(line))
+        } catch is CancellationError {
+            outcome.set(.failure(PlaybackSetupError.interrupted(
+                "before the group confirmed the suspension (if it had begun, it was ended)")))
         } catch {
             outcome.set(.failure(error))
         }

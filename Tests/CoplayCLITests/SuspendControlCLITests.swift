@@ -137,9 +137,9 @@ struct SuspendControlCLITests {
         Self.checkGap(observed, lines: lines)
     }
 
-    @Test("SIGTERM during suspend ends the suspension at once (not by the leave, not by the timeout) and exits non-zero",
-          .timeLimit(.minutes(4)))
-    func interruptedSuspend() async throws {
+    @Test("SIGTERM or SIGINT during suspend ends the suspension at once (not by the leave, not by the timeout) and exits non-zero",
+          .timeLimit(.minutes(4)), arguments: [SIGTERM, SIGINT])
+    func interruptedSuspend(signal: Int32) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -152,7 +152,7 @@ struct SuspendControlCLITests {
             #expect(await player.out.wait(for: .seconds(60)) { $0.contains { $0.contains(#""detail":"waiting""#) } },
                     "a player never stopped for the suspension")
         }
-        control.process.terminate()  // SIGTERM
+        kill(control.process.processIdentifier, signal)
         let deadline = ContinuousClock.now + .seconds(30)
         while control.process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         #expect(!control.process.isRunning)
