@@ -484,4 +484,17 @@ public struct CoordinatorCore: Sendable {
 
     /// Identifiers of the local suspensions not yet ended.
     public var openSuspensions: [String] { openLocalSuspensions.keys.sorted() }
+
+    /// What the group knows of suspension `id`: `nil` until the channel delivered its begin notice
+    /// (and again about a minute after its wait ended, when the core forgets it).
+    ///
+    /// A local suspension shows up here only once the channel has ordered its begin notice, so a
+    /// non-nil status is the confirmation that the whole group has it; `end` likewise appears once
+    /// the end notice has been ordered.
+    public func suspensionStatus(_ id: String) -> SuspensionStatus? {
+        guard let record = suspensions[id] else { return nil }
+        return SuspensionStatus(
+            id: record.id, participant: record.participant, reason: record.reason, begin: record.begin,
+            deadline: record.deadline, end: record.end, waits: record.counted)
+    }
 }

@@ -23,7 +23,7 @@ public actor PlaybackCoordinator {
     private let channel: any CoordinationChannel
     private let reference: any ReferenceTimeSource
     private let delegate: any PlaybackControlDelegate
-    private let clock: any Clock<Duration>
+    let clock: any Clock<Duration>
     private let logger: Logger
     private let realtime: @Sendable () -> Double
     private let eventContinuation: AsyncStream<PlaybackEvent>.Continuation
@@ -179,9 +179,18 @@ public actor PlaybackCoordinator {
         try await send(try core.endSuspension(id, proposing: itemTime, now: try synchronizedNow()))
     }
 
+    /// What the group knows of suspension `id` (this member's or another's): `nil` until the channel
+    /// has delivered its begin notice in the group's order. See ``SuspensionStatus``.
+    public func suspensionStatus(_ id: String) -> SuspensionStatus? {
+        core.suspensionStatus(id)
+    }
+
+    /// The suspension timeout this coordinator puts on its own suspensions.
+    public var suspensionTimeout: Duration { core.configuration.suspensionTimeout }
+
     // MARK: Plumbing
 
-    private func now() -> ReferenceTime {
+    func now() -> ReferenceTime {
         if let now = reference.now() { lastNow = max(lastNow, now) }
         return lastNow
     }

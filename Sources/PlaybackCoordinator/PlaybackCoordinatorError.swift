@@ -12,6 +12,8 @@ public struct PlaybackCoordinatorError: Error, Hashable, Sendable, CustomStringC
         case notSynchronized
         case notConnected(String)
         case unknownSuspension(String)
+        case invalidSuspensionLength(Double, maximum: Double)
+        case suspensionNotConfirmed(String, phase: String)
     }
 
     private let code: Code
@@ -30,6 +32,18 @@ public struct PlaybackCoordinatorError: Error, Hashable, Sendable, CustomStringC
     public static func notConnected(_ participant: ParticipantID) -> Self { Self(.notConnected(participant.rawValue)) }
     /// Ending a suspension that does not exist or already ended.
     public static func unknownSuspension(_ id: String) -> Self { Self(.unknownSuspension(id)) }
+    /// A suspension length that is not positive, not finite, or longer than the suspension timeout.
+    public static func invalidSuspensionLength(_ length: Duration, maximum: Duration) -> Self {
+        Self(.invalidSuspensionLength(length.secondsValue, maximum: maximum.secondsValue))
+    }
+    /// The channel did not deliver a suspension's begin (or end) notice back in time.
+    ///
+    /// - Parameters:
+    ///   - id: the suspension.
+    ///   - phase: `begin` or `end`.
+    public static func suspensionNotConfirmed(_ id: String, phase: String) -> Self {
+        Self(.suspensionNotConfirmed(id, phase: phase))
+    }
 
     public var description: String {
         switch code {
@@ -39,6 +53,10 @@ public struct PlaybackCoordinatorError: Error, Hashable, Sendable, CustomStringC
         case .notSynchronized: "the reference clock is not synchronized yet"
         case .notConnected(let who): "participant \(who) is not connected to the channel"
         case .unknownSuspension(let id): "unknown or already ended suspension \(id)"
+        case .invalidSuspensionLength(let length, let maximum):
+            "invalid suspension length \(length) s: must be more than 0 and at most the suspension timeout (\(maximum) s)"
+        case .suspensionNotConfirmed(let id, let phase):
+            "the group channel did not confirm the \(phase) of suspension \(id) in time"
         }
     }
 }

@@ -17,6 +17,12 @@ public struct PlaybackSuspension: Sendable {
         try await coordinator.endSuspension(id, proposing: nil)
     }
 
+    /// What the group knows of this suspension: `nil` until the channel has delivered its begin
+    /// notice (so a status confirms that every member has it).
+    public func status() async -> SuspensionStatus? {
+        await coordinator.suspensionStatus(id)
+    }
+
     /// Ends the suspension and moves the group to `itemTime`.
     public func end(proposingNewTime itemTime: Double) async throws {
         try await coordinator.endSuspension(id, proposing: itemTime)

@@ -3,8 +3,7 @@ import Foundation
 /// A scenario's action script: the timed steps the runner carries out, in order.
 ///
 /// The standard script exercises every kind of action: play, a late joiner, pause, play, seek, two rate
-/// changes, an item change, a suspension (recorded as not run: the CLI cannot trigger one) and, last, a
-/// relay restart. The restart is last because until reconnect-and-resume exists the players lose the
+/// changes, an item change, a suspension (`coplay control suspend`) and, last, a relay restart. The restart is last because until reconnect-and-resume exists the players lose the
 /// session there; everything before it is measured whatever happens after.
 ///
 /// ```swift
@@ -30,6 +29,11 @@ public struct ActionScript: Sendable, Hashable, Codable, CustomStringConvertible
     /// restart at 85 % (at most 30 s before the end). Scripts shorter than 20 s keep only play, late
     /// joiner, pause, play, seek and the relay restart.
     ///
+    /// The suspension is held for 40 % of the time to the next action (the restart, or the end), at
+    /// least 0.5 s and at most 2 s, rounded to 0.1 s: `coplay control suspend` runs in the background
+    /// for that long plus its start-up and the confirmations, and should be done before the next action
+    /// (2 s in a 60 s script, 0.7 s in a 20 s one).
+    ///
     /// - Parameters:
     ///   - duration: seconds (at least 5).
     ///   - lateJoiner: whether a player joins late.
@@ -48,8 +52,10 @@ public struct ActionScript: Sendable, Hashable, Codable, CustomStringConvertible
                 ScenarioAction(at: 0.52 * d, .rate(0.5)),
                 ScenarioAction(at: 0.60 * d, .rate(1)),
                 ScenarioAction(at: 0.68 * d, .item),
-                ScenarioAction(at: 0.76 * d, .suspension),
             ]
+            let next = relayRestart ? max(0.85 * d, d - 30) : d
+            let hold = (min(2, max(0.5, 0.4 * (next - 0.76 * d))) * 10).rounded() / 10
+            actions.append(ScenarioAction(at: 0.76 * d, .suspension(hold)))
         }
         if relayRestart { actions.append(ScenarioAction(at: max(0.85 * d, d - 30), .relayRestart)) }
         return ActionScript(actions: actions, duration: d)
@@ -62,9 +68,6 @@ public struct ActionScript: Sendable, Hashable, Codable, CustomStringConvertible
 
     /// Whether a player joins late.
     public var hasLateJoiner: Bool { actions.contains { $0.kind == .lateJoin } }
-
-    /// The actions the `coplay` CLI cannot carry out.
-    public var notRunnable: [ScenarioAction] { actions.filter { !$0.isRunnable } }
 
     /// The part Syncplay can follow, as its player actions: play, pause and seek (Syncplay has no
     /// shared rate or item command for this set-up, a two-client run has no late joiner, and its
@@ -85,11 +88,10 @@ public struct ActionScript: Sendable, Hashable, Codable, CustomStringConvertible
         actions.map(\.description).joined(separator: "\n")
     }
 
-    /// The script as short labels, for `summary.json`: `["1.2 play", "6.0 lateJoin", ...]`.
+    /// The script as short labels, for `summary.json`: `["1.2 play", "6.0 lateJoin", ..., "45.6 suspension 2.0 s"]`.
     public var labels: [String] {
         actions.map { action in
-            let value = action.value.map { " \($0)" } ?? ""
-            return String(format: "%.1f ", action.at) + action.name + value + (action.isRunnable ? "" : " (not run)")
+            String(format: "%.1f ", action.at) + action.name + (action.valueLabel.map { " \($0)" } ?? "")
         }
     }
 }

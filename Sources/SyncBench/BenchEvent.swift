@@ -7,8 +7,8 @@
 /// | type | fields |
 /// |---|---|
 /// | `frame` | `index` (frame number on the media's grid), `pts` (seconds), `player` |
-/// | `command` | `action` (`play`, `pause`, `seek`, `rate`, ...), `target` (seek seconds), `id`, `player` (originator) |
-/// | `effect` | `action`, `id` (of the command, when known), `player` (the one that applied it) |
+/// | `command` | `action` (`play`, `pause`, `seek`, `rate`, `suspension`, ...), `target` (seek seconds, rate, or suspension length), `id`, `player` (originator) |
+/// | `effect` | `action` (a command's, or `resume` at the end of a suspension), `id` (of the command, when known), `player` (the one that applied it) |
 /// | `clock` | `offset` (the player's estimate of reference minus local, seconds), `trueOffset` (when the player knows it) |
 ///
 /// ```swift
@@ -27,7 +27,7 @@ public struct BenchEvent: Codable, Sendable, Hashable {
     public var pts: Double?
     /// The command's action (command and effect events).
     public var action: String?
-    /// The seek target in seconds, or the rate (command events).
+    /// The seek target in seconds, the rate, or a suspension's length in seconds (command events).
     public var target: Double?
     /// An identifier tying effects to their command.
     public var id: String?

@@ -44,6 +44,15 @@ extension BenchReport {
                     String(format: "skew trend %+.4f ms/min (p99 first third %@ ms, last third %@ ms)", trend,
                            Self.ms(r.firstThirdP99SkewMs), Self.ms(r.lastThirdP99SkewMs)))
             }
+            if let suspensions = r.suspensions {
+                var text = "\(suspensions.count) suspension(s): players stopped within \(Self.ms(suspensions.stopSpreadMs)) ms"
+                    + " and resumed within \(Self.ms(suspensions.resumeSpreadMs)) ms of each other"
+                if let held = suspensions.held {
+                    text += String(format: ", presenting nothing for %.3f s (p50)", held.p50Ms / 1000)
+                }
+                if suspensions.unresumed > 0 { text += ", \(suspensions.unresumed) stop(s) never resumed" }
+                parts.append(text)
+            }
             if let late = r.lateJoinSeconds { parts.append(String(format: "late joiner presenting after %.2f s", late)) }
             if let restart = r.relayRestart { parts.append("relay restart: \(restart)") }
             return parts.isEmpty ? nil : "- \(r.name): " + parts.joined(separator: "; ")

@@ -22,7 +22,9 @@ import Glibc
 ///    INVITE MEDIA --name pN --frames [--clock-drift-ppm PPM]`; its JSON Lines are parsed live by
 ///    ``CoplayStreamTranslator``. The last player waits for the script's late-join action.
 /// 6. The script: playback commands via `coplay control` (a `command` event is stamped when it is
-///    launched), the late joiner, the relay restart (`kill -9`, then the same port and data directory).
+///    launched), the suspension via `coplay control INVITE suspend SECONDS` (launched in the background,
+///    awaited before the next action), the late joiner, the relay restart (`kill -9`, then the same port
+///    and data directory).
 ///
 /// Any process that dies before the relay restart fails the scenario with its exit status and last
 /// error line. The figures cover the window from the late joiner's first frame to the relay restart;
@@ -273,7 +275,20 @@ public struct CoplayScenarioRunner: Sendable {
         var commands: [BenchEvent] = []
         var lateJoiner: LivePlayer?
         var restartRealtime: Double?
-        var notRun: [String] = []
+        /// The `coplay control suspend` running in the background, and the line it printed.
+        var suspending: (control: ChildProcess, arguments: [String], line: NIOLockedValueBox<String?>)?
+        /// Waits for the background suspension (it should be done by the next action) and checks it.
+        func finishSuspension() async throws {
+            guard let pending = suspending else { return }
+            suspending = nil
+            let status = await pending.control.wait(timeout: 60)
+            guard status == 0 else {
+                await pending.control.stop()
+                throw BenchError.scenarioFailed(
+                    "`coplay control \(pending.arguments.joined(separator: " "))` failed: \(pending.control.exitDescription)")
+            }
+            if let line = pending.line.withLockedValue({ $0 }) { notes.append("suspension: \(line)") }
+        }
         let start = ContinuousClock.now
         let scriptStartRealtime = RealtimeClock.now()
         let reporter = Task {
@@ -314,6 +329,7 @@ public struct CoplayScenarioRunner: Sendable {
         for action in script.actions {
             let moment = String(format: "before the %@ at %.1f s", action.name, action.at)
             try await sleep(until: start + .milliseconds(Int(action.at * 1000)), moment: moment)
+            try await finishSuspension()
             switch action.kind {
             case .play, .pause, .seek, .rate, .item:
                 guard let arguments = action.controlArguments(item: roster.withLockedValue { $0.first?.item }) else {
@@ -336,7 +352,20 @@ public struct CoplayScenarioRunner: Sendable {
                 roster.withLockedValue { $0.append(player) }
                 lateJoiner = player
             case .suspension:
-                notRun.append(action.name)
+                // Runs for the suspension's length: in the background, so the script keeps its times.
+                guard let arguments = action.controlArguments(item: nil) else { break }
+                let line = NIOLockedValueBox<String?>(nil)
+                let issued = RealtimeClock.now()
+                let control = try ChildProcess(
+                    name: "control \(action.name)", executable: coplay,
+                    arguments: ["control", hostInvite] + arguments + ["--log-level", "warning"],
+                    log: log("control-\(commands.count + 1)-\(action.name)")
+                ) { text in
+                    if text.hasPrefix("suspend accepted") { line.withLockedValue { $0 = text } }
+                }
+                session.add(control)
+                suspending = (control, arguments, line)
+                commands.append(.command(action.name, target: action.value, realtime: issued, player: "runner"))
             case .relayRestart:
                 try checkAlive(roster.withLockedValue { $0 }, at: "before the relay restart")
                 restartRealtime = RealtimeClock.now()
@@ -350,6 +379,7 @@ public struct CoplayScenarioRunner: Sendable {
                 }
             }
         }
+        try await finishSuspension()
         let end = start + .milliseconds(Int(script.duration * 1000))
         if restartRealtime == nil {
             try await sleep(until: end, moment: "before the end")
@@ -388,9 +418,6 @@ public struct CoplayScenarioRunner: Sendable {
         if offsets.isEmpty { notes.append("the relay's time server did not answer the runner: no clock-offset truth") }
         if offsets.count == 2 {
             notes.append(String(format: "relay reference minus CLOCK_REALTIME moved %.3f ms during the run", (offsets[1] - offsets[0]) * 1000))
-        }
-        if !notRun.isEmpty {
-            notes.append("not run (the coplay CLI cannot trigger it): \(notRun.joined(separator: ", "))")
         }
 
         var streams = everyone.map { player in

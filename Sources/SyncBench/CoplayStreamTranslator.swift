@@ -11,6 +11,11 @@ import Foundation
 /// - Effects: an accepted command (`play`, `pause`, `seek`, `rate`, `item` lines, with their anchor
 ///   `referenceTime` and `rate`) takes effect at the first `frame` scheduled at or after the anchor when
 ///   the new rate is non-zero, or at the first `stopped` line after it when the rate is zero.
+/// - Suspensions the group waits for: a `suspensionBegan` line with `waits: true` takes effect (action
+///   `suspension`) at the first `stopped` line with `detail: "waiting"` at or after its `referenceTime`:
+///   the instant the player stopped presenting. Its `suspensionEnded` line (whose `referenceTime` is the
+///   end of the wait) takes effect (action `resume`) at the first frame scheduled at or after it: the
+///   instant the player presented again. A suspension the group does not wait for has neither.
 ///
 /// ```swift
 /// var translator = CoplayStreamTranslator(player: "p1")
@@ -28,12 +33,23 @@ public struct CoplayStreamTranslator: Sendable {
         var errorMs: Double?
         var rate: Double?
         var detail: String?
+        var waits: Bool?
     }
 
     private struct Pending {
+        /// What makes the effect happen.
+        enum Trigger {
+            /// The first frame scheduled at or after the anchor.
+            case frame
+            /// The first `stopped` line (any detail).
+            case stop
+            /// The first `stopped` line with detail `waiting`, for an instant at or after the anchor.
+            case waitingStop
+        }
+
         var action: String
         var anchor: Double
-        var rate: Double
+        var trigger: Trigger
     }
 
     /// The player's name, stamped on every event.
@@ -80,7 +96,16 @@ public struct CoplayStreamTranslator: Sendable {
         switch line.type {
         case "play", "pause", "seek", "rate", "item":
             if let anchor = line.referenceTime {
-                pending.append(Pending(action: line.type, anchor: anchor, rate: line.rate ?? 1))
+                pending.append(Pending(action: line.type, anchor: anchor, trigger: (line.rate ?? 1) > 0 ? .frame : .stop))
+            }
+        case "suspensionBegan":
+            if let anchor = line.referenceTime, line.waits == true {
+                pending.append(Pending(action: "suspension", anchor: anchor, trigger: .waitingStop))
+            }
+        case "suspensionEnded":
+            // `waits` says whether the group waited for it; only then did the players stop.
+            if let anchor = line.referenceTime, line.waits == true {
+                pending.append(Pending(action: "resume", anchor: anchor, trigger: .frame))
             }
         case "frame":
             guard let index = line.index, let pts = line.pts else { break }
@@ -94,11 +119,19 @@ public struct CoplayStreamTranslator: Sendable {
                     let view = scheduled + (line.errorMs ?? 0) / 1000
                     events.append(.clock(offset: view - realtime, realtime: realtime, player: player))
                 }
-                events += takeEffects(realtime: realtime) { $0.rate > 0 && scheduled >= $0.anchor - 0.000_5 }
+                events += takeEffects(realtime: realtime) { $0.trigger == .frame && scheduled >= $0.anchor - 0.000_5 }
             }
         case "stopped":
             isReady = true
-            events += takeEffects(realtime: realtime) { $0.rate == 0 }
+            let waiting = line.detail == "waiting"
+            let at = line.referenceTime ?? .infinity
+            events += takeEffects(realtime: realtime) { pending in
+                switch pending.trigger {
+                case .frame: false
+                case .stop: true
+                case .waitingStop: waiting && at >= pending.anchor - 0.000_5
+                }
+            }
         default:
             break
         }

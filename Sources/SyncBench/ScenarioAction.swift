@@ -1,11 +1,13 @@
 /// One step of a coplay scenario's action script: what the runner does, and when.
 ///
-/// Playback commands (`play`, `pause`, `seek`, `rate`, `item`) are sent with `coplay control`, like a
-/// user would; the others act on the processes (a late joiner starts, the relay is killed and restarted).
+/// Playback commands (`play`, `pause`, `seek`, `rate`, `item`) and the suspension (`suspend SECONDS`)
+/// are sent with `coplay control`, like a user would; the others act on the processes (a late joiner
+/// starts, the relay is killed and restarted).
 ///
 /// ```swift
 /// let seek = ScenarioAction(at: 12, .seek(2))
 /// seek.controlArguments(item: nil) // ["seek", "2.0"]
+/// ScenarioAction(at: 45.6, .suspension(2)).controlArguments(item: nil) // ["suspend", "2.0"]
 /// ```
 public struct ScenarioAction: Sendable, Hashable, Codable, CustomStringConvertible {
     /// What to do.
@@ -22,9 +24,9 @@ public struct ScenarioAction: Sendable, Hashable, Codable, CustomStringConvertib
         case item
         /// Start the scenario's last player now, while the group plays.
         case lateJoin
-        /// A member suspends playback (buffering). The CLI has no way to trigger one: the runner records
-        /// it as not run.
-        case suspension
+        /// A member (`coplay control INVITE suspend SECONDS`) holds a buffering suspension for this many
+        /// seconds: every player stops at one instant, the group waits, then everyone resumes.
+        case suspension(Double)
         /// `kill -9` the relay and restart it on the same port with the same data directory.
         case relayRestart
     }
@@ -54,16 +56,18 @@ public struct ScenarioAction: Sendable, Hashable, Codable, CustomStringConvertib
         }
     }
 
-    /// The seek target or the rate, if the action has one.
+    /// The seek target, the rate or the suspension's length, if the action has one.
     public var value: Double? {
         switch kind {
         case let .seek(seconds): seconds
         case let .rate(rate): rate
+        case let .suspension(seconds): seconds
         default: nil
         }
     }
 
-    /// The arguments after `coplay control INVITE` for a playback command, nil for the other actions.
+    /// The arguments after `coplay control INVITE` for a playback command or a suspension, nil for the
+    /// other actions.
     ///
     /// - Parameter item: the session's item identifier (needed by `item`; nil makes `item` unrunnable).
     public func controlArguments(item: String?) -> [String]? {
@@ -73,12 +77,18 @@ public struct ScenarioAction: Sendable, Hashable, Codable, CustomStringConvertib
         case let .seek(seconds): ["seek", "\(seconds)"]
         case let .rate(rate): ["rate", "\(rate)"]
         case .item: item.map { ["item", $0] }
-        case .lateJoin, .suspension, .relayRestart: nil
+        case let .suspension(seconds): ["suspend", "\(seconds)"]
+        case .lateJoin, .relayRestart: nil
         }
     }
 
-    /// Whether the `coplay` CLI can carry the action out (a suspension it cannot).
-    public var isRunnable: Bool { kind != .suspension }
+    /// `2.0 s` for a suspension, the plain value for a seek or a rate, nil otherwise.
+    public var valueLabel: String? {
+        switch kind {
+        case let .suspension(seconds): "\(seconds) s"
+        default: value.map { "\($0)" }
+        }
+    }
 
     /// `  12.0 s  seek 2.0`.
     public var description: String {
@@ -89,7 +99,7 @@ public struct ScenarioAction: Sendable, Hashable, Codable, CustomStringConvertib
         case let .rate(rate): label = "rate \(rate)"
         case .item: label = "item (the session's item again, at 0 s)"
         case .lateJoin: label = "late joiner starts"
-        case .suspension: label = "suspension (not run: the coplay CLI cannot trigger one)"
+        case let .suspension(seconds): label = "suspension \(seconds) s (coplay control suspend: the group waits, then resumes)"
         case .relayRestart: label = "relay restart (kill -9, restart on the same port and --data-dir)"
         default: label = name
         }

@@ -14,6 +14,11 @@
 ///   before the next command; none is a missed effect.
 /// - **Clock-offset error**: `offset - trueOffset` of each `clock` event, the true offset taken from the
 ///   event or from ``Configuration/trueOffsets``.
+/// - **Suspensions**: per player, each `suspension` effect (it stopped presenting) is paired with the
+///   first `resume` effect after it and before its next stop (it presented again); the held time is
+///   the difference, and the k-th stops (resumes) of all players give that suspension's stop (resume)
+///   spread. A suspension's frames need no special pairing: skew is per frame index, and every player
+///   holds the same frame and resumes with the same next one.
 ///
 /// ```swift
 /// let analysis = ScenarioAnalysis(name: "quiet", streams: streams)
@@ -128,6 +133,7 @@ public struct ScenarioAnalysis: Sendable {
         let (latencies, missed) = Self.commandLatencies(streams)
         result.commandLatency = ScenarioResult.Latency(milliseconds: latencies)
         result.missedEffects = latencies.isEmpty && missed == 0 ? nil : missed
+        result.suspensions = Self.suspensions(streams)
         result.clockOffsetError = ScenarioResult.Latency(
             milliseconds: Self.clockErrors(streams, trueOffsets: configuration.trueOffsets))
 
@@ -228,6 +234,37 @@ public struct ScenarioAnalysis: Sendable {
             }
         }
         return (latencies, missed)
+    }
+
+    /// The suspension figures from the `suspension` and `resume` effects, or nil without any stop.
+    static func suspensions(_ streams: [PlayerEventStream]) -> ScenarioResult.Suspensions? {
+        var perPlayer: [[(stop: Double, resume: Double?)]] = []
+        for stream in streams {
+            let effects = stream.events.filter { $0.type == "effect" }
+            let stops = effects.filter { $0.action == "suspension" }.map(\.realtime).sorted()
+            let resumes = effects.filter { $0.action == "resume" }.map(\.realtime).sorted()
+            perPlayer.append(stops.enumerated().map { number, stop in
+                let next = number + 1 < stops.count ? stops[number + 1] : .infinity
+                return (stop, resumes.first { $0 >= stop && $0 < next })
+            })
+        }
+        let count = perPlayer.map(\.count).max() ?? 0
+        guard count > 0 else { return nil }
+        let pairs = perPlayer.flatMap { $0 }
+        var stopSpread: Double?
+        var resumeSpread: Double?
+        for number in 0..<count where perPlayer.allSatisfy({ $0.count > number }) {
+            let stops = perPlayer.map { $0[number].stop }
+            stopSpread = max(stopSpread ?? 0, (stops.max()! - stops.min()!) * 1000)
+            let resumes = perPlayer.compactMap { $0[number].resume }
+            if resumes.count == perPlayer.count {
+                resumeSpread = max(resumeSpread ?? 0, (resumes.max()! - resumes.min()!) * 1000)
+            }
+        }
+        return ScenarioResult.Suspensions(
+            count: count, unresumed: pairs.filter { $0.resume == nil }.count,
+            held: ScenarioResult.Latency(milliseconds: pairs.compactMap { pair in pair.resume.map { ($0 - pair.stop) * 1000 } }),
+            stopSpreadMs: stopSpread, resumeSpreadMs: resumeSpread)
     }
 
     /// Absolute clock-offset errors in milliseconds.

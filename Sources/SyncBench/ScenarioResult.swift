@@ -31,6 +31,32 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
         }
     }
 
+    /// What the suspensions the group waited for did to the players, from their effects (CLOCK_REALTIME):
+    /// a `suspension` effect where a player stopped presenting, a `resume` effect where it presented again.
+    public struct Suspensions: Codable, Sendable, Hashable {
+        /// Suspensions the players stopped for (the most any one player stopped for).
+        public var count: Int
+        /// Stops not followed by a resume in the measured window.
+        public var unresumed: Int
+        /// How long each player presented nothing: its resume minus its stop, per player and suspension.
+        public var held: Latency?
+        /// The largest spread of the players' stop instants in one suspension (latest minus earliest),
+        /// over suspensions every player stopped for.
+        public var stopSpreadMs: Double?
+        /// The largest spread of the players' resume instants in one suspension, over suspensions
+        /// every player resumed from.
+        public var resumeSpreadMs: Double?
+
+        /// Creates the figures.
+        public init(count: Int, unresumed: Int, held: Latency?, stopSpreadMs: Double?, resumeSpreadMs: Double?) {
+            self.count = count
+            self.unresumed = unresumed
+            self.held = held
+            self.stopSpreadMs = stopSpreadMs
+            self.resumeSpreadMs = resumeSpreadMs
+        }
+    }
+
     /// The scenario's name (`quiet`, `jitter`, `syncplay`, ...).
     public var name: String
     /// The implementation measured: `coplay` or `syncplay`.
@@ -72,6 +98,8 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
     public var commandLatency: Latency?
     /// (command, other player) pairs with no matching effect before the next command.
     public var missedEffects: Int?
+    /// What the suspensions did (when the players stopped and resumed); nil without any.
+    public var suspensions: Suspensions?
     /// Absolute clock-offset error of the players' estimates.
     public var clockOffsetError: Latency?
     /// Least-squares slope of the inter-player skew over the measured window, in ms per minute: the

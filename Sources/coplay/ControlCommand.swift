@@ -3,37 +3,64 @@ import Foundation
 import Logging
 import PlaybackCoordinator
 
-/// `coplay control INVITE ACTION [VALUE]`: sends one playback command to a session, then exits.
+/// `coplay control INVITE ACTION [VALUE]`: sends one playback command to a session (or holds a
+/// suspension for a while), then exits.
 struct ControlCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "control",
-        abstract: "Send one command to a playback session: play, pause, seek SECONDS, rate R or item ID.",
+        abstract: "Send one command to a playback session: play, pause, seek SECONDS, rate R, item ID or suspend SECONDS.",
         discussion: """
             Joins the session as a member without a player, reads its current playback state, proposes \
             the command (scheduled on the relay's clock a little in the future, so every member applies \
             it at the same instant), waits for the relay to confirm it, and leaves. Exits non-zero if the \
             relay is down, refuses the invite, or the session has no playback state.
 
+            suspend SECONDS suspends this member as a player would while it buffers: every player stops \
+            at the same instant and the group waits; SECONDS later (at most the group's suspension \
+            timeout, \(Int(PlaybackMember.coordinatorConfiguration.suspensionTimeout.secondsValue)) s) the \
+            suspension ends and everyone resumes in step from where they stopped. The command waits until the \
+            relay has confirmed the begin and the end, prints one line and leaves. On SIGINT or SIGTERM it \
+            ends the suspension at once (and exits non-zero). --reason picks the reason the players' \
+            suspensionBegan events show: buffering (default) or stallRecovery, the reasons the group waits for.
+
             Examples:
               coplay control "$INVITE" play
               coplay control "$INVITE" seek 2.5
               coplay control "$INVITE" rate 0.5
               coplay control "$INVITE" item 'v1:…'   (an item the players loaded with --item; ID as `coplay probe` prints it)
+              coplay control "$INVITE" suspend 2
+              coplay control "$INVITE" suspend 1.5 --reason stallRecovery
             """
     )
 
     enum Action: String, ExpressibleByArgument, CaseIterable {
-        case play, pause, seek, rate, item
+        case play, pause, seek, rate, item, suspend
+    }
+
+    /// The suspension reasons the group waits for (`PlaybackMember.coordinatorConfiguration`'s
+    /// waiting reasons).
+    enum WaitingReason: String, ExpressibleByArgument, CaseIterable {
+        case buffering, stallRecovery
+
+        var reason: SuspensionReason {
+            switch self {
+            case .buffering: .buffering
+            case .stallRecovery: .stallRecovery
+            }
+        }
     }
 
     @Argument(help: "The invite printed by `coplay host`.")
     var invite: String
 
-    @Argument(help: "play, pause, seek, rate or item.")
+    @Argument(help: "play, pause, seek, rate, item or suspend.")
     var action: Action
 
-    @Argument(help: "SECONDS for seek, R for rate, ID for item.")
+    @Argument(help: "SECONDS for seek, R for rate, ID for item, SECONDS for suspend.")
     var value: String?
+
+    @Option(name: .long, help: "suspend only: the suspension's reason, buffering (default) or stallRecovery.")
+    var reason: WaitingReason?
 
     @Option(name: .long, help: "Log level (stderr).")
     var logLevel: String = "notice"
@@ -53,7 +80,10 @@ struct ControlCommand: AsyncParsableCommand {
             }
         case .item:
             guard let value, !value.isEmpty else { throw ValidationError("item needs an item identifier") }
+        case .suspend:
+            _ = try Self.suspension(value)
         }
+        if reason != nil && action != .suspend { throw ValidationError("--reason applies to suspend only") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
     }
 
@@ -61,6 +91,12 @@ struct ControlCommand: AsyncParsableCommand {
         let invite = try PlaybackCommandOptions.invite(invite)
         var logger = Logger(label: "coplay.control") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .notice
+        if action == .suspend {
+            let control = SuspendControl(
+                invite: invite, duration: try Self.suspension(value), reason: (reason ?? .buffering).reason, logger: logger)
+            EventOutput.printLine(try await control.runUntilDone())
+            return
+        }
         let member = try await PlaybackMember.open(
             invite: invite, entry: .accept(expectedFingerprint: nil, file: nil), logger: logger)
         defer { member.session.leave() }
@@ -79,6 +115,7 @@ struct ControlCommand: AsyncParsableCommand {
         case .seek: try await coordinator.coordinateSeek(to: Double(value!)!)
         case .rate: try await coordinator.coordinateRateChange(to: Double(value!)!)
         case .item: try await coordinator.transitionToItem(identifier: value!)
+        case .suspend: return  // handled above
         }
         let me = member.channel.localParticipant
         guard await Self.poll(for: .seconds(10), { await coordinator.state?.originator == me }) else {
@@ -91,10 +128,27 @@ struct ControlCommand: AsyncParsableCommand {
         }
     }
 
-    /// Polls `condition` every 10 ms until it holds or `timeout` passes.
+    /// The suspension length `suspend SECONDS` asks for.
+    ///
+    /// - Throws: `ValidationError` unless SECONDS is a finite number above 0 and at most the
+    ///   coordinator's suspension timeout (the group stops waiting for a suspension after that).
+    static func suspension(_ value: String?) throws -> Duration {
+        let maximum = PlaybackMember.coordinatorConfiguration.suspensionTimeout.secondsValue
+        guard let value else { throw ValidationError("suspend needs a time in seconds above 0, e.g. 'suspend 2'") }
+        guard let seconds = Double(value), seconds.isFinite, seconds > 0 else {
+            throw ValidationError("suspend needs a time in seconds above 0, e.g. 'suspend 2' (got '\(value)')")
+        }
+        guard seconds <= maximum else {
+            throw ValidationError(
+                "suspend \(value): at most \(maximum) s, the group's suspension timeout (the group stops waiting after that)")
+        }
+        return .secondsRounded(seconds)
+    }
+
+    /// Polls `condition` every 10 ms until it holds or `timeout` passes (or the task is cancelled).
     static func poll(for timeout: Duration, _ condition: () async -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        while ContinuousClock.now < deadline && !Task.isCancelled {
             if await condition() { return true }
             try? await Task.sleep(for: .milliseconds(10))
         }

@@ -11,6 +11,8 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
         case noPlaybackState
         case commandNotConfirmed
         case sessionLost
+        case notWaited
+        case interrupted
     }
 
     private let code: Code
@@ -57,6 +59,16 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
     /// The relay did not confirm a control command in time.
     static func commandNotConfirmed(_ command: String) -> Self {
         Self(.commandNotConfirmed, "the relay did not confirm '\(command)' in time")
+    }
+
+    /// `control suspend`: the group did not wait for the suspension.
+    static func notWaited(_ detail: String) -> Self {
+        Self(.notWaited, detail)
+    }
+
+    /// `control suspend` was stopped by SIGINT/SIGTERM; `detail` says what was done before leaving.
+    static func interrupted(_ detail: String) -> Self {
+        Self(.interrupted, "interrupted: \(detail)")
     }
 
     /// The session ended for this member other than by leaving or by someone ending it: the relay

@@ -19,7 +19,7 @@ struct BenchRunCLITests {
     }
 
     @Test(
-        "quiet with 2 players for 8 s (and Syncplay beside it when installed): real, plausible figures",
+        "quiet with 2 players for 20 s (and Syncplay beside it when installed): real, plausible figures; every action runs",
         .timeLimit(.minutes(4)))
     func quietEndToEnd() async throws {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-bench-run-\(UUID())")
@@ -31,7 +31,7 @@ struct BenchRunCLITests {
             print("coplay bench run test: syncplay, syncplay-server, mpv or ffmpeg missing (scripts/install-deps.sh --bench): the Syncplay row is not checked")
         }
         let result = try await CoplayProcess.run(
-            ["bench", "--scenario", scenarios, "--players", "2", "--duration", "8", "--out", out.path], timeout: 220)
+            ["bench", "--scenario", scenarios, "--players", "2", "--duration", "20", "--out", out.path], timeout: 220)
         #expect(result.status == 0, "stderr: \(result.stderr.suffix(2000))")
         // The action script and the progress line go to stderr; the table to stdout.
         #expect(result.stderr.contains("relay restart"))
@@ -60,6 +60,20 @@ struct BenchRunCLITests {
         let clock = try #require(quiet["clockOffsetError"] as? [String: Any])
         #expect((clock["p50Ms"] as? Double ?? 1000) < 50)
         #expect(quiet["relayRestart"] is String)
+        // Every action of the 20 s script ran, the suspension included (held 0.7 s): both players
+        // stopped for it and resumed.
+        let actions = try #require(quiet["actions"] as? [String])
+        #expect(actions.contains("15.2 suspension 0.7 s"), "\(actions)")
+        #expect(!actions.contains { $0.contains("not run") })
+        #expect(!result.stdout.contains("not run") && !result.stderr.contains("not run"))
+        #expect(result.stdout.contains("suspension: suspend accepted: buffering"))
+        let suspensions = try #require(quiet["suspensions"] as? [String: Any])
+        #expect(suspensions["count"] as? Int == 1)
+        #expect(suspensions["unresumed"] as? Int == 0)
+        let held = try #require(suspensions["held"] as? [String: Any])
+        #expect(held["count"] as? Int == 2)
+        #expect((held["p50Ms"] as? Double ?? 0) >= 690, "the players presented nothing for \(held["p50Ms"] ?? "?") ms")
+        #expect(suspensions["stopSpreadMs"] is Double && suspensions["resumeSpreadMs"] is Double)
         for name in ["report.md", "skew.svg", "quiet-p1.jsonl", "quiet-p2.jsonl"] {
             #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent(name).path), "\(name) missing")
         }

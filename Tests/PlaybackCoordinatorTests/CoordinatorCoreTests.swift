@@ -201,6 +201,37 @@ struct CoordinatorCoreTests {
         #expect(CoreHarness.events(ended).contains { $0.type == .suspensionEnded && $0.timedOut == false })
     }
 
+    @Test("a suspension's status appears when its begin is delivered, and its end when the end is")
+    func suspensionStatus() throws {
+        var harness = CoreHarness()
+        _ = try harness.loop(at: 1) { core, now in try core.proposePlay(now: now) }
+        let (id, begin) = harness.core.beginSuspension(.buffering, now: ReferenceTime(seconds: 5))
+        // Sent, not yet delivered back: the group does not have it.
+        #expect(harness.core.suspensionStatus(id) == nil)
+        for message in CoreHarness.sent(begin) { _ = harness.deliver(message, at: 5.01) }
+        let lead = harness.core.lead
+        let began = try #require(harness.core.suspensionStatus(id))
+        #expect(began.participant == "me" && began.reason == .buffering && began.waits)
+        #expect(began.begin == ReferenceTime(seconds: 5) + lead)
+        #expect(began.deadline == began.begin + harness.core.configuration.suspensionTimeout)
+        #expect(!began.isEnded && began.waitEnd == began.deadline)
+        #expect(!began.timedOut(at: began.begin + .seconds(1)) && began.timedOut(at: began.deadline))
+
+        let end = try harness.core.endSuspension(id, now: ReferenceTime(seconds: 7))
+        #expect(harness.core.suspensionStatus(id)?.isEnded == false)
+        for message in CoreHarness.sent(end) { _ = harness.deliver(message, at: 7.01) }
+        let ended = try #require(harness.core.suspensionStatus(id))
+        #expect(ended.end == ReferenceTime(seconds: 7) + lead)
+        #expect(ended.waitEnd == ended.end && !ended.timedOut(at: ReferenceTime(seconds: 100)))
+        #expect(ended.waited == .seconds(2))
+        // A reason that does not make the group wait: known, but it waited for nothing.
+        let (other, actions) = harness.core.beginSuspension(.interruption, now: ReferenceTime(seconds: 8))
+        for message in CoreHarness.sent(actions) { _ = harness.deliver(message, at: 8.01) }
+        #expect(harness.core.suspensionStatus(other)?.waits == false)
+        #expect(harness.core.suspensionStatus(other)?.waited == .zero)
+        #expect(harness.core.suspensionStatus("nobody#1") == nil)
+    }
+
     @Test("ending with a proposed time sends a seek after the end notice")
     func endProposingTime() throws {
         var harness = CoreHarness()

@@ -120,4 +120,77 @@ struct PlaybackCoordinatorTests {
         #expect(last?.itemTime == 12 && last?.rate == 1)
         await #expect(throws: PlaybackCoordinatorError.self) { try await coordinator.coordinateRateChange(to: -2) }
     }
+
+    /// Two coordinators (a player with a recording delegate, and a member that suspends) playing.
+    static func playingPair() async throws -> (suspender: PlaybackCoordinator, player: PlaybackCoordinator, delegate: RecordingDelegate, tasks: [Task<Void, Never>]) {
+        let hub = InMemoryCoordinationHub()
+        let reference = MonotonicReferenceTimeSource()
+        let delegate = RecordingDelegate()
+        var configuration = CoordinatorConfiguration()
+        configuration.minimumLead = .milliseconds(100)
+        let player = PlaybackCoordinator(
+            channel: await hub.connect("player"), reference: reference, delegate: delegate, configuration: configuration, localItem: "clip")
+        let suspender = PlaybackCoordinator(
+            channel: await hub.connect("control"), reference: reference, delegate: RecordingDelegate(), configuration: configuration)
+        let tasks = [Task { await player.run() }, Task { await suspender.run() }]
+        #expect(try await Self.eventually {
+            let counts = (await player.members.count, await suspender.members.count)
+            return counts == (2, 2)
+        })
+        try await player.play()
+        #expect(try await Self.eventually { await suspender.state?.rate == 1 })
+        return (suspender, player, delegate, tasks)
+    }
+
+    @Test("holdSuspension: the group waits the asked time, every member has the same interval, then resumes")
+    func heldSuspension() async throws {
+        let (suspender, player, delegate, tasks) = try await Self.playingPair()
+        defer { for task in tasks { task.cancel() } }
+        let began = Collector<SuspensionStatus>()
+        let status = try await suspender.holdSuspension(.buffering, for: .milliseconds(400)) { status in
+            Task { await began.append(status) }
+        }
+        #expect(status.waits && status.isEnded && status.reason == .buffering)
+        #expect(!status.timedOut(at: status.waitEnd))
+        // Never shorter than asked; longer only by a late wake-up (generous bound: shared machine).
+        #expect(status.waited >= .milliseconds(400) && status.waited < .seconds(5), "waited \(status.waited)")
+        #expect(try await Self.eventually { await began.items.count == 1 })
+        #expect(await began.items.first?.begin == status.begin)
+        // The other member has the same record, and its player was told to wait, then to play at the end.
+        #expect(try await Self.eventually { await player.suspensionStatus(status.id)?.end == status.end })
+        #expect(try await Self.eventually {
+            await delegate.commands.contains { if case .play(_, let at, _) = $0.kind { at == status.end } else { false } }
+        })
+        let commands = await delegate.commands
+        let buffer = commands.firstIndex { if case .buffer(_, let at, _) = $0.kind { at == status.begin } else { false } }
+        let resume = commands.lastIndex { if case .play(_, let at, _) = $0.kind { at == status.end } else { false } }
+        #expect(buffer != nil && resume != nil && buffer! < resume!)
+    }
+
+    @Test("cancelling a held suspension ends it early instead of leaving the group waiting")
+    func cancelledHold() async throws {
+        let (suspender, player, _, tasks) = try await Self.playingPair()
+        defer { for task in tasks { task.cancel() } }
+        let began = Collector<String>()
+        let hold = Task {
+            try await suspender.holdSuspension(.stallRecovery, for: .seconds(8)) { status in Task { await began.append(status.id) } }
+        }
+        #expect(try await Self.eventually { await began.items.count == 1 })
+        let id = try #require(await began.items.first)
+        #expect(try await Self.eventually { await player.suspensionStatus(id) != nil })
+        hold.cancel()
+        let status = try await hold.value
+        #expect(status.isEnded && status.waited < .seconds(8))
+        #expect(try await Self.eventually { await player.suspensionStatus(id)?.isEnded == true })
+        #expect(await player.suspensionStatus(id)?.timedOut(at: status.waitEnd) == false)
+    }
+
+    @Test("a held suspension must be longer than zero and within the timeout", arguments: [0.0, -1, 10.5])
+    func heldSuspensionLength(seconds: Double) async throws {
+        let (suspender, _, _, tasks) = try await Self.playingPair()
+        defer { for task in tasks { task.cancel() } }
+        await #expect(throws: PlaybackCoordinatorError.invalidSuspensionLength(.secondsRounded(seconds), maximum: .seconds(10))) {
+            _ = try await suspender.holdSuspension(.buffering, for: .secondsRounded(seconds))
+        }
+    }
 }

@@ -17,8 +17,11 @@ struct ScenarioRunnerTests {
         #expect(script.actions.map(\.at) == script.actions.map(\.at).sorted())
         #expect(script.measurementEnd == script.actions.last?.at)
         #expect(script.hasLateJoiner)
-        #expect(script.notRunnable.map(\.name) == ["suspension"])
-        #expect(script.labels.contains("45.6 suspension (not run)"))
+        // The suspension runs (coplay control suspend), held 2 s, done well before the restart at 51 s.
+        #expect(script.actions.first { $0.name == "suspension" }?.kind == .suspension(2))
+        #expect(script.labels.contains("45.6 suspension 2.0 s"))
+        #expect(!script.labels.contains { $0.contains("not run") })
+        #expect(!script.description.contains("not run"))
         #expect(script.description.split(separator: "\n").count == script.actions.count)
         // Syncplay follows the play / pause / seek part only.
         #expect(script.syncplayActions.map(\.name) == ["play", "pause", "play", "seek"])
@@ -29,6 +32,10 @@ struct ScenarioRunnerTests {
         #expect(ActionScript.standard(duration: 8).actions.map(\.name) == [
             "play", "lateJoin", "pause", "play", "seek", "relayRestart",
         ])
+        // 20 s: the suspension at 15.2 s is held 0.7 s (40 % of the 1.8 s to the restart).
+        let twenty = ActionScript.standard(duration: 20)
+        #expect(twenty.actions.first { $0.name == "suspension" }?.value == 0.7)
+        #expect(twenty.labels.contains("15.2 suspension 0.7 s"))
         let plain = ActionScript.standard(duration: 60, lateJoiner: false, relayRestart: false)
         #expect(!plain.hasLateJoiner)
         #expect(!plain.actions.contains { $0.kind == .relayRestart })
@@ -44,12 +51,19 @@ struct ScenarioRunnerTests {
             #expect(script.actions.last?.kind == .relayRestart)
             #expect(duration - script.measurementEnd <= 30 || script.measurementEnd == 0.85 * duration)
             #expect(script.actions.first?.kind == .play)
+            // The suspension is held 0.5 ... 2 s and ends before the next action starts.
+            for (position, action) in script.actions.enumerated() {
+                guard case let .suspension(hold) = action.kind else { continue }
+                #expect(hold >= 0.5 && hold <= 2)
+                let next = position + 1 < script.actions.count ? script.actions[position + 1].at : duration
+                #expect(action.at + hold < next, "held \(hold) s from \(action.at) s, next action at \(next) s")
+            }
         }
     }
 
     @Test("control arguments", arguments: [
         (ScenarioAction.Kind.play, ["play"]), (.pause, ["pause"]), (.seek(2), ["seek", "2.0"]),
-        (.rate(0.5), ["rate", "0.5"]), (.item, ["item", "ITEM"]),
+        (.rate(0.5), ["rate", "0.5"]), (.item, ["item", "ITEM"]), (.suspension(2), ["suspend", "2.0"]),
     ])
     func controlArguments(kind: ScenarioAction.Kind, expected: [String]) {
         #expect(ScenarioAction(at: 1, kind).controlArguments(item: "ITEM") == expected)
@@ -57,11 +71,14 @@ struct ScenarioRunnerTests {
 
     @Test("actions the CLI does not send through control have no control arguments")
     func nonControlActions() {
-        for kind: ScenarioAction.Kind in [.lateJoin, .suspension, .relayRestart] {
+        for kind: ScenarioAction.Kind in [.lateJoin, .relayRestart] {
             #expect(ScenarioAction(at: 1, kind).controlArguments(item: "x") == nil)
         }
         #expect(ScenarioAction(at: 1, .item).controlArguments(item: nil) == nil)
-        #expect(!ScenarioAction(at: 1, .suspension).isRunnable)
+        // The suspension needs no item.
+        #expect(ScenarioAction(at: 1, .suspension(0.7)).controlArguments(item: nil) == ["suspend", "0.7"])
+        #expect(ScenarioAction(at: 1, .suspension(0.7)).valueLabel == "0.7 s")
+        #expect(ScenarioAction(at: 1, .seek(2)).valueLabel == "2.0")
     }
 
     // MARK: Scenarios
@@ -132,6 +149,77 @@ struct ScenarioRunnerTests {
         #expect(!early.contains { $0.type == "clock" })
         let onTime = translator.consume(Self.line(["type": "frame", "realtime": 10.5, "index": 50, "pts": 2.0, "referenceTime": 10.5]))
         #expect(onTime.filter { $0.type == "effect" }.map(\.action) == ["seek"])
+    }
+
+    @Test("a waiting suspension takes effect at the player's waiting stop and resumes at the first frame after its end")
+    func suspensionEffects() {
+        var translator = CoplayStreamTranslator(player: "p1", clockEvery: 1000)
+        var events: [BenchEvent] = []
+        func feed(_ fields: [String: Any]) { events += translator.consume(Self.line(fields)) }
+        for index in 0..<5 {
+            feed(["type": "frame", "realtime": 99.8 + Double(index) * 0.04, "index": index, "pts": Double(index) * 0.04,
+                  "referenceTime": 100.0 + Double(index) * 0.04])
+        }
+        // A pause's stop or a suspension the group does not wait for must not count.
+        feed(["type": "suspensionBegan", "realtime": 99.9, "referenceTime": 100.1, "reason": "interruption", "waits": false])
+        feed(["type": "suspensionBegan", "realtime": 99.95, "referenceTime": 100.17, "reason": "buffering", "waits": true])
+        feed(["type": "stopped", "realtime": 99.9, "referenceTime": 100.1, "detail": "paused", "index": 4])
+        #expect(!events.contains { $0.type == "effect" })
+        feed(["type": "stopped", "realtime": 99.9701, "referenceTime": 100.17, "detail": "waiting", "index": 4])
+        feed(["type": "suspensionEnded", "realtime": 101.9, "referenceTime": 102.17, "reason": "buffering", "waits": true, "timedOut": false])
+        // A frame scheduled before the end (a late line) is not the resume; the one at the end is.
+        feed(["type": "frame", "realtime": 101.95, "index": 4, "pts": 0.16, "referenceTime": 100.16])
+        feed(["type": "frame", "realtime": 102.0101, "index": 5, "pts": 0.2, "referenceTime": 102.21])
+        feed(["type": "frame", "realtime": 102.0501, "index": 6, "pts": 0.24, "referenceTime": 102.25])
+        let effects = events.filter { $0.type == "effect" }
+        #expect(effects.map(\.action) == ["suspension", "resume"])
+        #expect(effects.map(\.realtime) == [99.9701, 102.0101])
+        #expect(effects.allSatisfy { $0.player == "p1" })
+    }
+
+    @Test("suspension figures: stop and resume spreads, held time, command latency; skew pairs frames across the gap")
+    func suspensionAnalysis() throws {
+        // Two players present frames 0..49, stop (a 2 s wait), then present 50..99; p2 is 0.3 ms late throughout.
+        var streams: [PlayerEventStream] = []
+        for (number, lateness) in [0.0, 0.0003].enumerated() {
+            let player = "p\(number + 1)"
+            var events = frames(player, count: 50, offset: { _ in lateness })
+                + frames(player, count: 50, firstIndex: 50, start: 1004, offset: { _ in lateness })
+            events.append(.effect("suspension", realtime: 1001.96 + lateness, player: player))
+            events.append(.effect("resume", realtime: 1004 + lateness, player: player))
+            streams.append(PlayerEventStream(player: player, events: events))
+        }
+        streams[0].events.append(.command("suspension", target: 2, realtime: 1001.0, player: "runner"))
+        let result = ScenarioAnalysis(name: "quiet", streams: streams).result
+        #expect(result.frames == 100)
+        #expect(result.unmatchedFrames == 0)
+        #expect(abs((result.p99SkewMs ?? 0) - 0.3) < 1e-6)
+        let suspensions = try #require(result.suspensions)
+        #expect(suspensions.count == 1 && suspensions.unresumed == 0)
+        #expect(abs((suspensions.stopSpreadMs ?? 0) - 0.3) < 1e-6)
+        #expect(abs((suspensions.resumeSpreadMs ?? 0) - 0.3) < 1e-6)
+        #expect(abs((suspensions.held?.p50Ms ?? 0) - 2040) < 1e-6)
+        #expect(suspensions.held?.count == 2)
+        // The suspension command's latency runs from the launch to each player's stop.
+        #expect(result.commandLatency?.count == 2)
+        #expect(abs((result.commandLatency?.p50Ms ?? 0) - 960) < 1e-6)
+        #expect(result.missedEffects == 0)
+
+        // A player that never resumes is counted, and its missing resume leaves no resume spread.
+        streams[1].events.removeAll { $0.action == "resume" }
+        let stuck = try #require(ScenarioAnalysis(name: "quiet", streams: streams).result.suspensions)
+        #expect(stuck.unresumed == 1 && stuck.resumeSpreadMs == nil && stuck.held?.count == 1)
+        // No suspension effects, no figures.
+        #expect(ScenarioAnalysis(name: "quiet", streams: streams.map { stream in
+            PlayerEventStream(player: stream.player, events: stream.events.filter { $0.type == "frame" })
+        }).result.suspensions == nil)
+
+        var report = BenchReport()
+        report.append(ScenarioAnalysis(name: "quiet", streams: streams))
+        #expect(report.markdownReport().contains("1 suspension(s): players stopped within 0.300 ms and resumed within – ms of each other, presenting nothing for 2.040 s (p50), 1 stop(s) never resumed"))
+        let object = try #require(try JSONSerialization.jsonObject(with: report.summaryJSON()) as? [String: Any])
+        let row = try #require((object["scenarios"] as? [[String: Any]])?.first)
+        #expect((row["suspensions"] as? [String: Any])?["count"] as? Int == 1)
     }
 
     @Test("translated streams feed the analysis: command latency from the runner's command events")

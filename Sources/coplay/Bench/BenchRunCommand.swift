@@ -17,7 +17,7 @@ struct BenchRunCommand: AsyncParsableCommand {
             For each coplay scenario: a relay (`coplay serve`), a host, N `coplay join --frames` players, \
             each in its own time namespace and, on an impaired network, behind its own impairment proxy \
             (TCP + UDP), and an action script through `coplay control` (play, late joiner, pause, play, \
-            seek, rate changes, item change, relay restart). The `syncplay` scenario runs syncplay-server \
+            seek, rate changes, item change, a suspension through `coplay control suspend`, relay restart). The `syncplay` scenario runs syncplay-server \
             and two Syncplay clients driving mpv under the play/pause/seek part of the same script.
 
             Writes summary.json, report.md, skew.svg and each player's event stream to --out, prints the \
