@@ -98,7 +98,7 @@ struct ControlCommand: AsyncParsableCommand {
             return
         }
         let member = try await PlaybackMember.open(
-            invite: invite, entry: .accept(expectedFingerprint: nil, file: nil), logger: logger)
+            invite: invite, entry: .accept(expectedFingerprint: nil, file: nil), converge: false, logger: logger)
         defer { member.session.leave() }
         let coordinator = PlaybackCoordinator(
             channel: member.channel, reference: member.reference, delegate: CommandOnlyDelegate(),

@@ -62,7 +62,7 @@ struct SuspendControl: Service, CustomStringConvertible {
 
     private func hold() async throws -> String {
         let member = try await PlaybackMember.open(
-            invite: invite, entry: .accept(expectedFingerprint: nil, file: nil), logger: logger)
+            invite: invite, entry: .accept(expectedFingerprint: nil, file: nil), converge: false, logger: logger)
         defer { member.session.leave() }
         let coordinator = PlaybackCoordinator(
             channel: member.channel, reference: member.reference, delegate: CommandOnlyDelegate(),
