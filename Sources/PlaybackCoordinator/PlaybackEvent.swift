@@ -54,7 +54,7 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
     public var revision: UInt64?
     /// Suspension reason.
     public var reason: String?
-    /// Whether a suspension makes the group wait; for `suspensionEnded`, whether it timed out.
+    /// Whether a suspension makes the group wait (on `suspensionEnded`: whether the group waited for it).
     public var waits: Bool?
     /// `true` on `suspensionEnded` when the group stopped waiting because of the timeout.
     public var timedOut: Bool?

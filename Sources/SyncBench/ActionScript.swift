@@ -3,8 +3,9 @@ import Foundation
 /// A scenario's action script: the timed steps the runner carries out, in order.
 ///
 /// The standard script exercises every kind of action: play, a late joiner, pause, play, seek, two rate
-/// changes, an item change, a suspension (`coplay control suspend`) and, last, a relay restart. The restart is last because until reconnect-and-resume exists the players lose the
-/// session there; everything before it is measured whatever happens after.
+/// changes, an item change, a suspension (`coplay control suspend`) and, last, a relay restart (`kill -9`,
+/// then a restart on the same data directory), after which the players must resume; the measured window
+/// ends at the restart.
 ///
 /// ```swift
 /// let script = ActionScript.standard(duration: 60)

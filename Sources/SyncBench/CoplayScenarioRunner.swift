@@ -410,7 +410,9 @@ public struct CoplayScenarioRunner: Sendable {
                     return process.exitSummary
                 }.joined(separator: ", ") + " (logs in the work directory)"
         }
-        let windowStart = lateJoiner?.firstFrameRealtime ?? scriptStartRealtime
+        // Opened 20 ms (half a 25 fps frame) before the late joiner's first frame, so the other players'
+        // copies of that frame, presented a little earlier, are inside too (not left unmatched).
+        let windowStart = lateJoiner?.firstFrameRealtime.map { $0 - 0.02 } ?? scriptStartRealtime
         let windowEnd = restartRealtime ?? RealtimeClock.now()
         var offsetAfter: Double?
         if restartRealtime == nil { offsetAfter = try? await relayOffset(port: port) }

@@ -1,7 +1,6 @@
 import ArgumentParser
 import PlaybackCoordinator
 
-
 /// `coplay bench wakeup`: how precisely the headless player presents frames at their instants.
 struct WakeupBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -21,8 +20,8 @@ struct WakeupBenchCommand: AsyncParsableCommand {
     @Option(help: "Frames per second.")
     var fps: Double = 50
 
-    @Option(name: .customLong("spin-ms"), help: "Busy-wait window in milliseconds for the spinning run.")
-    var spinMs: Double = 2
+    @Option(name: .customLong("spin-ms"), help: "Busy-wait window in milliseconds for the spinning run (the player's: 0.3).")
+    var spinMs: Double = 0.3
 
     func validate() throws {
         guard frames > 0, frames <= 100_000 else { throw ValidationError("--frames must be in 1...100000") }
