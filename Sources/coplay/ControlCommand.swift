@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GroupSessions
 import Logging
 import PlaybackCoordinator
 
@@ -97,27 +98,21 @@ struct ControlCommand: AsyncParsableCommand {
             EventOutput.printLine(try await control.runUntilDone())
             return
         }
-        let member = try await PlaybackMember.open(
-            invite: invite, entry: .accept(expectedFingerprint: nil, file: nil), converge: false, logger: logger)
-        defer { member.session.leave() }
-        let coordinator = PlaybackCoordinator(
-            channel: member.channel, reference: member.reference, delegate: CommandOnlyDelegate(),
-            configuration: PlaybackMember.coordinatorConfiguration, name: "control", logger: logger)
-        let running = Task { await coordinator.run() }
-        defer { running.cancel() }
-
-        guard await Self.poll(for: .seconds(5), { await coordinator.state != nil }) else {
-            throw PlaybackSetupError.noPlaybackState
+        try await Self.withCommandMember(invite: invite, logger: logger) { member, coordinator in
+            try await send(through: coordinator, as: member.channel.localParticipant)
         }
+    }
+
+    /// Proposes the (non-suspend) action through `coordinator` and prints the relay-confirmed state.
+    private func send(through coordinator: PlaybackCoordinator, as me: PlaybackParticipantID) async throws {
         switch action {
         case .play: try await coordinator.play()
         case .pause: try await coordinator.pause()
         case .seek: try await coordinator.coordinateSeek(to: Double(value!)!)
         case .rate: try await coordinator.coordinateRateChange(to: Double(value!)!)
         case .item: try await coordinator.transitionToItem(identifier: value!)
-        case .suspend: return  // handled above
+        case .suspend: return  // handled by SuspendControl
         }
-        let me = member.channel.localParticipant
         guard await Self.poll(for: .seconds(10), { await coordinator.state?.originator == me }) else {
             throw PlaybackSetupError.commandNotConfirmed(action.rawValue)
         }
@@ -143,6 +138,30 @@ struct ControlCommand: AsyncParsableCommand {
                 "suspend \(value): at most \(maximum) s, the group's suspension timeout (the group stops waiting after that)")
         }
         return .secondsRounded(seconds)
+    }
+
+    /// Runs `body` with a member that only sends commands: it accepts the invite with a rough clock
+    /// (commands apply at one reference instant on every player, so it needs no converged clock),
+    /// runs a coordinator without a player, waits for the session's playback state, and leaves after.
+    ///
+    /// - Throws: the member's setup errors; ``PlaybackSetupError/noPlaybackState`` when the session
+    ///   has no playback state within 5 s; whatever `body` throws.
+    static func withCommandMember<T: Sendable>(
+        invite: Invite, logger: Logger,
+        _ body: (PlaybackMember, PlaybackCoordinator) async throws -> T
+    ) async throws -> T {
+        let member = try await PlaybackMember.open(
+            invite: invite, entry: .accept(expectedFingerprint: nil, file: nil), converge: false, logger: logger)
+        defer { member.session.leave() }
+        let coordinator = PlaybackCoordinator(
+            channel: member.channel, reference: member.reference, delegate: CommandOnlyDelegate(),
+            configuration: PlaybackMember.coordinatorConfiguration, name: "control", logger: logger)
+        let running = Task { await coordinator.run() }
+        defer { running.cancel() }
+        guard await poll(for: .seconds(5), { await coordinator.state != nil }) else {
+            throw PlaybackSetupError.noPlaybackState
+        }
+        return try await body(member, coordinator)
     }
 
     /// Polls `condition` every 10 ms until it holds or `timeout` passes (or the task is cancelled).

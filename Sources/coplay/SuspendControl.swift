@@ -61,17 +61,12 @@ struct SuspendControl: Service, CustomStringConvertible {
     }
 
     private func hold() async throws -> String {
-        let member = try await PlaybackMember.open(
-            invite: invite, entry: .accept(expectedFingerprint: nil, file: nil), converge: false, logger: logger)
-        defer { member.session.leave() }
-        let coordinator = PlaybackCoordinator(
-            channel: member.channel, reference: member.reference, delegate: CommandOnlyDelegate(),
-            configuration: PlaybackMember.coordinatorConfiguration, name: "control", logger: logger)
-        let running = Task { await coordinator.run() }
-        defer { running.cancel() }
-        guard await ControlCommand.poll(for: .seconds(5), { await coordinator.state != nil }) else {
-            throw PlaybackSetupError.noPlaybackState
+        try await ControlCommand.withCommandMember(invite: invite, logger: logger) { _, coordinator in
+            try await hold(through: coordinator)
         }
+    }
+
+    private func hold(through coordinator: PlaybackCoordinator) async throws -> String {
         let status = try await coordinator.holdSuspension(reason, for: duration) { [logger] status in
             logger.notice(
                 "suspension began",
