@@ -99,17 +99,18 @@ public struct NTPPacket: Sendable, Hashable {
     /// - Throws: ``NTPPacketError/truncated(length:)`` when fewer than 48 bytes are given.
     public init(bytes: some Collection<UInt8>) throws(NTPPacketError) {
         guard bytes.count >= Self.headerSize else { throw .truncated(length: bytes.count) }
-        var header = [UInt8](repeating: 0, count: Self.headerSize)
-        var index = bytes.startIndex
-        for i in 0..<Self.headerSize {
-            header[i] = bytes[index]
-            index = bytes.index(after: index)
+        // Contiguous bytes (an Array, a ByteBuffer's view, Data) are read in place; anything else is
+        // copied once. Reading through the generic collection's own indices would cost an allocation
+        // per byte where the call is not specialized.
+        if let packet = bytes.withContiguousStorageIfAvailable({ Self(header: UnsafeBufferPointer(rebasing: $0.prefix(Self.headerSize))) }) {
+            self = packet
+        } else {
+            self = Array(bytes.prefix(Self.headerSize)).withUnsafeBufferPointer { Self(header: $0) }
         }
-        self.init(header: header)
     }
 
     /// Decodes a header from exactly 48 bytes.
-    private init(header b: [UInt8]) {
+    private init(header b: UnsafeBufferPointer<UInt8>) {
         func u32(_ at: Int) -> UInt32 {
             UInt32(b[at]) << 24 | UInt32(b[at + 1]) << 16 | UInt32(b[at + 2]) << 8 | UInt32(b[at + 3])
         }

@@ -32,6 +32,20 @@ struct NTPPacketTests {
         }
     }
 
+    @Test("contiguous and non-contiguous byte collections decode alike (with trailing bytes ignored)")
+    func collectionKinds() async {
+        await propertyCheck(count: 1000, input: Gen.uint8().array(of: 48...80)) { bytes in
+            let fromArray = try? NTPPacket(bytes: bytes)
+            let fromSlice = try? NTPPacket(bytes: bytes[...])
+            // A lazily mapped collection has no contiguous storage: the copying path.
+            let fromLazy = try? NTPPacket(bytes: bytes.lazy.map { $0 })
+            let fromReversedTwice = try? NTPPacket(bytes: bytes.reversed().reversed())
+            #expect(fromArray != nil)
+            #expect(fromSlice == fromArray && fromLazy == fromArray && fromReversedTwice == fromArray)
+            #expect(fromArray?.encoded() == Array(bytes.prefix(48)))
+        }
+    }
+
     @Test("decoding is total: any byte string yields a packet or a typed error, and 48+ bytes re-encode exactly")
     func totalDecoder() async {
         await propertyCheck(count: 5000, input: Gen.uint8().array(of: 0...120)) { bytes in
