@@ -127,6 +127,13 @@ let package = Package(
         ),
 
         // MARK: Tests
+        // Helpers shared by the test targets (a lock box, a stream collector, `eventually`, test activities).
+        .target(
+            name: "TestSupport",
+            dependencies: ["GroupSessions"],
+            path: "Tests/TestSupport",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "ClockSyncTests",
             dependencies: ["ClockSync", .product(name: "PropertyBased", package: "swift-property-based")],
@@ -140,7 +147,7 @@ let package = Package(
         .testTarget(
             name: "GroupSessionsTests",
             dependencies: [
-                "GroupSessions",
+                "GroupSessions", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -152,6 +159,7 @@ let package = Package(
             dependencies: [
                 "SessionRelay",
                 "GroupSessions",
+                "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -169,7 +177,7 @@ let package = Package(
         .testTarget(
             name: "PlaybackIntegrationTests",
             dependencies: [
-                "PlaybackCoordinator", "ClockSync", "GroupSessions",
+                "PlaybackCoordinator", "ClockSync", "GroupSessions", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict

@@ -1,6 +1,7 @@
 import Foundation
 import GroupSessions
 import Testing
+import TestSupport
 
 @Suite("Group sessions on the in-memory transport")
 struct InMemorySessionTests {

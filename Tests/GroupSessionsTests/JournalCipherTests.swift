@@ -3,6 +3,7 @@ import GroupSessions
 import NIOCore
 import PropertyBased
 import Testing
+import TestSupport
 
 @Suite("Journal wire payloads and cipher")
 struct JournalCipherTests {

@@ -1,6 +1,7 @@
 import Foundation
 import GroupSessions
 import Testing
+import TestSupport
 
 @Suite("Successor sessions: a new activity as a clean barrier (in-memory transport)")
 struct SuccessorSessionTests {

@@ -1,6 +1,7 @@
 import GroupSessions
 import PlaybackCoordinator
 import Testing
+import TestSupport
 
 @Suite("GroupSession as the coordinator's channel")
 struct CoordinationChannelAdapterTests {

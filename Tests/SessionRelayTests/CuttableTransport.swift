@@ -1,5 +1,6 @@
 import GroupSessions
 import Logging
+import TestSupport
 
 /// A relay transport whose current connection a test can cut abruptly: frames the relay sends
 /// after the cut are never delivered, and sends after it fail, as on a broken link.

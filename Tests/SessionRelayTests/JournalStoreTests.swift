@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import SessionRelay
 import Testing
+import TestSupport
 
 @Suite("JournalStore on disk")
 struct JournalStoreTests {

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import SessionRelay
 import Testing
+import TestSupport
 
 /// Pseudo-random bytes (xorshift64*), fast enough for tens of megabytes in a debug build.
 func journalTestBytes(_ count: Int, seed: UInt64) -> Data {

@@ -6,6 +6,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 @Suite("Reconnect and resume (TCP on loopback)", .serialized, .timeLimit(.minutes(10)))

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import SessionRelay
 import Testing
+import TestSupport
 
 /// A raw protocol client: speaks frames directly, as a malicious or buggy member would.
 struct RawClient {

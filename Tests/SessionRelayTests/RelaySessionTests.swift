@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import SessionRelay
 import Testing
+import TestSupport
 
 @Suite("Group sessions over the relay (TCP on loopback)", .timeLimit(.minutes(10)))
 struct RelaySessionTests {

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import SessionRelay
 import Testing
+import TestSupport
 
 @Suite("Successor sessions over the relay (TCP on loopback)", .timeLimit(.minutes(10)))
 struct RelaySuccessorTests {

@@ -3,6 +3,7 @@ import GroupSessions
 import NIOSSL
 import SessionRelay
 import Testing
+import TestSupport
 
 @Suite("Relay over TLS")
 struct RelayTLSTests {
