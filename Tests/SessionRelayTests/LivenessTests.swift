@@ -177,7 +177,7 @@ struct LivenessTests {
 
             // Idle and healthy for a while (several ping intervals): nothing happens.
             try await Task.sleep(for: .seconds(2))
-            #expect(a.connectionState == .connected)
+            #expect(states.values == [.connected], "a healthy idle member is never taken for dead")
             #expect(proxy.connectionCount == 1)
 
             #expect(proxy.freezeAll() == 1)
@@ -191,8 +191,9 @@ struct LivenessTests {
             await eventually("A notices the dead path", timeout: .seconds(30)) {
                 states.values.contains(.reconnecting(attempt: 0))
             }
+            // Reported, not asserted: how long it took depends on the last pong's age and on the
+            // machine (the exact silence rule is `KeepaliveTests`').
             let noticed = frozenAt.duration(to: .now)
-            #expect(noticed >= .milliseconds(1_000), "not before the liveness timeout (minus the last ping's age): \(noticed)")
             for _ in 0..<20 {
                 try messenger.send(Chat(sender: 1, index: sent))
                 sent += 1
