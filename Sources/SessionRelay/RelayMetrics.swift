@@ -30,6 +30,8 @@ public struct RelayMetrics: Hashable, Sendable {
         metric("coplay_relay_frames_refused_total", "counter", "Frames refused with an error frame.", counters.framesRefused)
         metric("coplay_relay_frames_dropped_total", "counter", "Unreliable frames dropped for slow recipients.", counters.framesDropped)
         metric("coplay_relay_slow_consumers_total", "counter", "Connections closed for not reading.", slowConsumers)
+        metric("coplay_relay_idle_connections_closed_total", "counter", "Connections closed after sending nothing for the idle timeout.",
+               counters.idleConnectionsClosed)
         return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -47,6 +47,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Bytes of journal attachments one session may store (default 256 MiB).", valueName: "BYTES"))
     var journalQuota: Int = HubLimits().journal.quota
 
+    @Option(
+        help: ArgumentHelp(
+            "Close a connection that sent nothing, not even a ping, for this many seconds (0 never does; members ping every 5 s).",
+            valueName: "SECONDS"))
+    var idleTimeout: Double = 45
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -60,6 +66,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--rate, --burst and --max-connections must be positive")
         }
         guard journalQuota >= 0 else { throw ValidationError("--journal-quota must be 0 or more bytes") }
+        guard idleTimeout >= 0, idleTimeout <= 1e9 else { throw ValidationError("--idle-timeout must be 0 to 1e9 seconds") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
     }
 
@@ -98,6 +105,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.limits.burst = burst
         configuration.limits.maximumConnections = maxConnections
         configuration.limits.journal.quota = journalQuota
+        configuration.limits.idleTimeout = .seconds(idleTimeout)
         if let dataDir {
             do {
                 try FileManager.default.createDirectory(

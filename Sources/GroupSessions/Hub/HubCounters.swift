@@ -14,6 +14,8 @@ public struct HubCounters: Hashable, Sendable {
     public var duplicatesDropped: UInt64 = 0
     /// Members resumed after a lost connection.
     public var resumes: UInt64 = 0
+    /// Connections closed because nothing arrived on them for ``HubLimits/idleTimeout``.
+    public var idleConnectionsClosed: UInt64 = 0
 
     /// All zero.
     public init() {}

@@ -18,6 +18,11 @@ public struct HubLimits: Hashable, Sendable {
     /// How long a joined member whose connection dropped stays a member (no `left`) waiting to
     /// resume; zero announces `left` at once.
     public var presenceGrace: Duration = .seconds(15)
+    /// How long a connection may send nothing at all (not even a `ping`) before the hub closes
+    /// it, as if it had dropped (a joined member then gets its ``presenceGrace``); zero never
+    /// closes an idle connection. coplay members ping every 5 s, so only a dead path or a
+    /// client that does not ping reaches it.
+    public var idleTimeout: Duration = .seconds(45)
     /// Stamped frames a session keeps for resuming members.
     public var resumeLogFrames: Int = 100_000
     /// Payload bytes a session keeps for resuming members.

@@ -79,8 +79,10 @@ extension SessionHub {
 
     // MARK: Presence grace
 
-    /// Lets time pass: members away longer than ``HubLimits/presenceGrace`` leave (a `left`
-    /// frame to the rest), and a session left without members is deleted.
+    /// Lets time pass: connections that sent nothing for ``HubLimits/idleTimeout`` are closed
+    /// (a joined member's connection goes away as if it had dropped: it gets the presence grace),
+    /// members away longer than ``HubLimits/presenceGrace`` leave (a `left` frame to the rest),
+    /// and a session left without members is deleted.
     ///
     /// The shell calls this periodically (the relay four times a second).
     ///
@@ -88,6 +90,14 @@ extension SessionHub {
     public mutating func tick(now: Duration) -> [HubAction<Connection>] {
         self.now = max(self.now, now)
         var actions: [HubAction<Connection>] = []
+        if limits.idleTimeout > .zero {
+            let idle = connections.filter { now - $0.value.lastHeard >= limits.idleTimeout }.map(\.key)
+            for connection in idle {
+                counters.idleConnectionsClosed += 1
+                actions += disconnect(connection)
+                actions.append(.close(connection))
+            }
+        }
         for id in Array(sessions.keys) {
             guard let away = sessions[id]?.away, !away.isEmpty else { continue }
             let expired = away.filter { now - $0.value >= limits.presenceGrace }.map(\.key).sorted()

@@ -27,6 +27,8 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
         var joined = false
         var tokens: Double
         var lastRefill: Duration
+        /// When the last frame arrived on it (or it connected), for ``HubLimits/idleTimeout``.
+        var lastHeard: Duration
     }
 
     /// One session's routing state.
@@ -99,7 +101,7 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
             ]
         }
         self.now = max(self.now, now)
-        connections[connection] = ConnectionState(tokens: Double(limits.burst), lastRefill: now)
+        connections[connection] = ConnectionState(tokens: Double(limits.burst), lastRefill: now, lastHeard: now)
         return []
     }
 
@@ -138,6 +140,7 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
     public mutating func receive(_ frame: Frame, from connection: Connection, now: Duration) -> [HubAction<Connection>] {
         guard connections[connection] != nil else { return [] }
         self.now = max(self.now, now)
+        if let heard = connections[connection]?.lastHeard, heard < now { connections[connection]?.lastHeard = now }
         counters.framesReceived += 1
         var actions: [HubAction<Connection>] = []
         switch frame.type {

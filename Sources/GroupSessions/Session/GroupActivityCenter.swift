@@ -39,10 +39,19 @@ public final class GroupActivityCenter<Activity: GroupActivity>: Sendable {
     /// Starts `activity` as a new session named by `invite` (normally a fresh
     /// ``Invite/generate(host:port:)``). The session is `waiting`; the activity is published
     /// to everyone when it joins.
-    public func activate(_ activity: Activity, invite: Invite) async throws -> GroupSession<Activity> {
+    ///
+    /// - Parameters:
+    ///   - activity: The session's first activity.
+    ///   - invite: The session to create.
+    ///   - timeout: How long to wait for the relay's welcome.
+    /// - Throws: ``GroupSessionError`` if the relay refuses, or
+    ///   ``GroupSessionError/timedOut(_:)`` if it does not answer within `timeout`.
+    public func activate(
+        _ activity: Activity, invite: Invite, timeout: Duration = .seconds(30)
+    ) async throws -> GroupSession<Activity> {
         let engine = try await SessionEngine.open(
             invite: invite, transport: transport, activityIdentifier: Activity.activityIdentifier, logger: logger,
-            policy: reconnectPolicy)
+            policy: reconnectPolicy, timeout: timeout)
         engine.setInitialActivity(try GroupSession<Activity>.encode(activity))
         let session = GroupSession<Activity>(engine: engine, invite: invite)
         watchForSuccessor(of: session)
@@ -53,12 +62,16 @@ public final class GroupActivityCenter<Activity: GroupActivity>: Sendable {
     /// Accepts an invite to an existing session. The session is `waiting`, with the activity
     /// and retained messages already received.
     ///
-    /// - Throws: ``GroupSessionError`` if the relay refuses (e.g. a wrong secret) or the
-    ///   session has no activity of this type.
-    public func accept(_ invite: Invite) async throws -> GroupSession<Activity> {
+    /// - Parameters:
+    ///   - invite: The session to open.
+    ///   - timeout: How long to wait for the relay's welcome and the retained frames.
+    /// - Throws: ``GroupSessionError`` if the relay refuses (e.g. a wrong secret), does not
+    ///   answer within `timeout` (``GroupSessionError/timedOut(_:)``), or the session has no
+    ///   activity of this type.
+    public func accept(_ invite: Invite, timeout: Duration = .seconds(30)) async throws -> GroupSession<Activity> {
         let engine = try await SessionEngine.open(
             invite: invite, transport: transport, activityIdentifier: Activity.activityIdentifier, logger: logger,
-            policy: reconnectPolicy)
+            policy: reconnectPolicy, timeout: timeout)
         guard let bytes = engine.activity, (try? GroupSession<Activity>.decode(bytes)) != nil else {
             engine.leave()
             throw GroupSessionError.noActivity

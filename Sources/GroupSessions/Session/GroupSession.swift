@@ -3,7 +3,7 @@ import Foundation
 /// One member's handle on a group session for an activity of type `Activity`.
 ///
 /// A session starts `waiting` (admitted by the relay: the activity and retained state are
-/// known), becomes `joined` after ``join()``, and ends `invalidated` after ``leave()``,
+/// known), becomes `joined` after ``join(timeout:)``, and ends `invalidated` after ``leave()``,
 /// ``end()`` (for everyone), or a lost connection. Sessions come from a
 /// ``GroupActivityCenter``.
 ///
@@ -77,8 +77,19 @@ public final class GroupSession<Activity: GroupActivity>: Sendable {
 
     /// Joins: announces this member and starts receiving messages.
     ///
-    /// - Throws: ``GroupSessionError`` if the session is invalidated or the relay does not confirm in time.
-    public func join() async throws { try await engine.join() }
+    /// The member that activated the session also waits here until the relay has stored its
+    /// activity, so anyone who accepts the invite afterwards finds it.
+    ///
+    /// ```swift
+    /// try await session.join(timeout: .seconds(10))
+    /// ```
+    ///
+    /// - Parameter timeout: How long to wait for each answer from the relay (the join
+    ///   confirmation, then the activity's ack).
+    /// - Throws: ``GroupSessionError`` if the session is invalidated, the relay refuses, or
+    ///   ``GroupSessionError/timedOut(_:)`` if it does not answer within `timeout` (the session
+    ///   is then not invalidated: still `waiting` if the join was never confirmed).
+    public func join(timeout: Duration = .seconds(30)) async throws { try await engine.join(timeout: timeout) }
 
     /// Leaves locally; the others see this member go. The session object is invalidated.
     public func leave() { engine.leave() }

@@ -1,4 +1,12 @@
-/// How a group session reconnects to the relay after losing its connection.
+/// How a group session notices a dead connection to the relay and reconnects after losing it.
+///
+/// A connection is lost when TCP reports it (closed, reset) or when it goes silent: the member
+/// sends a `ping` every ``pingInterval`` and the relay answers each with a `pong`, so when
+/// nothing at all has arrived for ``livenessTimeout`` the path is taken for dead (a sleeping
+/// NAT, a cable pulled upstream: TCP itself may take many minutes to notice) and the member
+/// reconnects exactly as if the socket had closed. The pings also keep the member alive at the
+/// relay, which closes connections it has heard nothing from for its idle timeout (45 s by
+/// default, `HubLimits.idleTimeout`): keep ``pingInterval`` well below it.
 ///
 /// After a loss the member waits ``initialDelay``, then twice as long after every failed
 /// attempt up to ``maximumDelay``, each wait shortened or stretched at random by up to
@@ -9,6 +17,8 @@
 /// ```swift
 /// var policy = ReconnectPolicy()
 /// policy.giveUpAfter = .seconds(10)
+/// policy.pingInterval = .seconds(2)
+/// policy.livenessTimeout = .seconds(6)
 /// let center = GroupActivityCenter<Movie>(transport: transport, reconnectPolicy: policy)
 /// ```
 public struct ReconnectPolicy: Hashable, Sendable {
@@ -20,11 +30,18 @@ public struct ReconnectPolicy: Hashable, Sendable {
     public var jitter: Double = 0.25
     /// How long after the loss to keep trying; zero never reconnects (a loss invalidates at once).
     public var giveUpAfter: Duration = .seconds(30)
+    /// Time between pings to the relay; zero sends none (the relay then drops an idle member
+    /// after its idle timeout).
+    public var pingInterval: Duration = .seconds(5)
+    /// Silence from the relay (no frame at all, pongs included) after which the connection is
+    /// treated as lost; zero relies on TCP alone. Make it at least twice ``pingInterval``.
+    public var livenessTimeout: Duration = .seconds(15)
 
-    /// The defaults: 100 ms doubling to 2 s, 25% jitter, give up after 30 s.
+    /// The defaults: 100 ms doubling to 2 s, 25% jitter, give up after 30 s; a ping every 5 s,
+    /// a connection silent for 15 s is lost.
     public init() {}
 
-    /// A policy that never reconnects.
+    /// A policy that never reconnects (a lost connection, silent ones included, invalidates at once).
     public static var never: ReconnectPolicy {
         var policy = ReconnectPolicy()
         policy.giveUpAfter = .zero

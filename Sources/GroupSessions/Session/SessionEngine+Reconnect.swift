@@ -88,6 +88,7 @@ extension SessionEngine {
                 if case .invalidated = inner.state { return nil }
                 inner.generation += 1
                 inner.connection = connection
+                inner.keepalive = Keepalive(policy: policy, now: uptime)
                 let joined = inner.state == .joined
                 inner.resuming = joined
                 let hello = HelloPayload(token: keys.joinToken, resumeAfter: joined ? inner.lastStamp : nil)
@@ -99,8 +100,8 @@ extension SessionEngine {
                 return
             }
             journal.attach(connection)
-            // The new connection's read loop; its end starts the next reconnect.
-            Task { await self.readLoop(connection, generation: generation) }
+            // The new connection's read loop and keepalive; its end starts the next reconnect.
+            Task { await self.serve(connection, generation: generation) }
             return
         }
     }

@@ -24,6 +24,8 @@ final class SessionEngine: Sendable {
         var reconnectTaskRunning = false
         /// A resuming hello was sent on the current connection; its welcome is awaited.
         var resuming = false
+        /// Pings and the silence deadline of the current connection (`SessionEngine+Keepalive.swift`).
+        var keepalive: Keepalive
         var unacked = UnackedFrames()
         var connectionStreams: [Int: AsyncStream<GroupSessionConnectionState>.Continuation] = [:]
         var members: Set<ParticipantID> = []
@@ -43,11 +45,11 @@ final class SessionEngine: Sendable {
         var ackCallbacks: [UInt64: @Sendable (_ stamp: UInt64, _ senderSequence: UInt64) -> Void] = [:]
         var retainedRemaining = 0
         var welcomed = false
-        var welcomeWaiter: CheckedContinuation<Void, any Error>?
-        var joinWaiter: CheckedContinuation<Void, any Error>?
+        var welcomeWaiter: SessionSignal?
+        var joinWaiter: SessionSignal?
         /// The creator's `join()` waits until the relay has stored the initial activity, so an
         /// `accept` that follows (from anywhere) finds it.
-        var activityWaiter: (senderSequence: UInt64, continuation: CheckedContinuation<Void, any Error>)?
+        var activityWaiter: (senderSequence: UInt64, signal: SessionSignal)?
         var messageHandlers: [String: [Int: MessageHandler]] = [:]
         var retainedMessages: [String: [[UInt8]: ([UInt8], MessageContext)]] = [:]
         var stateStreams: [Int: AsyncStream<GroupSessionState>.Continuation] = [:]
@@ -75,6 +77,8 @@ final class SessionEngine: Sendable {
     /// Attachments (`GroupSessionJournal`); see `Journal/JournalClient.swift`.
     let journal: JournalClient
     let inner: Mutex<Inner>
+    /// The origin of the engine's monotonic time (``uptime``), which the keepalive runs on.
+    let origin = ContinuousClock.now
 
     /// Share of the relay's rate and burst a sender allows itself (see `handleWelcome`).
     static let rateMargin = 0.8
@@ -100,7 +104,8 @@ final class SessionEngine: Sendable {
         logger[metadataKey: "participant"] = "\(local)"
         self.logger = logger
         journal = JournalClient(keys: keys, local: local, connection: connection, logger: logger)
-        inner = Mutex(Inner(connection: connection, cipher: PayloadCipher(keys: keys)))
+        inner = Mutex(Inner(
+            connection: connection, keepalive: Keepalive(policy: policy, now: .zero), cipher: PayloadCipher(keys: keys)))
     }
 
     /// Connects, authenticates with the invite's join token and waits for the welcome and the
@@ -115,38 +120,21 @@ final class SessionEngine: Sendable {
             keys: keys, local: .random(), activityIdentifier: activityIdentifier, connection: connection,
             transport: transport, policy: policy, logger: logger)
         // The inbound loop lives as long as the connection; it ends when the connection closes.
-        Task { await engine.readLoop(connection, generation: 0) }
+        Task { await engine.serve(connection, generation: 0) }
         do {
-            try await engine.waitWithTimeout(timeout, "the relay's welcome") { continuation in
-                engine.inner.withLock { $0.welcomeWaiter = continuation }
+            try await engine.firstSignal(timeout: timeout, "the relay's welcome") { signal in
+                engine.inner.withLock { $0.welcomeWaiter = signal }
                 try connection.send(
                     Frame(type: .hello, session: keys.session, sender: engine.local,
                           payload: HelloPayload(token: keys.joinToken).encoded()))
+            } disarm: { inner, signal in
+                if inner.welcomeWaiter?.id == signal.id { inner.welcomeWaiter = nil }
             }
         } catch {
             engine.invalidate(.refused("\(error)"))
             throw error
         }
         return engine
-    }
-
-    private func waitWithTimeout(
-        _ timeout: Duration, _ what: String,
-        _ register: @escaping @Sendable (CheckedContinuation<Void, any Error>) throws -> Void
-    ) async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                try await withCheckedThrowingContinuation { continuation in
-                    do { try register(continuation) } catch { continuation.resume(throwing: error) }
-                }
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                throw GroupSessionError.timedOut(what)
-            }
-            defer { group.cancelAll() }
-            try await group.next()
-        }
     }
 
     // MARK: State
@@ -233,11 +221,13 @@ final class SessionEngine: Sendable {
             }
         }
         if alreadyJoined { return }
-        try await waitWithTimeout(timeout, "the relay to confirm the join") { [self] continuation in
+        try await firstSignal(timeout: timeout, "the relay to confirm the join") { signal in
             try inner.withLock { inner in
-                inner.joinWaiter = continuation
+                inner.joinWaiter = signal
                 try inner.connection.send(Frame(type: .join, session: session, sender: local))
             }
+        } disarm: { inner, signal in
+            if inner.joinWaiter?.id == signal.id { inner.joinWaiter = nil }
         }
         let publish = inner.withLock { inner -> [UInt8]? in
             defer { inner.publishActivityOnJoin = false }
@@ -245,14 +235,16 @@ final class SessionEngine: Sendable {
         }
         guard let publish else { return }
         let retainKey = keys.retainKey(for: "coplay.activity")
-        try await waitWithTimeout(timeout, "the relay to store the session's activity") { [self] continuation in
+        try await firstSignal(timeout: timeout, "the relay to store the session's activity") { signal in
             try inner.withLock { inner in
                 let sequence = try sealAndSend(
                     Envelope(kind: .activity, name: activityIdentifier, body: publish), recipients: [],
                     retainKey: retainKey, unreliable: false, inner: &inner)
                 inner.pendingActivity[sequence] = publish
-                inner.activityWaiter = (sequence, continuation)
+                inner.activityWaiter = (sequence, signal)
             }
+        } disarm: { inner, signal in
+            if inner.activityWaiter?.signal.id == signal.id { inner.activityWaiter = nil }
         }
     }
 
@@ -354,7 +346,13 @@ final class SessionEngine: Sendable {
 
     func readLoop(_ connection: any TransportConnection, generation: Int) async {
         do {
-            for try await frame in connection.inbound { handle(frame) }
+            for try await frame in connection.inbound {
+                let now = uptime
+                inner.withLock { inner in
+                    if inner.generation == generation { inner.keepalive.heard(at: now) }
+                }
+                handle(frame)
+            }
             connectionDropped(generation: generation, reason: "the relay closed the connection")
         } catch {
             connectionDropped(generation: generation, reason: "\(error)")
@@ -383,7 +381,7 @@ final class SessionEngine: Sendable {
             return
         }
         if resumed(welcome) { return }
-        let waiter = inner.withLock { inner -> CheckedContinuation<Void, any Error>? in
+        let waiter = inner.withLock { inner -> SessionSignal? in
             welcomedAfterReconnect(inner: &inner)
             inner.welcomed = true
             inner.maximumPayload = Int(welcome.maximumPayload)
@@ -400,12 +398,12 @@ final class SessionEngine: Sendable {
             defer { inner.welcomeWaiter = nil }
             return inner.welcomeWaiter
         }
-        waiter?.resume()
+        waiter?.fire()
     }
 
     private func handleData(_ frame: Frame) {
-        let waiter = inner.withLock { inner -> CheckedContinuation<Void, any Error>? in
-            var waiter: CheckedContinuation<Void, any Error>?
+        let waiter = inner.withLock { inner -> SessionSignal? in
+            var waiter: SessionSignal?
             inner.lastStamp = max(inner.lastStamp, frame.sequence)
             if frame.flags.contains(.replayed) && inner.retainedRemaining > 0 {
                 inner.retainedRemaining -= 1
@@ -455,7 +453,7 @@ final class SessionEngine: Sendable {
             }
             return waiter
         }
-        waiter?.resume()
+        waiter?.fire()
     }
 
     private func applyActivity(_ bytes: [UInt8], stamp: UInt64, inner: inout Inner) {
@@ -470,9 +468,9 @@ final class SessionEngine: Sendable {
         guard let senderSequence = payload.readInteger(as: UInt64.self) else { return }
         let (callback, activityStored) = inner.withLock { inner in
             inner.lastStamp = max(inner.lastStamp, frame.sequence)
-            var activityStored: CheckedContinuation<Void, any Error>?
+            var activityStored: SessionSignal?
             if let waiter = inner.activityWaiter, waiter.senderSequence <= senderSequence {
-                activityStored = waiter.continuation
+                activityStored = waiter.signal
                 inner.activityWaiter = nil
             }
             inner.unacked.acknowledge(through: senderSequence)
@@ -481,14 +479,14 @@ final class SessionEngine: Sendable {
             }
             return (inner.ackCallbacks.removeValue(forKey: senderSequence), activityStored)
         }
-        activityStored?.resume()
+        activityStored?.fire(frame.sequence)
         callback?(frame.sequence, senderSequence)
     }
 
     private func handlePresence(_ frame: Frame) {
-        let waiter = inner.withLock { inner -> CheckedContinuation<Void, any Error>? in
+        let waiter = inner.withLock { inner -> SessionSignal? in
             inner.lastStamp = max(inner.lastStamp, frame.sequence)
-            var waiter: CheckedContinuation<Void, any Error>?
+            var waiter: SessionSignal?
             if frame.type == .joined {
                 inner.members.insert(frame.sender)
                 if frame.sender == local, case .waiting = inner.state {
@@ -503,7 +501,7 @@ final class SessionEngine: Sendable {
             for continuation in inner.participantStreams.values { continuation.yield(inner.participants) }
             return waiter
         }
-        waiter?.resume()
+        waiter?.fire()
     }
 
     private func handleError(_ frame: Frame) {
@@ -511,23 +509,23 @@ final class SessionEngine: Sendable {
         if journal.handleError(payload) { return }
         let error = GroupSessionError.refusedByRelay(payload.code, payload.detail)
         logger.info("the relay refused a request", metadata: ["code": "\(payload.code)", "detail": "\(payload.detail)"])
-        let waiters = inner.withLock { inner -> [CheckedContinuation<Void, any Error>] in
+        let waiters = inner.withLock { inner -> [SessionSignal] in
             if payload.senderSequence > 0 { inner.unacked.remove(payload.senderSequence) }
             for continuation in inner.errorStreams.values { continuation.yield(error) }
             if let waiter = inner.activityWaiter, payload.senderSequence == waiter.senderSequence {
                 inner.activityWaiter = nil
-                return [waiter.continuation]  // The initial activity was refused: join() reports it.
+                return [waiter.signal]  // The initial activity was refused: join() reports it.
             }
             if payload.code == .rateLimited || payload.code == .frameTooLarge || payload.code == .quotaExceeded {
                 return []  // About one frame; the session goes on.
             }
-            let waiters = [inner.welcomeWaiter, inner.joinWaiter, inner.activityWaiter?.continuation].compactMap { $0 }
+            let waiters = [inner.welcomeWaiter, inner.joinWaiter, inner.activityWaiter?.signal].compactMap { $0 }
             inner.welcomeWaiter = nil
             inner.joinWaiter = nil
             inner.activityWaiter = nil
             return waiters
         }
-        for waiter in waiters { waiter.resume(throwing: error) }
+        for waiter in waiters { waiter.fail(error) }
         if payload.code == .cannotResume {
             invalidate(.connectionLost("the relay cannot resume this session: \(payload.detail)"))
         }
@@ -540,7 +538,7 @@ final class SessionEngine: Sendable {
     func invalidate(_ reason: GroupSessionInvalidationReason) {
         // Streams are finished outside the lock: finishing runs their onTermination handlers,
         // which take the lock to unsubscribe.
-        let finished = inner.withLock { inner -> (waiters: [CheckedContinuation<Void, any Error>], finish: [@Sendable () -> Void])? in
+        let finished = inner.withLock { inner -> (waiters: [SessionSignal], finish: [@Sendable () -> Void])? in
             if case .invalidated = inner.state { return nil }
             let state = GroupSessionState.invalidated(reason: reason)
             inner.state = state
@@ -559,7 +557,7 @@ final class SessionEngine: Sendable {
             for continuation in inner.connectionStreams.values { finish.append { continuation.finish() } }
             inner.connectionStreams.removeAll()
             inner.messageHandlers.removeAll()
-            let waiters = [inner.welcomeWaiter, inner.joinWaiter, inner.activityWaiter?.continuation].compactMap { $0 }
+            let waiters = [inner.welcomeWaiter, inner.joinWaiter, inner.activityWaiter?.signal].compactMap { $0 }
             inner.welcomeWaiter = nil
             inner.joinWaiter = nil
             inner.activityWaiter = nil
@@ -570,6 +568,6 @@ final class SessionEngine: Sendable {
         for action in finish { action() }
         journal.fail(all: .invalidated("\(reason)"), close: true)
         logger.info("session invalidated", metadata: ["reason": "\(reason)"])
-        for waiter in waiters { waiter.resume(throwing: GroupSessionError.invalidated("\(reason)")) }
+        for waiter in waiters { waiter.fail(GroupSessionError.invalidated("\(reason)")) }
     }
 }

@@ -76,20 +76,43 @@ public final class FrameOutbox: Sendable {
     /// Whether ``close()`` was called.
     public var isClosed: Bool { state.withLock { $0.closed } }
 
-    /// Waits for queued frames and takes them all; `nil` once closed and drained.
+    /// Waits for queued frames and takes them all; `nil` once closed and drained, or when the
+    /// calling task is cancelled while nothing is queued.
+    ///
+    /// Cancellation does not close the outbox: frames queued afterwards wait for the next call.
+    /// A writer loop therefore ends either way:
+    ///
+    /// ```swift
+    /// while let batch = await outbox.next() {
+    ///     try await outbound.write(contentsOf: batch)
+    ///     outbox.written(batch.reduce(0) { $0 + $1.wireLength })
+    /// }
+    /// ```
+    ///
     /// Only one task may call this at a time.
     public func next() async -> [Frame]? {
-        await withCheckedContinuation { (continuation: CheckedContinuation<[Frame]?, Never>) in
-            let ready: [Frame]?? = state.withLock { state in
-                if !state.frames.isEmpty {
-                    defer { state.frames.removeAll(keepingCapacity: true) }
-                    return .some(state.frames)
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<[Frame]?, Never>) in
+                let ready: [Frame]?? = state.withLock { state in
+                    if !state.frames.isEmpty {
+                        defer { state.frames.removeAll(keepingCapacity: true) }
+                        return .some(state.frames)
+                    }
+                    // Checked under the lock: a cancellation that came before this point has
+                    // already set the flag (its handler may have run and found no waiter); one
+                    // that comes after finds the waiter below and resumes it.
+                    if state.closed || Task.isCancelled { return .some(nil) }
+                    state.waiter = continuation
+                    return .none
                 }
-                if state.closed { return .some(nil) }
-                state.waiter = continuation
-                return .none
+                if let ready { continuation.resume(returning: ready) }
             }
-            if let ready { continuation.resume(returning: ready) }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<[Frame]?, Never>? in
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(returning: nil)
         }
     }
 

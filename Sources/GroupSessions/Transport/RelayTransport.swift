@@ -87,20 +87,27 @@ final class RelayClientConnection: TransportConnection {
         task = Task {
             do {
                 try await channel.executeThenClose { inbound, outbound in
-                    try await withThrowingTaskGroup(of: Void.self) { group in
+                    try await withThrowingTaskGroup(of: Bool.self) { group in
                         group.addTask {
                             while let batch = await outbox.next() {
                                 try await outbound.write(contentsOf: batch)
                                 outbox.written(batch.reduce(0) { $0 + $1.wireLength })
                             }
                             outbound.finish()
+                            return true
                         }
                         group.addTask {
                             defer { outbox.close() }
                             for try await frame in inbound { continuation.yield(frame) }
+                            return false
                         }
-                        try await group.next()
-                        try await group.next()
+                        if try await group.next() == true {
+                            // Closed here and flushed: stop reading so the socket is closed now,
+                            // not whenever the relay closes its side (it may never, on a dead path).
+                            group.cancelAll()
+                        } else {
+                            _ = try await group.next()
+                        }
                     }
                 }
                 continuation.finish()
@@ -120,6 +127,7 @@ final class RelayClientConnection: TransportConnection {
         }
     }
 
+    /// Closes the connection once the frames already queued are written.
     func close() {
         outbox.close()
     }

@@ -52,9 +52,11 @@ struct BenchRelayCommand: AsyncParsableCommand {
         if !FileManager.default.isExecutableFile(atPath: server.executableURL!.path) {
             server.executableURL = Bundle.main.executableURL
         }
+        // The raw load clients do not ping: without `--idle-timeout 0` the relay would close the
+        // receivers of a slow (debug-build) 1,000-member assembly after 45 s of their silence.
         server.arguments = [
             "serve", "--listen", "127.0.0.1:\(port)", "--rate", "1000000", "--burst", "1000000",
-            "--max-connections", "20000", "--log-level", "warning",
+            "--max-connections", "20000", "--idle-timeout", "0", "--log-level", "warning",
         ]
         server.standardOutput = Pipe()
         try server.run()
