@@ -1,5 +1,6 @@
 import GroupSessions
 import Testing
+import TestSupport
 
 @Suite("FrameOutbox: a writer waiting for frames ends on close and on cancellation")
 struct FrameOutboxTests {

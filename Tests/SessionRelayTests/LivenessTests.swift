@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import SessionRelay
 import Testing
+import TestSupport
 
 /// Runs `operation` in its own task and waits (polling, up to `bound`) for it to return, so a
 /// test about hangs records an issue instead of hanging itself.
