@@ -10,9 +10,16 @@
 /// print(sample.offset, sample.delay)
 /// ```
 public struct NTPSample: Sendable, Hashable {
+    /// The smallest delay a sample reports: 1 µs, about the precision of the timestamps (2^-20 s).
+    ///
+    /// As RFC 5905 does (it clamps δ to the system precision), a smaller or negative delay, which
+    /// timestamps read from two different clocks can produce on loopback, is raised to it, so no
+    /// sample claims to pin the offset down more exactly than its timestamps can.
+    public static let minimumDelay = 1e-6
+
     /// θ, in seconds: reference time minus local time.
     public var offset: Double
-    /// δ, in seconds: the round-trip delay, never negative.
+    /// δ, in seconds: the round-trip delay, never below ``minimumDelay``.
     public var delay: Double
     /// The local time of the middle of the exchange, the instant at which `offset` holds.
     public var localTime: NTPTimestamp
@@ -21,11 +28,11 @@ public struct NTPSample: Sendable, Hashable {
     ///
     /// - Parameters:
     ///   - offset: Reference minus local time, in seconds.
-    ///   - delay: The round-trip delay, in seconds (negative values become zero).
+    ///   - delay: The round-trip delay, in seconds (raised to ``minimumDelay`` if smaller).
     ///   - localTime: The local time at which the offset holds.
     public init(offset: Double, delay: Double, localTime: NTPTimestamp) {
         self.offset = offset
-        self.delay = max(0, delay)
+        self.delay = max(Self.minimumDelay, delay)
         self.localTime = localTime
     }
 

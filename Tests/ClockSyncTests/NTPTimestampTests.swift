@@ -68,6 +68,19 @@ struct NTPTimestampTests {
         #expect(abs(sample.localTime.seconds(since: t1) - 0.0205) < 1e-9)
     }
 
+    @Test("a delay below the timestamps' precision (even negative) is raised to 1 µs; the offset is kept")
+    func delayFloor() {
+        let t1 = NTPTimestamp(unixSeconds: 1_000)
+        // The server's 40 µs in hand exceed the 30 µs the client measured: δ = -10 µs from the raw stamps.
+        let t2 = t1.advanced(bySeconds: 5 + 0.000_010)
+        let t3 = t2.advanced(bySeconds: 0.000_040)
+        let t4 = t1.advanced(bySeconds: 0.000_030)
+        let sample = NTPSample(t1: t1, t2: t2, t3: t3, t4: t4)
+        #expect(sample.delay == NTPSample.minimumDelay)
+        #expect(abs(sample.offset - (5 + (0.000_010 + 0.000_020) / 2)) < 1e-9)
+        #expect(NTPSample(offset: 0, delay: 0, localTime: t1).delay == 1e-6)
+    }
+
     @Test("offset is exact across an era boundary between client and server")
     func sampleAcrossEras() {
         let t1 = NTPTimestamp(seconds: UInt32.max, fraction: 0)          // client just before the wrap

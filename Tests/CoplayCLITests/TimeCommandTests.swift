@@ -91,7 +91,8 @@ struct TimeCommandTests {
         // chronyd serves this machine's system clock, and coplay's local timescale is that clock too.
         #expect(abs(offset) < 100e-6, "offset \(offset)")
         #expect(delay > 0 && delay < 0.01)
-        #expect(errorBound > 0 && errorBound >= delay / 2)
+        // The bound is at least half the best delay; often exactly that, so allow the JSON round trip's last bit.
+        #expect(errorBound > 0 && errorBound >= delay / 2 * (1 - 1e-12), "bound \(errorBound), delay \(delay)")
     }
 
     @Test("serve + query: the human summary and --json agree with the served offset; SIGTERM exits 0")
