@@ -121,8 +121,10 @@ public struct SampleFilter: Sendable {
         let lower = samples.map { $0.offset - $0.delay / 2 }
         let delays = samples.map(\.delay)
         let bestDelay = delays.min() ?? 0
+        // How far the typical delay sits above the best: the envelope's noise, for drift and typical error.
+        let spread = max(0, Self.median(delays) - bestDelay)
 
-        let drift = Self.drift(xs: xs, upper: upper, lower: lower, delays: delays, configuration: configuration)
+        let drift = Self.drift(xs: xs, upper: upper, lower: lower, spread: spread, configuration: configuration)
         let slope = drift?.slope ?? 0
         let widening = drift?.error ?? 0
         // Carry every bound to x = 0 along the drift, loosened by the drift's uncertainty over its
@@ -143,7 +145,7 @@ public struct SampleFilter: Sendable {
         let driftError = drift?.error ?? .infinity
         let offsetStandardError = driftError.isFinite ? 2.0 / 3.0 * driftError * oldestAge : 0
         // Too few samples say nothing about the spread of the delays.
-        let noise = samples.count < 4 ? .infinity : max(0, Self.median(delays) - bestDelay) / Double(samples.count)
+        let noise = samples.count < 4 ? .infinity : spread / Double(samples.count)
         return ClockEstimate(
             localTime: origin,
             offset: offset,
@@ -167,7 +169,7 @@ public struct SampleFilter: Sendable {
         xs: [Double],
         upper: [Double],
         lower: [Double],
-        delays: [Double],
+        spread: Double,
         configuration: Configuration
     ) -> (slope: Double, error: Double)? {
         guard let first = xs.first, let last = xs.last, xs.count >= 3 else { return nil }
@@ -178,7 +180,6 @@ public struct SampleFilter: Sendable {
               let backward = supportSlope(xs: xs, ys: lower.map { -$0 }, at: meanX).map({ -$0 })
         else { return nil }
         let raw = (forward + backward) / 2
-        let spread = max(0, median(delays) - (delays.min() ?? 0))
         let sigma = max(abs(forward - backward) / 2, 4 * spread / (Double(xs.count) * span), 1e-12)
         // Posterior of a normal prior (widened to what stands 5σ out of the noise) and the measurement.
         let prior = max(configuration.driftPriorPPM * 1e-6, 1e-12)

@@ -38,6 +38,17 @@ struct SuspendControlCLITests {
         return group
     }
 
+    /// Every player presents 10 frames scheduled after the suspension's end (within 30 s).
+    static func expectResumed(_ group: Group, sourceLocation: SourceLocation = #_sourceLocation) async {
+        for player in group.players {
+            let resumed = await player.out.wait(for: .seconds(30)) { lines in
+                guard let end = event(lines, "suspensionEnded")?["referenceTime"] as? Double else { return false }
+                return Session.frames(lines).filter { $0.referenceTime >= end }.count >= 10
+            }
+            #expect(resumed, "a player did not resume: \(player.err.snapshot.suffix(5))", sourceLocation: sourceLocation)
+        }
+    }
+
     static func event(_ lines: [String], _ type: String) -> [String: Any]? {
         Session.events(lines).first { $0["type"] as? String == type }
     }
@@ -119,13 +130,7 @@ struct SuspendControlCLITests {
         #expect(line.hasPrefix("suspend accepted: buffering, the group waited from reference "), "\(line)")
         #expect(line.contains("ended after 1."), "\(line)")
         #expect(result.stdout.split(separator: "\n").count == 1)
-        for player in group.players {
-            let resumed = await player.out.wait(for: .seconds(30)) { lines in
-                guard let end = Self.event(lines, "suspensionEnded")?["referenceTime"] as? Double else { return false }
-                return Session.frames(lines).filter { $0.referenceTime >= end }.count >= 10
-            }
-            #expect(resumed, "a player did not resume: \(player.err.snapshot.suffix(5))")
-        }
+        await Self.expectResumed(group)
         let lines = group.players.map(\.out.snapshot)
         let observed = try lines.map(Self.observe)
         for player in observed {
@@ -161,13 +166,7 @@ struct SuspendControlCLITests {
         let stderr = control.err.snapshot.joined(separator: "\n")
         #expect(stderr.contains("interrupted: the suspension (stallRecovery) was ended early"), "\(stderr)")
 
-        for player in group.players {
-            let resumed = await player.out.wait(for: .seconds(30)) { lines in
-                guard let end = Self.event(lines, "suspensionEnded")?["referenceTime"] as? Double else { return false }
-                return Session.frames(lines).filter { $0.referenceTime >= end }.count >= 10
-            }
-            #expect(resumed, "a player did not resume: \(player.err.snapshot.suffix(5))")
-        }
+        await Self.expectResumed(group)
         let lines = group.players.map(\.out.snapshot)
         let observed = try lines.map(Self.observe)
         for player in observed {

@@ -36,6 +36,13 @@ struct LivenessTests {
 
     // MARK: Waits that time out
 
+    /// A session created through `relay` (whose welcome, if it sends one, arrives within 10 s).
+    static func activate(on relay: StuckRelay) async throws -> GroupSession<WatchMovie> {
+        let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: relay.port))
+        return try await center.activate(
+            WatchMovie(movie: "m"), invite: Invite.generate(host: "127.0.0.1", port: relay.port), timeout: .seconds(10))
+    }
+
     @Test("a relay that accepts TCP and never answers: accept and activate throw timedOut after their timeout")
     func silentRelay() async throws {
         let relay = try await StuckRelay.start(.silent)
@@ -57,9 +64,7 @@ struct LivenessTests {
     func joinNeverConfirmed() async throws {
         let relay = try await StuckRelay.start(.welcomeOnly)
         defer { relay.stop() }
-        let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: relay.port))
-        let session = try await center.activate(
-            WatchMovie(movie: "m"), invite: Invite.generate(host: "127.0.0.1", port: relay.port), timeout: .seconds(10))
+        let session = try await Self.activate(on: relay)
         let joined = await outcome(of: "join") { try await session.join(timeout: .seconds(1)) }
         #expect(failed(joined, like: Self.timedOut), "\(String(describing: joined))")
         #expect(session.state == .waiting)
@@ -71,9 +76,7 @@ struct LivenessTests {
     func activityNeverAcked() async throws {
         let relay = try await StuckRelay.start(.noAcks)
         defer { relay.stop() }
-        let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: relay.port))
-        let session = try await center.activate(
-            WatchMovie(movie: "m"), invite: Invite.generate(host: "127.0.0.1", port: relay.port), timeout: .seconds(10))
+        let session = try await Self.activate(on: relay)
         let joined = await outcome(of: "join") { try await session.join(timeout: .seconds(1)) }
         #expect(failed(joined, like: Self.timedOut), "\(String(describing: joined))")
         #expect(session.engine.inner.withLock { $0.activityWaiter == nil && $0.joinWaiter == nil })
@@ -84,9 +87,7 @@ struct LivenessTests {
     func cancelledJoin() async throws {
         let relay = try await StuckRelay.start(.welcomeOnly)
         defer { relay.stop() }
-        let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: relay.port))
-        let session = try await center.activate(
-            WatchMovie(movie: "m"), invite: Invite.generate(host: "127.0.0.1", port: relay.port), timeout: .seconds(10))
+        let session = try await Self.activate(on: relay)
         let joining = Task { try await session.join(timeout: .seconds(3_600)) }
         try await Task.sleep(for: .milliseconds(100))
         joining.cancel()
