@@ -101,7 +101,8 @@ public final class GroupSessionMessenger: Sendable {
         }
         finishOnInvalidation(continuation)
         let engine = self.engine
-        continuation.onTermination = { _ in engine.removeHandler(id, name: name) }
+        // Off the cancelling thread, as SessionEngine.subscribe does: the engine delivers under its lock.
+        continuation.onTermination = { _ in Task { engine.removeHandler(id, name: name) } }
         return stream
     }
 
@@ -113,7 +114,7 @@ public final class GroupSessionMessenger: Sendable {
         }
         finishOnInvalidation(continuation)
         let engine = self.engine
-        continuation.onTermination = { _ in engine.removeHandler(id, name: Envelope.rawDataName) }
+        continuation.onTermination = { _ in Task { engine.removeHandler(id, name: Envelope.rawDataName) } }
         return stream
     }
 

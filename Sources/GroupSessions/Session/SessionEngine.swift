@@ -190,7 +190,12 @@ final class SessionEngine: Sendable {
             continuation.finish()
             return
         }
-        continuation.onTermination = { [weak self] _ in self?.inner.withLock { remove(&$0, id) } }
+        // Not under the engine's lock from here: a consumer task cancelled while the engine yields to it
+        // under that lock would hold its task's status lock and wait for ours (a lock-order inversion that
+        // hung `coplay control`). The removal runs a moment later; yielding to an ended stream is a no-op.
+        continuation.onTermination = { [weak self] _ in
+            Task { self?.inner.withLock { remove(&$0, id) } }
+        }
     }
 
     /// Registers a handler for messages named `name`; retained messages already held are
