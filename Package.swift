@@ -177,7 +177,8 @@ let package = Package(
         .testTarget(
             name: "PlaybackIntegrationTests",
             dependencies: [
-                "PlaybackCoordinator", "ClockSync", "GroupSessions", "TestSupport",
+                "PlaybackCoordinator", "ClockSync", "GroupSessions", "SessionRelay", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict

@@ -10,6 +10,10 @@ import Synchronization
 ///   member's own messages, so the channel reports each one back to its own coordinator when the
 ///   relay acknowledges it, with the relay's stamp as its sequence: every member, the sender
 ///   included, sees the same sequence number for the same message.
+/// - Order: peers' messages and the acknowledgements of the member's own are both taken on the
+///   session's read loop (`GroupSessionMessenger.receive(_:_:)` and `sendStamped`) and put into one
+///   stream there, so messages arrive in strictly increasing sequence. A message that would not
+///   (which the relay's order rules out) is dropped and logged rather than delivered out of order.
 /// - Membership: changes of the session's active participants become `.joined` / `.left`.
 /// - Participant identifiers are the session's 64-bit participant ids in hexadecimal.
 /// - The event stream finishes when the session is invalidated (left, ended, refused, disconnected).
@@ -27,10 +31,14 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
     private let messenger: GroupSessionMessenger
     private let logger: Logger
     private let stream: AsyncStream<CoordinationChannelEvent>
-    private let continuation: AsyncStream<CoordinationChannelEvent>.Continuation
+    private let order: OrderedYield
+    private let subscription: GroupSessionMessenger.Subscription
     private let started = Mutex(false)
 
     /// Creates a channel over a session (joined, or about to be joined before ``events()`` is read).
+    ///
+    /// Messages are collected from here on (the retained ones at once), and buffered until
+    /// ``events()`` is read.
     ///
     /// - Parameters:
     ///   - session: the group session.
@@ -40,8 +48,16 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
         self.localParticipant = Self.participant(session.localParticipant)
         self.messenger = GroupSessionMessenger(session: session, deliveryMode: .reliable)
         self.logger = logger
-        (stream, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        let (stream, continuation) = AsyncStream.makeStream(of: CoordinationChannelEvent.self, bufferingPolicy: .unbounded)
+        self.stream = stream
+        let order = OrderedYield(continuation: continuation, logger: logger)
+        self.order = order
+        self.subscription = messenger.receive(CoordinationMessage.self) { message, context in
+            order.message(message, sender: Self.participant(context.source), sequence: context.sequence)
+        }
     }
+
+    deinit { subscription.cancel() }
 
     /// The coordinator's identifier for a group-session participant.
     public static func participant(_ participant: Participant) -> ParticipantID {
@@ -49,23 +65,22 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
     }
 
     public func send(_ message: CoordinationMessage, retainingUnder key: String?) async throws {
-        let continuation = self.continuation
+        let order = self.order
         let local = localParticipant
         try messenger.sendStamped(message, retainedAs: key) { context in
-            continuation.yield(.message(message, sender: local, sequence: context.sequence))
+            order.message(message, sender: local, sequence: context.sequence)
         }
     }
 
-    /// The channel's events. The first call starts forwarding (the retained messages first, then
-    /// live ones); later calls return the same single-consumer stream.
+    /// The channel's events. The first call starts forwarding membership changes and watching the
+    /// session's end; later calls return the same single-consumer stream.
     public func events() -> AsyncStream<CoordinationChannelEvent> {
         let first = started.withLock { started in
             defer { started = true }
             return !started
         }
         guard first else { return stream }
-        let continuation = self.continuation
-        let messages = messenger.messages(of: CoordinationMessage.self)
+        let order = self.order
         let participants = session.activeParticipantsUpdates
         let states = session.states
         let initial = session.activeParticipants
@@ -73,16 +88,11 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
         let forward = Task {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for await (message, context) in messages {
-                        continuation.yield(.message(message, sender: Self.participant(context.source), sequence: context.sequence))
-                    }
-                }
-                group.addTask {
                     var known = Set<ParticipantID>()
                     func update(_ members: Set<Participant>) {
                         let now = Set(members.map(Self.participant))
-                        for joined in now.subtracting(known).sorted() { continuation.yield(.joined(joined)) }
-                        for left in known.subtracting(now).sorted() { continuation.yield(.left(left)) }
+                        for joined in now.subtracting(known).sorted() { order.yield(.joined(joined)) }
+                        for left in known.subtracting(now).sorted() { order.yield(.left(left)) }
                         known = now
                     }
                     update(initial)
@@ -100,9 +110,48 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
                 await group.next()
                 group.cancelAll()
             }
-            continuation.finish()
+            order.finish()
         }
-        continuation.onTermination = { _ in forward.cancel() }
+        let subscription = self.subscription
+        // Off the cancelling thread: the session delivers messages under its lock, and cancelling takes it.
+        order.onTermination { Task { forward.cancel(); subscription.cancel() } }
         return stream
+    }
+}
+
+/// The one way into a channel's stream: messages only in strictly increasing sequence.
+private final class OrderedYield: Sendable {
+    private struct State {
+        var lastSequence: UInt64?
+    }
+    private let state = Mutex(State())
+    private let continuation: AsyncStream<CoordinationChannelEvent>.Continuation
+    private let logger: Logger
+
+    init(continuation: AsyncStream<CoordinationChannelEvent>.Continuation, logger: Logger) {
+        self.continuation = continuation
+        self.logger = logger
+    }
+
+    func message(_ message: CoordinationMessage, sender: ParticipantID, sequence: UInt64) {
+        let accepted = state.withLock { state -> Bool in
+            if let last = state.lastSequence, sequence <= last { return false }
+            state.lastSequence = sequence
+            continuation.yield(.message(message, sender: sender, sequence: sequence))
+            return true
+        }
+        if !accepted {
+            logger.warning("dropped a coordination message out of the relay's order", metadata: ["sequence": "\(sequence)"])
+        }
+    }
+
+    func yield(_ event: CoordinationChannelEvent) {
+        state.withLock { _ in _ = continuation.yield(event) }
+    }
+
+    func finish() { continuation.finish() }
+
+    func onTermination(_ handler: @escaping @Sendable () -> Void) {
+        continuation.onTermination = { _ in handler() }
     }
 }
