@@ -24,6 +24,9 @@ public struct CoordinatorConfiguration: Hashable, Sendable {
     public var maximumWaitingParticipants: Int = 3
     /// The group waits for one suspension at most this long.
     public var suspensionTimeout: Duration = .seconds(10)
+    /// How long the local player may stay not ready (``PlayerReadiness``) before the coordinator
+    /// suspends it and the group waits: short seeks that complete before their instant cost nothing.
+    public var readinessGrace: Duration = .milliseconds(100)
 
     /// Creates the default configuration.
     public init() {}

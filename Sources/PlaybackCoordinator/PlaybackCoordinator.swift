@@ -19,12 +19,12 @@ import Logging
 /// try await coordinator.play()
 /// ```
 public actor PlaybackCoordinator {
-    private var core: CoordinatorCore
+    var core: CoordinatorCore
     private let channel: any CoordinationChannel
     private let reference: any ReferenceTimeSource
     private let delegate: any PlaybackControlDelegate
     let clock: any Clock<Duration>
-    private let logger: Logger
+    let logger: Logger
     private let realtime: @Sendable () -> Double
     private let eventContinuation: AsyncStream<PlaybackEvent>.Continuation
     private let commandContinuation: AsyncStream<PlaybackCommand>.Continuation
@@ -32,6 +32,12 @@ public actor PlaybackCoordinator {
     private let sendContinuation: AsyncStream<(CoordinationMessage, String?)>.Continuation
     private let sendStream: AsyncStream<(CoordinationMessage, String?)>
     private var lastNow = ReferenceTime(nanoseconds: 0)
+    private let readinessContinuation: AsyncStream<PlayerReadiness>.Continuation
+    private let readinessStream: AsyncStream<PlayerReadiness>
+    /// The player's last reported readiness, a counter of reports, and the suspension it holds.
+    var readiness = PlayerReadiness.ready
+    var readinessReports = 0
+    var readinessSuspension = ReadinessSuspension.none
 
     /// Everything that happens, in order: accepted commands, membership, suspensions, item changes.
     public nonisolated let events: AsyncStream<PlaybackEvent>
@@ -74,6 +80,7 @@ public actor PlaybackCoordinator {
         (events, eventContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
         (commandStream, commandContinuation) = AsyncStream.makeStream()
         (sendStream, sendContinuation) = AsyncStream.makeStream()
+        (readinessStream, readinessContinuation) = AsyncStream.makeStream()
     }
 
     /// The local participant.
@@ -109,6 +116,7 @@ public actor PlaybackCoordinator {
                 }
             }
             group.addTask { await self.tickLoop() }
+            group.addTask { [readinessStream] in await self.followReadiness(readinessStream) }
             for await event in channel.events() {
                 perform(core.receive(event, now: now()))
             }
@@ -117,6 +125,7 @@ public actor PlaybackCoordinator {
         }
         commandContinuation.finish()
         sendContinuation.finish()
+        readinessContinuation.finish()
         eventContinuation.finish()
     }
 
@@ -183,6 +192,23 @@ public actor PlaybackCoordinator {
     /// has delivered its begin notice in the group's order. See ``SuspensionStatus``.
     public func suspensionStatus(_ id: String) -> SuspensionStatus? {
         core.suspensionStatus(id)
+    }
+
+    /// Tells the coordinator whether the local player can play now.
+    ///
+    /// A player that stays not ready for ``CoordinatorConfiguration/readinessGrace`` makes the
+    /// coordinator begin a suspension for it (``PlayerReadiness/suspensionReason``: `buffering`
+    /// while loading or seeking, `stallRecovery` when starved), so the group holds still until the
+    /// player reports ``PlayerReadiness/ready``, which ends the suspension, or until the suspension
+    /// timeout. Reports are cheap: call this on every change; repeats are ignored.
+    ///
+    /// ```swift
+    /// coordinator.reportReadiness(.seeking)
+    /// // ... the seek completes:
+    /// coordinator.reportReadiness(.ready)
+    /// ```
+    public nonisolated func reportReadiness(_ readiness: PlayerReadiness) {
+        readinessContinuation.yield(readiness)
     }
 
     /// The suspension timeout this coordinator puts on its own suspensions.

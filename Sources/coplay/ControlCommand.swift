@@ -99,7 +99,7 @@ struct ControlCommand: AsyncParsableCommand {
             return
         }
         try await Self.withCommandMember(invite: invite, logger: logger) { member, coordinator in
-            try await send(through: coordinator, as: member.channel.localParticipant)
+            try await send(through: coordinator, as: member.playback.channel.localParticipant)
         }
     }
 
@@ -153,9 +153,7 @@ struct ControlCommand: AsyncParsableCommand {
         let member = try await PlaybackMember.open(
             invite: invite, entry: .accept(expectedFingerprint: nil, file: nil), converge: false, logger: logger)
         defer { member.session.leave() }
-        let coordinator = PlaybackCoordinator(
-            channel: member.channel, reference: member.reference, delegate: CommandOnlyDelegate(),
-            configuration: PlaybackMember.coordinatorConfiguration, name: "control", logger: logger)
+        let coordinator = member.playback.makeCoordinator(delegate: CommandOnlyDelegate(), name: "control")
         let running = Task { await coordinator.run() }
         defer { running.cancel() }
         guard await poll(for: .seconds(5), { await coordinator.state != nil }) else {

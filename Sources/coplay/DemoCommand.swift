@@ -74,10 +74,12 @@ struct DemoCommand: AsyncParsableCommand {
             }
             for (number, member) in members.enumerated() {
                 let isHost = number == 0
+                let name = isHost ? "host" : "p\(number)"
+                let player = member.headlessPlayer(timeline, name: name)
                 group.addTask {
-                    await member.play(
-                        timeline, name: isHost ? "host" : "p\(number)", output: output, publishInitialState: isHost,
-                        started: { coordinator, _ in
+                    try await member.play(
+                        player, items: [timeline.identifier], name: name, output: output, publishInitialState: isHost,
+                        started: { coordinator in
                             if isHost { await Self.tour(coordinator, media: timeline.duration, until: end) }
                         })
                 }

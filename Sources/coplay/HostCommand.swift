@@ -48,9 +48,11 @@ struct HostCommand: AsyncParsableCommand {
         EventOutput.printLine("\(invite)")
         let output = EventOutput(format: options.events, frames: options.frames)
         let name = options.name ?? "host"
+        let player = member.headlessPlayer(timeline, name: name, extraItems: extraItems, imperfections: simulation.imperfections)
         let service = PlaybackMemberService(member: member) {
-            await member.play(
-                timeline, name: name, output: output, publishInitialState: true, extraItems: extraItems, imperfections: simulation.imperfections)
+            try await member.play(
+                player, items: ([timeline] + extraItems).map(\.identifier), name: name, output: output,
+                publishInitialState: true)
         }
         try await service.runUntilDone(logger: logger)
     }

@@ -49,9 +49,11 @@ struct JoinCommand: AsyncParsableCommand {
             clockDriftPPM: simulation.clockDriftPPM, logger: logger)
         let output = EventOutput(format: options.events, frames: options.frames)
         let name = options.name ?? "player-\(ProcessInfo.processInfo.processIdentifier)"
+        let player = member.headlessPlayer(timeline, name: name, extraItems: extraItems, imperfections: simulation.imperfections)
         let service = PlaybackMemberService(member: member) {
-            await member.play(
-                timeline, name: name, output: output, publishInitialState: false, extraItems: extraItems, imperfections: simulation.imperfections)
+            try await member.play(
+                player, items: ([timeline] + extraItems).map(\.identifier), name: name, output: output,
+                publishInitialState: false)
         }
         try await service.runUntilDone(logger: logger)
     }

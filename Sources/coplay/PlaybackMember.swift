@@ -6,27 +6,23 @@ import MediaProbe
 import PlaybackCoordinator
 import ServiceLifecycle
 
-/// One member of a playback session as the CLI runs it: a group session through the relay, a
-/// `TimeClient` against the relay's NTP server, a `PlaybackCoordinator` over both, and (for
-/// players) a `HeadlessPlayer`. Glue only: every part is a library type.
+/// One member of a playback session as the CLI runs it: the session entered through the relay and
+/// the library's ``GroupPlayback`` over it (clock, channel, coordinator). Argument handling and
+/// error messages only: the wiring is the library's.
 struct PlaybackMember: Sendable {
     let invite: Invite
-    let session: GroupSession<WatchTogetherActivity>
-    let channel: GroupSessionCoordinationChannel<WatchTogetherActivity>
-    let timeClient: TimeClient<MemberClock>
-    let reference: SyncedReferenceTimeSource<MemberClock>
+    let playback: GroupPlayback<WatchTogetherActivity, MemberClock>
     let logger: Logger
+
+    var session: GroupSession<WatchTogetherActivity> { playback.session }
 
     /// The member's local clock: the real one (`ContinuousClock`, i.e. `CLOCK_BOOTTIME`), drifted
     /// in software when `--clock-drift-ppm` asks for it.
     typealias MemberClock = DriftingClock<ContinuousClock>
 
-    /// The coordinator settings the CLI uses: a lead of at least 120 ms, so that members on a busy
-    /// machine (or a slow link) still get each command before it applies.
+    /// The coordinator settings the CLI uses (the library's defaults: a lead of at least 120 ms).
     static var coordinatorConfiguration: CoordinatorConfiguration {
-        var configuration = CoordinatorConfiguration()
-        configuration.minimumLead = .milliseconds(120)
-        return configuration
+        GroupPlayback<WatchTogetherActivity, MemberClock>.Options().coordinator
     }
 
     /// How a member enters the session.
@@ -42,10 +38,9 @@ struct PlaybackMember: Sendable {
     /// - Parameters:
     ///   - clockDriftPPM: simulate a local clock running this many ppm fast (or slow): the
     ///     time client, the synced clock and the player all read it; event stamps stay true.
-    ///   - converge: poll the relay's clock until the estimate is good (`TimeClient.converge`: 8
-    ///     requests on a quiet path, up to 128 (2.6 s) under heavy jitter) before returning, as a
-    ///     player must; a member that only sends commands (`coplay control`) needs no more than a
-    ///     rough clock (8 requests), since every player applies a command at the same reference instant.
+    ///   - converge: poll the relay's clock until the estimate is good (see
+    ///     ``GroupPlayback/Options/converge``), as a player must; a member that only sends commands
+    ///     (`coplay control`) needs no more than a rough clock.
     static func open(
         invite: Invite, entry: Entry, clockDriftPPM: Double = 0, converge: Bool = true, logger: Logger
     ) async throws -> PlaybackMember {
@@ -75,28 +70,12 @@ struct PlaybackMember: Sendable {
             session.leave()
             throw PlaybackSetupError.inviteRefused(address, error)
         }
-
-        let synced = SyncedClock(
-            clock: MemberClock(ContinuousClock(), driftPPM: clockDriftPPM), configuration: .playback, logger: logger)
-        let client: TimeClient<MemberClock>
-        do {
-            let transport = try await UDPTimeTransport.connect(
-                host: invite.host, port: invite.port, timescale: synced.timescale)
-            var configuration = TimeClient<MemberClock>.Configuration.playback
-            configuration.timeout = .milliseconds(500)
-            client = TimeClient(transport: transport, syncedClock: synced, configuration: configuration, logger: logger)
-            if converge {
-                _ = try await client.converge()
-            } else {
-                _ = try await client.measure(samples: 8, interval: .milliseconds(20))
-            }
-        } catch {
-            session.leave()
-            throw PlaybackSetupError.timeServerSilent(address, error)
-        }
-        return PlaybackMember(
-            invite: invite, session: session, channel: GroupSessionCoordinationChannel(session: session, logger: logger),
-            timeClient: client, reference: SyncedReferenceTimeSource(client: client), logger: logger)
+        var options = GroupPlayback<WatchTogetherActivity, MemberClock>.Options()
+        options.converge = converge
+        let playback = try await GroupPlayback.prepare(
+            session: session, timeServer: invite, clock: MemberClock(ContinuousClock(), driftPPM: clockDriftPPM),
+            options: options, logger: logger)
+        return PlaybackMember(invite: invite, playback: playback, logger: logger)
     }
 
     /// Probes a file for its frame timeline and fingerprint.
@@ -105,51 +84,39 @@ struct PlaybackMember: Sendable {
         return (try MediaTimeline(info: info), info)
     }
 
-    /// Plays `timeline` in step with the group until the session ends or `stop` is signalled,
-    /// printing events.
+    /// A headless player of `timeline` (and `extraItems`) on this member's clock.
+    func headlessPlayer(
+        _ timeline: MediaTimeline, name: String, extraItems: [MediaTimeline] = [],
+        imperfections: HeadlessPlayerCore.Imperfections = .init()
+    ) -> HeadlessPlayer {
+        HeadlessPlayer(
+            participant: PlaybackParticipantID(name), items: [timeline] + extraItems, reference: playback.reference,
+            presentationThread: PresentationThread.Configuration(), imperfections: imperfections, logger: logger)
+    }
+
+    /// Plays with `player` in step with the group until the session ends, the player ends, or the
+    /// task is cancelled, printing events.
     ///
     /// - Parameters:
+    ///   - items: identifiers of every item the player can present (the first is loaded).
     ///   - name: the player's name in events.
     ///   - publishInitialState: the host publishes "paused at 0" so the group has a state.
-    ///   - extraItems: other media the player can switch to when the group changes item.
-    ///   - imperfections: simulated decoder imperfections (start latency, decoder drift).
     ///   - started: called with the coordinator once it runs (the demo drives its tour through it).
-    func play(
-        _ timeline: MediaTimeline, name: String, output: EventOutput, publishInitialState: Bool,
-        extraItems: [MediaTimeline] = [],
-        imperfections: HeadlessPlayerCore.Imperfections = .init(),
-        started: @escaping @Sendable (PlaybackCoordinator, HeadlessPlayer) async -> Void = { _, _ in }
-    ) async {
-        let player = HeadlessPlayer(
-            participant: PlaybackParticipantID(name), items: [timeline] + extraItems, reference: reference,
-            presentationThread: PresentationThread.Configuration(), imperfections: imperfections, logger: logger)
-        let itemIDs = Set(([timeline] + extraItems).map(\.identifier))
-        let coordinator = PlaybackCoordinator(
-            channel: channel, reference: reference, delegate: player, configuration: Self.coordinatorConfiguration,
-            localItem: timeline.identifier, canPresent: { itemIDs.contains($0) }, name: name, logger: logger)
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { [timeClient] in try? await timeClient.run() }
-            group.addTask { await player.run() }
-            group.addTask { for await event in player.events { output.print(event) } }
-            group.addTask { for await event in coordinator.events { output.print(event) } }
-            group.addTask {
-                if publishInitialState {
-                    do { try await coordinator.pause() } catch {
-                        logger.notice("could not publish the initial state", metadata: ["error": "\(error)"])
-                    }
-                }
-                await started(coordinator, player)
-            }
-            await coordinator.run()
-            group.cancelAll()
-        }
+    func play<Player: CoordinatedPlayer>(
+        _ player: Player, items: [String], name: String, output: EventOutput, publishInitialState: Bool,
+        started: @escaping @Sendable (PlaybackCoordinator) async -> Void = { _ in }
+    ) async throws {
+        let itemIDs = Set(items)
+        try await playback.run(
+            player, localItem: items.first, canPresent: { itemIDs.contains($0) }, name: name,
+            publishInitialState: publishInitialState, onEvent: { output.print($0) }, started: started)
     }
 }
 
 /// Runs a member until SIGINT/SIGTERM (leaving the session cleanly) or until the session ends.
 struct PlaybackMemberService: Service, CustomStringConvertible {
     let member: PlaybackMember
-    let body: @Sendable () async -> Void
+    let body: @Sendable () async throws -> Void
 
     /// Names the member without its invite (the invite holds the session's secret, and a
     /// `ServiceGroupError` prints the service it is about).
@@ -172,8 +139,8 @@ struct PlaybackMemberService: Service, CustomStringConvertible {
     }
 
     func run() async throws {
-        await withGracefulShutdownHandler {
-            await body()
+        try await withGracefulShutdownHandler {
+            try await body()
         } onGracefulShutdown: {
             member.session.leave()
         }

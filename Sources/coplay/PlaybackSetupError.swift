@@ -7,7 +7,6 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
         case inviteRefused
         case mediaMismatch
         case noVideoFrames
-        case timeServerSilent
         case noPlaybackState
         case commandNotConfirmed
         case sessionLost
@@ -44,11 +43,6 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
     /// The file has no video frames to present.
     static func noVideoFrames(_ file: String) -> Self {
         Self(.noVideoFrames, "\(file) has no video frames to play")
-    }
-
-    /// The relay's NTP time server did not answer.
-    static func timeServerSilent(_ address: String, _ error: any Error) -> Self {
-        Self(.timeServerSilent, "the relay's time server at UDP \(address) did not answer: \(error)")
     }
 
     /// A control command found no playback state in the session.

@@ -1,0 +1,219 @@
+import ClockSync
+import GroupSessions
+import Logging
+
+/// Coordinated playback over a joined `GroupSession`: the one call an app makes, the analogue of
+/// `AVPlayer.playbackCoordinator.coordinateWithSession(_:)`.
+///
+/// ``prepare(session:timeServer:clock:options:logger:)`` synchronises a ``SyncedClock`` with an NTP
+/// server (the relay's own, at the invite's address) until the estimate is good enough to present
+/// frames, and builds the coordination channel over the session. ``run(_:localItem:canPresent:name:publishInitialState:onEvent:started:)``
+/// then runs the clock's polling, the ``PlaybackCoordinator`` and the player as children of one task
+/// until the session ends (the member left, the group ended it, the relay was lost), the player ends
+/// (its process quit), or the calling task is cancelled; whichever comes first ends the others, and the
+/// member leaves the session.
+///
+/// ```swift
+/// let session = try await center.accept(invite)
+/// try await session.join()
+/// let playback = try await GroupPlayback.prepare(session: session, timeServer: invite)
+/// let player = HeadlessPlayer(items: [clip], reference: playback.reference)
+/// try await playback.run(player, localItem: clip.identifier) { event in print(event.jsonLine) }
+/// ```
+///
+/// Or in one call: ``coordinate(session:timeServer:clock:options:logger:player:localItem:canPresent:name:publishInitialState:onEvent:started:)``.
+public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendable where LocalClock.Duration == Duration {
+    /// Tuning.
+    public struct Options: Sendable, Hashable {
+        /// The coordinator's tuning. The default's lead is at least 120 ms, so that members on a busy
+        /// machine or a slow link still get each command before it applies.
+        public var coordinator: CoordinatorConfiguration
+        /// The NTP client's tuning (default: ``TimeClient/Configuration/playback``, 500 ms timeout).
+        public var timeClient: TimeClient<LocalClock>.Configuration
+        /// How the synced clock follows the estimate (default: ``SyncedClock/Configuration/playback``).
+        public var syncedClock: SyncedClock<LocalClock>.Configuration
+        /// Poll until the clock estimate is good before returning (``TimeClient/converge(targetError:minimumSamples:maximumRequests:interval:inFlight:)``),
+        /// as a member that presents frames must; `false` takes 8 quick samples, enough for a member
+        /// that only sends commands (every player applies a command at one reference instant).
+        public var converge: Bool
+
+        /// The defaults for a member that presents frames.
+        public init() {
+            var coordinator = CoordinatorConfiguration()
+            coordinator.minimumLead = .milliseconds(120)
+            self.coordinator = coordinator
+            var timeClient = TimeClient<LocalClock>.Configuration.playback
+            timeClient.timeout = .milliseconds(500)
+            self.timeClient = timeClient
+            self.syncedClock = .playback
+            self.converge = true
+        }
+    }
+
+    /// The group session.
+    public let session: GroupSession<Activity>
+    /// The coordination channel over the session.
+    public let channel: GroupSessionCoordinationChannel<Activity>
+    /// The NTP client keeping ``reference`` in step with the time server.
+    public let timeClient: TimeClient<LocalClock>
+    /// The shared reference clock players present on.
+    public let reference: SyncedReferenceTimeSource<LocalClock>
+    /// The options it was prepared with.
+    public let options: Options
+    private let logger: Logger
+
+    /// Synchronises with the time server and builds the channel over `session` (joined, or about to
+    /// be joined).
+    ///
+    /// - Parameters:
+    ///   - session: the group session.
+    ///   - timeServer: where the NTP server answers on UDP: the relay named by the invite (`coplay
+    ///     serve` answers NTP on its own port).
+    ///   - clock: the local clock the synced clock, the time client and the players read.
+    ///   - options: tuning.
+    ///   - logger: where it logs.
+    /// - Throws: ``GroupPlaybackError/timeServerSilent(_:_:)`` when the time server cannot be reached
+    ///   or does not answer well enough; the session is left.
+    public static func prepare(
+        session: GroupSession<Activity>, timeServer: Invite, clock: LocalClock, options: Options = Options(),
+        logger: Logger = Logger(label: "coplay.playback")
+    ) async throws -> Self {
+        let synced = SyncedClock(clock: clock, configuration: options.syncedClock, logger: logger)
+        let client: TimeClient<LocalClock>
+        do {
+            let transport = try await UDPTimeTransport.connect(
+                host: timeServer.host, port: timeServer.port, timescale: synced.timescale)
+            client = TimeClient(transport: transport, syncedClock: synced, configuration: options.timeClient, logger: logger)
+            if options.converge {
+                _ = try await client.converge()
+            } else {
+                _ = try await client.measure(samples: 8, interval: .milliseconds(20))
+            }
+        } catch {
+            session.leave()
+            throw GroupPlaybackError.timeServerSilent("\(timeServer.host):\(timeServer.port)", error)
+        }
+        return Self(
+            session: session, channel: GroupSessionCoordinationChannel(session: session, logger: logger), timeClient: client,
+            reference: SyncedReferenceTimeSource(client: client), options: options, logger: logger)
+    }
+
+    /// Builds a coordinator for `delegate` over this playback's channel and clock.
+    ///
+    /// ``run(_:localItem:canPresent:name:publishInitialState:onEvent:started:)`` does this itself; a
+    /// member without a player (one that only sends commands) uses it directly.
+    public func makeCoordinator(
+        delegate: any PlaybackControlDelegate, localItem: String? = nil, canPresent: (@Sendable (String) -> Bool)? = nil,
+        name: String? = nil
+    ) -> PlaybackCoordinator {
+        PlaybackCoordinator(
+            channel: channel, reference: reference, delegate: delegate, configuration: options.coordinator,
+            localItem: localItem, canPresent: canPresent, name: name, logger: logger)
+    }
+
+    /// Coordinates `player` with the group until the session ends, the player ends, or the task is
+    /// cancelled; then leaves the session.
+    ///
+    /// - Parameters:
+    ///   - player: the local player.
+    ///   - localItem: the item it has loaded.
+    ///   - canPresent: when given, the player follows the group to any item it accepts.
+    ///   - name: the member's display name in events.
+    ///   - publishInitialState: publish "paused at 0" first, so that the group has a state (the
+    ///     member that created the session does this).
+    ///   - onEvent: every event of the coordinator and the player, as they happen.
+    ///   - started: called once the coordinator runs (an app's controls drive it from here).
+    /// - Throws: what the player's ``CoordinatedPlayer/run(coordinator:)`` threw (its process crashed).
+    public func run<Player: CoordinatedPlayer>(
+        _ player: Player, localItem: String?, canPresent: (@Sendable (String) -> Bool)? = nil, name: String? = nil,
+        publishInitialState: Bool = false,
+        onEvent: @escaping @Sendable (PlaybackEvent) -> Void = { _ in },
+        started: @escaping @Sendable (PlaybackCoordinator) async -> Void = { _ in }
+    ) async throws {
+        let coordinator = makeCoordinator(delegate: player, localItem: localItem, canPresent: canPresent, name: name)
+        let session = self.session
+        defer { session.leave() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { [timeClient] in try? await timeClient.run() }
+            group.addTask { for await event in player.events { onEvent(event) } }
+            group.addTask { for await event in coordinator.events { onEvent(event) } }
+            group.addTask { [logger] in
+                if publishInitialState {
+                    do { try await coordinator.pause() } catch {
+                        logger.notice("could not publish the initial state", metadata: ["error": "\(error)"])
+                    }
+                }
+                await started(coordinator)
+                // Parked until the group is cancelled: returning would not end the coordination.
+                while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+            }
+            // The three that end the coordination: the session, the player, cancellation.
+            group.addTask {
+                await coordinator.run()
+                throw Ended.session
+            }
+            group.addTask {
+                try await player.run(coordinator: coordinator)
+                throw Ended.player
+            }
+            defer { group.cancelAll() }
+            do {
+                try await group.next()
+            } catch let ended as Ended {
+                logger.info("coordinated playback ended", metadata: ["by": "\(ended)"])
+            }
+        }
+    }
+
+    private enum Ended: Error { case session, player }
+
+    /// Prepares and runs in one call: synchronises with the time server, builds the player on the
+    /// shared clock, and coordinates it until the session or the player ends.
+    ///
+    /// ```swift
+    /// try await GroupPlayback.coordinate(session: session, timeServer: invite, clock: ContinuousClock(),
+    ///                                    player: { HeadlessPlayer(items: [clip], reference: $0) },
+    ///                                    localItem: clip.identifier)
+    /// ```
+    ///
+    /// - Parameter player: makes the player on the shared reference clock.
+    public static func coordinate<Player: CoordinatedPlayer>(
+        session: GroupSession<Activity>, timeServer: Invite, clock: LocalClock, options: Options = Options(),
+        logger: Logger = Logger(label: "coplay.playback"),
+        player: (SyncedReferenceTimeSource<LocalClock>) throws -> Player,
+        localItem: String?, canPresent: (@Sendable (String) -> Bool)? = nil, name: String? = nil,
+        publishInitialState: Bool = false,
+        onEvent: @escaping @Sendable (PlaybackEvent) -> Void = { _ in },
+        started: @escaping @Sendable (PlaybackCoordinator) async -> Void = { _ in }
+    ) async throws {
+        let playback = try await prepare(session: session, timeServer: timeServer, clock: clock, options: options, logger: logger)
+        let made: Player
+        do { made = try player(playback.reference) } catch {
+            session.leave()
+            throw error
+        }
+        try await playback.run(
+            made, localItem: localItem, canPresent: canPresent, name: name, publishInitialState: publishInitialState,
+            onEvent: onEvent, started: started)
+    }
+}
+
+extension GroupPlayback where LocalClock == ContinuousClock {
+    /// ``prepare(session:timeServer:clock:options:logger:)`` on the real monotonic clock.
+    public static func prepare(
+        session: GroupSession<Activity>, timeServer: Invite, options: Options = Options(),
+        logger: Logger = Logger(label: "coplay.playback")
+    ) async throws -> Self {
+        try await prepare(session: session, timeServer: timeServer, clock: ContinuousClock(), options: options, logger: logger)
+    }
+}
+
+/// Why ``GroupPlayback`` could not start.
+public struct GroupPlaybackError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+
+    /// The NTP time server (the relay's) did not answer, or not well enough to play.
+    public static func timeServerSilent(_ address: String, _ error: any Error) -> Self {
+        Self(description: "the relay's time server at UDP \(address) did not answer: \(error)")
+    }
+}
