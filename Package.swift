@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "GroupSessions", targets: ["GroupSessions"]),
         .library(name: "SessionRelay", targets: ["SessionRelay"]),
         .library(name: "PlaybackCoordinator", targets: ["PlaybackCoordinator"]),
+        .library(name: "MPVControl", targets: ["MPVControl"]),
         .library(name: "NetworkEmulation", targets: ["NetworkEmulation"]),
         .library(name: "SyncBench", targets: ["SyncBench"]),
     ],
@@ -28,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.1.4"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
     ],
     targets: [
         // MARK: Libraries
@@ -88,6 +90,19 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // mpv as a coordinated player: its JSON IPC, the process, the adapter.
+        .target(
+            name: "MPVControl",
+            dependencies: [
+                "PlaybackCoordinator",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "NetworkEmulation",
             dependencies: [
@@ -117,6 +132,7 @@ let package = Package(
                 "GroupSessions",
                 "SessionRelay",
                 "PlaybackCoordinator",
+                "MPVControl",
                 "NetworkEmulation",
                 "SyncBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

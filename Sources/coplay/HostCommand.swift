@@ -14,6 +14,7 @@ struct HostCommand: AsyncParsableCommand {
             to `coplay join` and `coplay control`. The session starts paused at 0; events follow, one per \
             line. The relay must be running (`coplay serve`). Stops on SIGINT or SIGTERM.
 
+            --player mpv plays in mpv instead of the headless player (see `coplay join --help`). \
             --item adds media the group can switch to (coplay control INVITE item ID); the simulation \
             options are those of `coplay join`.
 
@@ -29,6 +30,8 @@ struct HostCommand: AsyncParsableCommand {
 
     @OptionGroup var options: PlaybackCommandOptions
 
+    @OptionGroup(title: "Player") var players: PlayerOptions
+
     @OptionGroup(title: "Simulation (benchmarks and tests)") var simulation: PlaybackSimulationOptions
 
     func validate() throws {
@@ -43,17 +46,16 @@ struct HostCommand: AsyncParsableCommand {
         let invite = Invite.generate(host: endpoint.host, port: endpoint.port)
         let activity = WatchTogetherActivity(
             item: timeline.identifier, fingerprint: "\(info.fingerprint)", title: URL(fileURLWithPath: file).lastPathComponent)
-        let member = try await PlaybackMember.open(
-            invite: invite, entry: .create(activity), clockDriftPPM: simulation.clockDriftPPM, logger: logger)
-        EventOutput.printLine("\(invite)")
         let output = EventOutput(format: options.events, frames: options.frames)
-        let name = options.name ?? "host"
-        let player = member.headlessPlayer(timeline, name: name, extraItems: extraItems, imperfections: simulation.imperfections)
-        let service = PlaybackMemberService(member: member) {
-            try await member.play(
-                player, items: ([timeline] + extraItems).map(\.identifier), name: name, output: output,
-                publishInitialState: true)
+        let runner = MemberRunner(
+            media: [(timeline, file)] + extraItems, name: options.name ?? "host", publishInitialState: true, output: output,
+            imperfections: simulation.imperfections, players: players, logger: logger)
+        let drift = simulation.clockDriftPPM
+        try await runner.run {
+            let member = try await PlaybackMember.open(
+                invite: invite, entry: .create(activity), clockDriftPPM: drift, logger: logger)
+            EventOutput.printLine("\(invite)")
+            return member
         }
-        try await service.runUntilDone(logger: logger)
     }
 }

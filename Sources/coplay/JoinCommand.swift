@@ -13,7 +13,12 @@ struct JoinCommand: AsyncParsableCommand {
             Events are printed one per line (JSON Lines per docs/events.md, or text); frame events with \
             --frames. Stops on SIGINT or SIGTERM, or when the session ends.
 
-            Frames are presented by a dedicated real-time thread (SCHED_FIFO when allowed) at the instants \
+            With --player mpv, coplay starts mpv on FILE (a window and sound when there is a display; \
+            --mpv-arg passes options through) and drives it over its JSON IPC; --mpv-socket PATH drives an \
+            mpv you run yourself with --input-ipc-server=PATH. Pausing, seeking or changing speed in mpv \
+            moves the whole group; quitting mpv leaves the session.
+
+            The headless player's frames are presented by a dedicated real-time thread (SCHED_FIFO when allowed) at the instants \
             of the relay's clock. --item adds media the group can switch to (coplay control INVITE item ID). \
             The simulation options make this member imperfect on purpose, for benchmarks: a drifting \
             local clock (which clock sync must correct) or an imperfect decoder (which the sync \
@@ -21,6 +26,8 @@ struct JoinCommand: AsyncParsableCommand {
 
             Examples:
               coplay join 'coplay://127.0.0.1:7000/…#…' samples/cfr-25.mp4 --name alice --frames
+              coplay join "$INVITE" movie.mkv --player mpv --mpv-arg=--fullscreen
+              mpv --input-ipc-server=/tmp/mpv.sock movie.mkv & coplay join "$INVITE" movie.mkv --mpv-socket /tmp/mpv.sock
               coplay join "$INVITE" clip.mp4 --clock-drift-ppm -100 --start-latency 80 --decoder-drift-ppm 300
             """
     )
@@ -33,6 +40,8 @@ struct JoinCommand: AsyncParsableCommand {
 
     @OptionGroup var options: PlaybackCommandOptions
 
+    @OptionGroup(title: "Player") var players: PlayerOptions
+
     @OptionGroup(title: "Simulation (benchmarks and tests)") var simulation: PlaybackSimulationOptions
 
     func validate() throws {
@@ -44,17 +53,16 @@ struct JoinCommand: AsyncParsableCommand {
         let logger = options.logger("coplay.join")
         let (timeline, info) = try await PlaybackMember.loadMedia(file)
         let extraItems = try await options.extraItems()
-        let member = try await PlaybackMember.open(
-            invite: invite, entry: .accept(expectedFingerprint: "\(info.fingerprint)", file: file),
-            clockDriftPPM: simulation.clockDriftPPM, logger: logger)
         let output = EventOutput(format: options.events, frames: options.frames)
         let name = options.name ?? "player-\(ProcessInfo.processInfo.processIdentifier)"
-        let player = member.headlessPlayer(timeline, name: name, extraItems: extraItems, imperfections: simulation.imperfections)
-        let service = PlaybackMemberService(member: member) {
-            try await member.play(
-                player, items: ([timeline] + extraItems).map(\.identifier), name: name, output: output,
-                publishInitialState: false)
+        let runner = MemberRunner(
+            media: [(timeline, file)] + extraItems, name: name, publishInitialState: false, output: output,
+            imperfections: simulation.imperfections, players: players, logger: logger)
+        let drift = simulation.clockDriftPPM
+        try await runner.run {
+            try await PlaybackMember.open(
+                invite: invite, entry: .accept(expectedFingerprint: "\(info.fingerprint)", file: file), clockDriftPPM: drift,
+                logger: logger)
         }
-        try await service.runUntilDone(logger: logger)
     }
 }

@@ -30,9 +30,9 @@ struct PlaybackCommandOptions: ParsableArguments {
     }
 
     /// Probes the `--item` files.
-    func extraItems() async throws -> [MediaTimeline] {
-        var timelines: [MediaTimeline] = []
-        for path in items { timelines.append(try await PlaybackMember.loadMedia(path).0) }
+    func extraItems() async throws -> [(timeline: MediaTimeline, path: String)] {
+        var timelines: [(timeline: MediaTimeline, path: String)] = []
+        for path in items { timelines.append((try await PlaybackMember.loadMedia(path).0, path)) }
         return timelines
     }
 

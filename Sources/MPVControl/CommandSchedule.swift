@@ -1,0 +1,76 @@
+import PlaybackCoordinator
+
+/// The coordinator's commands for one player, in reference-time order: what the player must be
+/// doing now, and what it must do next. Sans-IO: ``MPVPlayer`` keeps one and asks it at each step.
+///
+/// A command replaces every command already scheduled at or after its reference time (the
+/// coordinator's rule, see `PlaybackCommand`). A `seek` names where the next motion starts; the
+/// play, pause or buffer command for the same instant that follows it carries the motion.
+///
+/// ```swift
+/// var schedule = CommandSchedule()
+/// schedule.insert(play)            // play(itemTime: 0, referenceTime: t, rate: 1)
+/// schedule.motion(at: t + .seconds(1))?.itemTime(at: t + .seconds(1))   // 1.0
+/// ```
+public struct CommandSchedule: Sendable, Hashable {
+    /// A motion the player follows from its reference time on: the item at `itemTime` at
+    /// `referenceTime`, advancing at `rate` (0: stopped).
+    public struct Motion: Sendable, Hashable {
+        public var item: String
+        public var itemTime: Double
+        public var referenceTime: ReferenceTime
+        public var rate: Double
+        /// The revision (channel sequence) of the group state it comes from.
+        public var revision: UInt64
+        /// Whether the group holds still waiting for a suspended member (a `buffer` command).
+        public var waiting: Bool
+
+        /// The item time at `t` on this motion.
+        public func itemTime(at t: ReferenceTime) -> Double {
+            itemTime + (t - referenceTime).secondsValue * rate
+        }
+
+        /// Whether `next` continues this motion without a jump in item time (a rate change only).
+        public func isContinued(by next: Motion, tolerance: Double = 1e-4) -> Bool {
+            next.item == item && abs(itemTime(at: next.referenceTime) - next.itemTime) <= tolerance
+        }
+    }
+
+    private(set) var motions: [Motion] = []
+
+    /// An empty schedule.
+    public init() {}
+
+    /// Adds `command`, dropping every motion at or after its reference time. Seeks add nothing.
+    public mutating func insert(_ command: PlaybackCommand) {
+        let motion: Motion
+        switch command.kind {
+        case .play(let itemTime, let at, let rate):
+            motion = Motion(item: command.expectedItemIdentifier, itemTime: itemTime, referenceTime: at, rate: rate, revision: command.revision, waiting: false)
+        case .pause(let itemTime, let at):
+            motion = Motion(item: command.expectedItemIdentifier, itemTime: itemTime, referenceTime: at, rate: 0, revision: command.revision, waiting: false)
+        case .buffer(let itemTime, let at, _):
+            motion = Motion(item: command.expectedItemIdentifier, itemTime: itemTime, referenceTime: at, rate: 0, revision: command.revision, waiting: true)
+        case .seek:
+            return
+        }
+        motions.removeAll { $0.referenceTime >= motion.referenceTime }
+        motions.append(motion)
+    }
+
+    /// The motion in force at `t` (the last one at or before it), or `nil` before the first.
+    public func motion(at t: ReferenceTime) -> Motion? {
+        motions.last { $0.referenceTime <= t }
+    }
+
+    /// The first motion after `t`, or `nil`.
+    public func next(after t: ReferenceTime) -> Motion? {
+        motions.first { $0.referenceTime > t }
+    }
+
+    /// Forgets motions that ended before `t` (keeping the one in force).
+    public mutating func prune(before t: ReferenceTime) {
+        guard let index = motions.lastIndex(where: { $0.referenceTime <= t }), index > 0 else { return }
+        motions.removeFirst(index)
+    }
+}

@@ -1,0 +1,524 @@
+import Logging
+import PlaybackCoordinator
+
+/// Drives an mpv over its JSON IPC as a coordinated player: the coordinator's commands become exact
+/// seeks, unpauses at the scheduled instant, `speed` trims and pauses snapped to the group's frame,
+/// and the person's own actions in mpv (the pause key, seeks, speed keys) become group commands.
+///
+/// Give it a connection to an mpv (one it started with ``MPVProcess``, or one a person runs with
+/// `--input-ipc-server=PATH`) and the items it may play, then hand it to `GroupPlayback`:
+///
+/// ```swift
+/// try await MPVProcess.run(arguments: MPVProcess.headlessArguments) { mpv in
+///     let player = MPVPlayer(connection: mpv, items: [.init(timeline: clip, path: "clip.mp4")],
+///                            reference: playback.reference)
+///     try await playback.run(player, localItem: clip.identifier)
+/// }
+/// ```
+///
+/// **Timing.** Before a play instant the player is paused exactly at the item time; it unpauses a
+/// learned latency ahead of the instant (busy-waiting the last 2 ms on the reference clock). While
+/// playing it watches `time-pos` change from frame to frame (sampling just before and after each
+/// predicted change, ``FrameClock``), and corrects the error: inside ``Configuration/deadband``
+/// nothing, up to ``Configuration/seekThreshold`` a `speed` trim that removes the error over
+/// ``Configuration/trimWindow``, beyond it a re-anchoring seek. At a pause instant it pauses, then
+/// seeks exactly to the group's item time, so every player stops on the same frame.
+///
+/// **The person's actions.** mpv's `pause`, `speed` and `seek` notifications that the adapter did
+/// not cause itself (it remembers what it just set) become `pause`/`play`, rate changes and seeks
+/// proposed to the group with this member as originator.
+///
+/// **Ending.** When mpv quits (the person closed it, or it crashed), ``run(coordinator:)`` returns
+/// and the member leaves the session; the others carry on.
+public actor MPVPlayer: CoordinatedPlayer {
+    /// A media item mpv can play: its timeline (identifier and frame times) and its file.
+    public struct Item: Sendable, Hashable {
+        public var timeline: MediaTimeline
+        public var path: String
+
+        public init(timeline: MediaTimeline, path: String) {
+            self.timeline = timeline
+            self.path = path
+        }
+    }
+
+    /// Tuning; the defaults and why are in docs/mpv.md.
+    public struct Configuration: Sendable, Hashable {
+        /// Errors smaller than this are left alone (seconds of item time).
+        public var deadband: Double = 0.0008
+        /// A `speed` trim removes the measured error over about this long (seconds).
+        public var trimWindow: Double = 0.5
+        /// The largest trim, as a fraction of the rate.
+        public var maximumTrim: Double = 0.05
+        /// Errors larger than this are corrected by a seek (seconds).
+        public var seekThreshold: Double = 0.12
+        /// How often the error is looked at and the trim updated (seconds).
+        public var correctionInterval: Double = 0.1
+        /// How long before its instant a motion is prepared (seek, speed) (seconds).
+        public var prepareHorizon: Double = 0.08
+        /// When a motion must be (re)started late, the player restarts this far ahead (seconds).
+        public var restartDelay: Double = 0.15
+        /// The first guess of the time from `pause=no` to the position moving (seconds); learned.
+        public var unpauseLatency: Double = 0.0
+        /// Half the gap between the two samples taken around a predicted frame change (seconds).
+        public var bracket: Double = 0.0003
+        /// The sampling interval when no frame change is predicted (seconds).
+        public var fallbackSampling: Double = 0.001
+
+        public init() {}
+    }
+
+    /// What the adapter knows of mpv's state.
+    private struct Known {
+        var paused: Bool?
+        var speed: Double = 1
+        /// Values of `pause` the adapter set and whose notification has not arrived yet.
+        var ownPauses: [Bool] = []
+        /// Speeds the adapter set recently (their notifications may arrive late, in any number).
+        var ownSpeeds: [Double] = []
+        /// Seeks the adapter issued whose `seek` event has not arrived yet.
+        var ownSeeks = 0
+        /// `playback-restart` events seen (a seek or a load completed).
+        var restarts = 0
+        /// `file-loaded` events seen.
+        var loads = 0
+        /// The last load failure, if any.
+        var loadError: String?
+        /// A seek the person started: its restart ends it.
+        var userSeekPending = false
+        /// Observed properties whose first notification (the value when observing began) arrived.
+        var initialized: Set<String> = []
+    }
+
+    private let connection: MPVConnection
+    private let items: [String: Item]
+    private let firstItem: String?
+    private let reference: any ReferenceTimeSource
+    private let configuration: Configuration
+    private let logger: Logger
+    private let realtime: @Sendable () -> Double
+    private let eventContinuation: AsyncStream<PlaybackEvent>.Continuation
+
+    private var schedule = CommandSchedule()
+    private var known = Known()
+    private var loadedItem: String?
+    private var applied: CommandSchedule.Motion?
+    private var playing = false
+    private var frameClock = FrameClock()
+    private var trim = 1.0
+    private var lastCorrection: ReferenceTime?
+    private var unpauseLatency: Double
+    private var learnLatency = false
+
+    /// The participant named in events.
+    public nonisolated let participant: ParticipantID?
+    /// Stops, corrections and the person's own actions.
+    public nonisolated let events: AsyncStream<PlaybackEvent>
+
+    /// Creates an adapter.
+    ///
+    /// - Parameters:
+    ///   - connection: the IPC connection to mpv, stamped with the reference clock's seconds
+    ///     (``MPVConnection/connect(path:stamp:group:)`` with `{ reference.now()?.seconds ?? .nan }`).
+    ///   - items: the media it can play (the first is loaded).
+    ///   - reference: the shared reference clock.
+    ///   - participant: the name in events.
+    ///   - configuration: tuning.
+    ///   - realtime: the `CLOCK_REALTIME` reading used to stamp events.
+    ///   - logger: where it logs.
+    public init(
+        connection: MPVConnection, items: [Item], reference: any ReferenceTimeSource, participant: ParticipantID? = nil,
+        configuration: Configuration = .init(), realtime: @escaping @Sendable () -> Double = Realtime.now,
+        logger: Logger = Logger(label: "coplay.mpv")
+    ) {
+        self.connection = connection
+        self.items = Dictionary(items.map { ($0.timeline.identifier, $0) }, uniquingKeysWith: { first, _ in first })
+        self.firstItem = items.first?.timeline.identifier
+        self.reference = reference
+        self.participant = participant
+        self.configuration = configuration
+        self.unpauseLatency = configuration.unpauseLatency
+        self.realtime = realtime
+        self.logger = logger
+        (events, eventContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
+    }
+
+    /// Loads `item` paused on `mpv` and checks that mpv can play it: call it before joining, so
+    /// that a file mpv cannot open is a clear error rather than a member that never plays.
+    ///
+    /// - Throws: ``MPVError/cannotPlay(_:_:)`` with mpv's reason; ``MPVError/ipc(_:)``.
+    public static func preload(_ item: Item, on mpv: MPVConnection, timeout: Duration = .seconds(30)) async throws {
+        try await mpv.set("pause", true)
+        let events = mpv.events()
+        try await mpv.run(["loadfile", item.path, "replace"])
+        let outcome = try await withThrowingTaskGroup(of: String?.self) { group in
+            group.addTask {
+                for await event in events {
+                    if event.name == "playback-restart" { return nil }
+                    if event.name == "end-file", event.reason == "error" { return event.fileError ?? "unknown error" }
+                }
+                throw MPVError.quit("mpv exited while opening \(item.path)")
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return "mpv did not open it within \(timeout)"
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+        if let outcome { throw MPVError.cannotPlay(item.path, outcome) }
+        guard let video = try await mpv.number("video-params/w"), video > 0 else {
+            throw MPVError.cannotPlay(item.path, "mpv found no video in it")
+        }
+    }
+
+    public func handle(_ command: PlaybackCommand) async {
+        schedule.insert(command)
+    }
+
+    /// Loads the first item paused, then follows the coordinator's commands and the person's actions
+    /// until cancelled or until mpv quits (then it returns, and the member leaves).
+    public func run(coordinator: PlaybackCoordinator) async throws {
+        defer { eventContinuation.finish() }
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                let events = connection.events()
+                group.addTask { try await self.followEvents(coordinator, events) }
+                try await connection.observe("pause", id: 1)
+                try await connection.observe("speed", id: 2)
+                // Own changes are told apart from the person's by their values: know the current ones first.
+                try await waitFor(timeout: 10) { known.initialized.isSuperset(of: ["pause", "speed"]) }
+                try await setPause(true)
+                if let firstItem { try await load(firstItem, coordinator: coordinator) }
+                group.addTask { try await self.control(coordinator) }
+                try await group.next()
+                group.cancelAll()
+            }
+        } catch let error as MPVError where error.isQuit {
+            logger.notice("mpv quit; leaving the session", metadata: ["detail": "\(error)"])
+        }
+    }
+
+    // MARK: Events: completions and the person's actions
+
+    private func followEvents(_ coordinator: PlaybackCoordinator, _ events: AsyncStream<MPVEvent>) async throws {
+        for await event in events {
+            switch event.name {
+            case "property-change":
+                await propertyChanged(event, coordinator: coordinator)
+            case "seek":
+                if known.ownSeeks > 0 { known.ownSeeks -= 1 } else { known.userSeekPending = true }
+            case "playback-restart":
+                known.restarts += 1
+                if known.userSeekPending {
+                    known.userSeekPending = false
+                    await userSeeked(coordinator)
+                }
+            case "file-loaded":
+                known.loads += 1
+            case "end-file":
+                if event.reason == "error" { known.loadError = event.fileError ?? "unknown error" }
+                if event.reason == "quit" { throw MPVError.quit("the person quit mpv") }
+            case "shutdown":
+                throw MPVError.quit("mpv shut down")
+            default:
+                break
+            }
+        }
+        throw MPVError.quit("the IPC connection closed")
+    }
+
+    private func propertyChanged(_ event: MPVEvent, coordinator: PlaybackCoordinator) async {
+        guard let property = event.property else { return }
+        guard known.initialized.contains(property) else {
+            // The first notification is the value when observing began: not an action.
+            known.initialized.insert(property)
+            if property == "pause", let paused = event.data.bool { known.paused = paused }
+            if property == "speed", let speed = event.data.number { known.speed = speed }
+            return
+        }
+        switch property {
+        case "pause":
+            guard let paused = event.data.bool else { return }
+            known.paused = paused
+            if let index = known.ownPauses.firstIndex(of: paused) {
+                known.ownPauses.removeSubrange(...index)
+                return
+            }
+            // The person paused or resumed in mpv: that is a group command.
+            playing = !paused
+            applied = nil
+            emit(PlaybackEvent(type: .correction, realtime: realtime(), player: participant, detail: paused ? "user pause" : "user play"))
+            do { if paused { try await coordinator.pause() } else { try await coordinator.play() } } catch {
+                logger.info("could not propose the person's pause/play", metadata: ["error": "\(error)"])
+            }
+        case "speed":
+            guard let speed = event.data.number else { return }
+            known.speed = speed
+            if let index = known.ownSpeeds.firstIndex(where: { abs($0 - speed) < 1e-9 }) {
+                known.ownSpeeds.removeSubrange(...index)
+                return
+            }
+            emit(PlaybackEvent(type: .correction, realtime: realtime(), player: participant, rate: speed, detail: "user speed"))
+            do { try await coordinator.coordinateRateChange(to: speed) } catch {
+                logger.info("could not propose the person's speed", metadata: ["error": "\(error)"])
+            }
+        default:
+            break
+        }
+    }
+
+    private func userSeeked(_ coordinator: PlaybackCoordinator) async {
+        guard let position = try? await connection.number("time-pos") else { return }
+        applied = nil
+        emit(PlaybackEvent(type: .correction, realtime: realtime(), player: participant, itemTime: position, detail: "user seek"))
+        do { try await coordinator.coordinateSeek(to: position) } catch {
+            logger.info("could not propose the person's seek", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: Control: follow the schedule
+
+    private func control(_ coordinator: PlaybackCoordinator) async throws {
+        while !Task.isCancelled {
+            guard let now = reference.now() else {
+                try await Task.sleep(for: .milliseconds(10))
+                continue
+            }
+            schedule.prune(before: now - .seconds(5))
+            let current = schedule.motion(at: now)
+            let next = schedule.next(after: now)
+            if let wanted = (next ?? current)?.item, wanted != loadedItem {
+                try await load(wanted, coordinator: coordinator)
+                applied = nil
+                continue
+            }
+            if let next, (next.referenceTime - now).secondsValue <= configuration.prepareHorizon {
+                try await transition(to: next, from: current)
+                continue
+            }
+            if let current, applied != current {
+                try await restart(current)
+                continue
+            }
+            if let current, current.rate > 0, playing {
+                try await track(current)
+                continue
+            }
+            var pause = 0.02
+            if let next { pause = min(pause, max(0.001, (next.referenceTime - now).secondsValue - configuration.prepareHorizon)) }
+            try await Task.sleep(for: .secondsRounded(pause))
+        }
+    }
+
+    /// Carries out `next` at its instant, from whatever the player does now.
+    private func transition(to next: CommandSchedule.Motion, from current: CommandSchedule.Motion?) async throws {
+        if next.rate > 0 {
+            if playing, let current, applied == current, current.rate > 0, current.isContinued(by: next) {
+                // A rate change only: at the instant.
+                try await wait(until: next.referenceTime)
+                try await setSpeed(next.rate * trim)
+                applied = next
+                return
+            }
+            if playing {
+                // A jump while playing: play on until the instant, then restart at the new time.
+                try await wait(until: next.referenceTime)
+                try await setPause(true)
+                playing = false
+                try await restart(next)
+                return
+            }
+            try await seekIfNeeded(to: next.itemTime)
+            trim = 1
+            try await setSpeed(next.rate)
+            try await unpause(at: next.referenceTime)
+            applied = next
+        } else {
+            if playing {
+                try await wait(until: next.referenceTime)
+                try await setPause(true)
+                playing = false
+                emit(PlaybackEvent(
+                    type: .stopped, realtime: realtime(), player: participant, item: next.item, itemTime: next.itemTime,
+                    referenceTime: next.referenceTime.seconds, detail: next.waiting ? "waiting" : "paused"))
+            }
+            // Snap to the group's frame.
+            try await seekIfNeeded(to: next.itemTime)
+            applied = next
+            // Stay in this branch no longer than the instant: the loop then finds it applied.
+            try await wait(until: next.referenceTime)
+        }
+    }
+
+    /// Starts `motion`, already in force, a little in the future (a late command, a re-anchoring).
+    private func restart(_ motion: CommandSchedule.Motion) async throws {
+        guard let now = reference.now() else { return }
+        if motion.rate == 0 {
+            if playing {
+                try await setPause(true)
+                playing = false
+            }
+            try await seekIfNeeded(to: motion.itemTime)
+            applied = motion
+            return
+        }
+        if playing {
+            try await setPause(true)
+            playing = false
+        }
+        let start = now + .secondsRounded(configuration.restartDelay)
+        try await seekIfNeeded(to: motion.itemTime(at: start))
+        trim = 1
+        try await setSpeed(motion.rate)
+        try await unpause(at: start)
+        applied = motion
+    }
+
+    /// Unpauses so that the position starts moving at `instant`.
+    private func unpause(at instant: ReferenceTime) async throws {
+        try await wait(until: instant - .secondsRounded(unpauseLatency))
+        try await setPause(false)
+        playing = true
+        frameClock.reset()
+        learnLatency = true
+        lastCorrection = reference.now()
+    }
+
+    /// One step of tracking: one position sample, and a correction when due.
+    private func track(_ motion: CommandSchedule.Motion) async throws {
+        guard let item = items[motion.item] else { return }
+        let reply = try await connection.get("time-pos")
+        if let position = reply.data.number, reply.succeeded {
+            frameClock.record(position: position, at: ReferenceTime(seconds: reply.midpoint))
+        }
+        guard let now = reference.now() else { return }
+        if let last = lastCorrection, (now - last).secondsValue >= configuration.correctionInterval {
+            lastCorrection = now
+            try await correct(motion, item: item)
+            if !playing { return }
+        }
+        // Sample next just before and just after the predicted change of frame.
+        let error = frameClock.error(for: motion) ?? 0
+        var pause = configuration.fallbackSampling
+        if let shown = frameClock.lastPosition, let index = item.timeline.frame(displayedAt: shown + 1e-6),
+            index + 1 < item.timeline.frameCount
+        {
+            let nextPTS = item.timeline.presentationTime(ofFrame: index + 1)
+            let predicted = motion.referenceTime + .secondsRounded((nextPTS - error - motion.itemTime) / motion.rate)
+            let untilBefore = (predicted - now).secondsValue - configuration.bracket
+            if untilBefore > 0 {
+                pause = min(untilBefore, configuration.correctionInterval)
+            } else if untilBefore > -2 * configuration.bracket {
+                pause = 2 * configuration.bracket
+            }
+        }
+        try await wait(until: now + .secondsRounded(pause))
+    }
+
+    /// Looks at the error and trims the speed, or seeks.
+    private func correct(_ motion: CommandSchedule.Motion, item: Item) async throws {
+        let frameInterval = item.timeline.duration / Double(max(1, item.timeline.frameCount))
+        let fine = frameClock.error(for: motion)
+        guard let error = fine ?? frameClock.coarseError(for: motion, frameInterval: frameInterval) else { return }
+        if learnLatency, let fine {
+            // The first fine error after an unpause says how late the position started moving.
+            learnLatency = false
+            unpauseLatency = min(0.05, max(0, unpauseLatency - fine / motion.rate * 0.7))
+        }
+        if abs(error) > configuration.seekThreshold {
+            emit(PlaybackEvent(type: .correction, realtime: realtime(), player: participant, errorMs: error * 1000, detail: "seek"))
+            try await restart(motion)
+            return
+        }
+        guard fine != nil else { return }
+        let wanted: Double
+        if abs(error) <= configuration.deadband {
+            wanted = 1
+        } else {
+            let raw = 1 - error / configuration.trimWindow / motion.rate
+            wanted = min(1 + configuration.maximumTrim, max(1 - configuration.maximumTrim, raw))
+        }
+        if abs(wanted - trim) > 1e-6 {
+            trim = wanted
+            try await setSpeed(motion.rate * trim)
+            emit(PlaybackEvent(
+                type: .correction, realtime: realtime(), player: participant, rate: motion.rate * trim, errorMs: error * 1000,
+                detail: "speed"))
+        }
+    }
+
+    // MARK: mpv operations
+
+    private func load(_ identifier: String, coordinator: PlaybackCoordinator) async throws {
+        guard let item = items[identifier] else {
+            loadedItem = identifier  // Not playable here: the coordinator does not send its commands.
+            return
+        }
+        playing = false
+        frameClock.reset()
+        try await setPause(true)
+        if let open = try? await connection.get("path"), open.data.string == item.path, known.loads == 0 {
+            // Already open (``preload(_:on:timeout:)``).
+            loadedItem = identifier
+            return
+        }
+        coordinator.reportReadiness(.loading)
+        let loads = known.loads
+        let restarts = known.restarts
+        known.loadError = nil
+        try await connection.run(["loadfile", item.path, "replace"])
+        try await waitFor(timeout: 30) { known.loads > loads && known.restarts > restarts || known.loadError != nil }
+        if let error = known.loadError { throw MPVError.cannotPlay(item.path, error) }
+        loadedItem = identifier
+        coordinator.reportReadiness(.ready)
+    }
+
+    private func seekIfNeeded(to itemTime: Double) async throws {
+        if let position = try? await connection.number("time-pos"), abs(position - itemTime) < 1e-6, !playing { return }
+        let restarts = known.restarts
+        known.ownSeeks += 1
+        try await connection.run(["seek", max(0, itemTime), "absolute+exact"])
+        try await waitFor(timeout: 10) { known.restarts > restarts }
+        frameClock.reset()
+    }
+
+    private func setPause(_ paused: Bool) async throws {
+        if known.paused != paused { known.ownPauses.append(paused) }
+        known.paused = paused
+        try await connection.set("pause", paused)
+    }
+
+    private func setSpeed(_ speed: Double) async throws {
+        guard abs(speed - known.speed) > 1e-9 else { return }
+        known.ownSpeeds.append(speed)
+        if known.ownSpeeds.count > 64 { known.ownSpeeds.removeFirst(known.ownSpeeds.count - 64) }
+        known.speed = speed
+        try await connection.set("speed", speed)
+    }
+
+    /// Waits until `instant` on the reference clock: sleeps until 2 ms before, then busy-waits.
+    private func wait(until instant: ReferenceTime) async throws {
+        guard var now = reference.now() else { return }
+        let spin = Duration.milliseconds(2)
+        if instant - now > spin { try await Task.sleep(for: (instant - now) - spin) }
+        while let reading = reference.now(), reading < instant {
+            now = reading
+            try Task.checkCancellation()
+        }
+    }
+
+    /// Polls `condition` every millisecond (the event task updates what it reads) until it holds.
+    private func waitFor(timeout: Double, _ condition: () -> Bool) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .secondsRounded(timeout)
+        while !condition() {
+            guard clock.now < deadline else { throw MPVError.ipc("mpv did not answer within \(timeout) s") }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
+    private func emit(_ event: PlaybackEvent) {
+        eventContinuation.yield(event)
+    }
+}

@@ -1,0 +1,63 @@
+/// A JSON value in mpv's IPC (a reply's `data`, an event's property value), reduced to what coplay reads.
+public enum MPVValue: Sendable, Hashable, Decodable {
+    case number(Double)
+    case bool(Bool)
+    case string(String)
+    /// `null`, an object or an array.
+    case none
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else {
+            self = .none
+        }
+    }
+
+    /// The number, if this is one.
+    public var number: Double? { if case .number(let value) = self { value } else { nil } }
+    /// The boolean, if this is one.
+    public var bool: Bool? { if case .bool(let value) = self { value } else { nil } }
+    /// The string, if this is one.
+    public var string: String? { if case .string(let value) = self { value } else { nil } }
+}
+
+/// One reply on mpv's JSON IPC, with the instants (on the connection's stamp clock) its request was
+/// written and its bytes were read.
+public struct MPVReply: Sendable, Hashable {
+    /// `success`, or mpv's error text.
+    public var error: String
+    /// The reply's data.
+    public var data: MPVValue
+    /// When the request was written (stamp clock, seconds).
+    public var sent: Double
+    /// When the reply was read (stamp clock, seconds).
+    public var received: Double
+
+    /// Whether mpv answered `success`.
+    public var succeeded: Bool { error == "success" }
+    /// The midpoint of request and reply: the best instant to attribute a sampled value to.
+    public var midpoint: Double { (sent + received) / 2 }
+}
+
+/// One event line of mpv's IPC (`file-loaded`, `playback-restart`, `seek`, `end-file`,
+/// `property-change`, ...), stamped when it was read.
+public struct MPVEvent: Sendable, Hashable {
+    /// The event's name (`event` field).
+    public var name: String
+    /// For `property-change`: the property.
+    public var property: String?
+    /// For `property-change`: the new value.
+    public var data: MPVValue
+    /// For `end-file`: why (`eof`, `stop`, `quit`, `error`, `redirect`).
+    public var reason: String?
+    /// For `end-file` with an error: mpv's error text.
+    public var fileError: String?
+    /// When it was read (stamp clock, seconds).
+    public var received: Double
+}

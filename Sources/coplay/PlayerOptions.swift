@@ -1,0 +1,114 @@
+import ArgumentParser
+import Logging
+import MPVControl
+import PlaybackCoordinator
+
+/// Which player a `coplay host` / `join` member drives.
+enum PlayerKind: String, ExpressibleByArgument, CaseIterable, Sendable {
+    /// coplay's own headless player (frame events, no picture).
+    case headless
+    /// mpv, started by coplay or attached with --mpv-socket.
+    case mpv
+}
+
+/// The player options of `coplay host` and `coplay join`.
+struct PlayerOptions: ParsableArguments {
+    @Option(name: .long, help: "The player: headless (coplay's own, prints frame events) or mpv (a window and sound when there is a display).")
+    var player: PlayerKind = .headless
+
+    @Option(
+        name: .customLong("mpv-arg"), parsing: .unconditionalSingleValue,
+        help: ArgumentHelp("An option for the mpv coplay starts, e.g. --mpv-arg=--fullscreen. Repeatable.", valueName: "arg"))
+    var mpvArguments: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Drive an mpv you already run with --input-ipc-server=PATH instead of starting one (implies --player mpv).", valueName: "path"))
+    var mpvSocket: String?
+
+    func validate() throws {
+        if player == .headless, !mpvArguments.isEmpty, mpvSocket == nil {
+            throw ValidationError("--mpv-arg needs --player mpv")
+        }
+        if mpvSocket != nil, !mpvArguments.isEmpty {
+            throw ValidationError("--mpv-arg applies to an mpv coplay starts; with --mpv-socket, give options to your own mpv")
+        }
+        if let mpvSocket, mpvSocket.isEmpty { throw ValidationError("--mpv-socket needs a path") }
+    }
+
+    /// Whether the member drives mpv.
+    var usesMPV: Bool { player == .mpv || mpvSocket != nil }
+}
+
+/// Runs one playing member of `host` or `join` with the chosen player: checks the player can play
+/// the media before anyone joins, enters the session (`open`), plays until SIGINT/SIGTERM, the end
+/// of the session, or (mpv) the person quitting mpv.
+struct MemberRunner {
+    /// The media: the main file first, then the --item files.
+    var media: [(timeline: MediaTimeline, path: String)]
+    var name: String
+    var publishInitialState: Bool
+    var output: EventOutput
+    var imperfections: HeadlessPlayerCore.Imperfections
+    var players: PlayerOptions
+    var logger: Logger
+
+    func run(open: @escaping @Sendable () async throws -> PlaybackMember) async throws {
+        let items = media.map(\.timeline.identifier)
+        guard players.usesMPV else {
+            let member = try await open()
+            let player = member.headlessPlayer(
+                media[0].timeline, name: name, extraItems: media.dropFirst().map(\.timeline), imperfections: imperfections)
+            try await serve(member) { try await member.play(player, items: items, name: name, output: output, publishInitialState: publishInitialState) }
+            return
+        }
+        // The connection is stamped with the shared clock once there is one.
+        let reference = LateReference()
+        let mpvItems = media.map { MPVPlayer.Item(timeline: $0.timeline, path: $0.path) }
+        let body: @Sendable (MPVConnection) async throws -> Void = { [name, output, publishInitialState, logger] mpv in
+            // Before joining: a file mpv cannot play is an error now, not a broken member later.
+            try await MPVPlayer.preload(mpvItems[0], on: mpv)
+            let member = try await open()
+            reference.set(member.playback.reference)
+            let player = MPVPlayer(
+                connection: mpv, items: mpvItems, reference: member.playback.reference, participant: PlaybackParticipantID(name),
+                logger: logger)
+            try await serve(member) { try await member.play(player, items: items, name: name, output: output, publishInitialState: publishInitialState) }
+        }
+        if let socket = players.mpvSocket {
+            let mpv = try await MPVConnection.connect(path: socket, stamp: reference.stamp)
+            do { try await body(mpv) } catch {
+                await mpv.close()
+                throw error
+            }
+            await mpv.close()
+        } else {
+            var arguments = players.mpvArguments
+            if !MPVProcess.hasDisplay { arguments = MPVProcess.headlessArguments + arguments }
+            try await MPVProcess.run(arguments: arguments, stamp: reference.stamp, body: body)
+        }
+    }
+
+    private func serve(_ member: PlaybackMember, _ body: @escaping @Sendable () async throws -> Void) async throws {
+        try await PlaybackMemberService(member: member, body: body).runUntilDone(logger: logger)
+    }
+}
+
+/// A reference clock set once the member has one, read by the mpv connection's stamps (NaN before).
+final class LateReference: Sendable {
+    private let box = LockedReference()
+
+    func set(_ reference: any ReferenceTimeSource) { box.set(reference) }
+
+    var stamp: @Sendable () -> Double {
+        { [box] in box.get()?.now()?.seconds ?? .nan }
+    }
+}
+
+import Synchronization
+
+private final class LockedReference: Sendable {
+    private let value = Mutex<(any ReferenceTimeSource)?>(nil)
+    func set(_ reference: any ReferenceTimeSource) { value.withLock { $0 = reference } }
+    func get() -> (any ReferenceTimeSource)? { value.withLock { $0 } }
+}
