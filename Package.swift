@@ -200,6 +200,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "MPVControlTests",
+            dependencies: ["MPVControl", "PlaybackCoordinator"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "NetworkEmulationTests",
             dependencies: [
                 "NetworkEmulation",
@@ -217,7 +222,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoplayCLITests",
-            dependencies: [],
+            dependencies: ["MPVControl"],
             swiftSettings: strict
         ),
     ]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages coplay needs, only those that are missing (idempotent).
 #   scripts/install-deps.sh            build + test dependencies
-#   scripts/install-deps.sh --bench    also the Syncplay/mpv baseline used by `coplay bench`
+#   scripts/install-deps.sh --bench    also the Syncplay baseline used by `coplay bench`
 set -euo pipefail
 
 packages=(
@@ -11,9 +11,11 @@ packages=(
   chrony                                         # a real NTP client/server for ClockSync's interop tests
   iproute2 util-linux procps                     # network/time namespaces (unshare), setpriv for multi-node tests
   openssl                                        # the relay TLS tests make a certificate
+  mpv                                            # --player mpv: the real player coplay drives (tests, bench)
+  xvfb xauth                                     # a virtual X display: the windowed mpv test
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(syncplay-server syncplay mpv)
+  packages+=(syncplay-server syncplay)
 fi
 
 missing=()

@@ -25,6 +25,16 @@ public struct CommandSchedule: Sendable, Hashable {
         /// Whether the group holds still waiting for a suspended member (a `buffer` command).
         public var waiting: Bool
 
+        /// Creates a motion.
+        public init(item: String, itemTime: Double, referenceTime: ReferenceTime, rate: Double, revision: UInt64, waiting: Bool) {
+            self.item = item
+            self.itemTime = itemTime
+            self.referenceTime = referenceTime
+            self.rate = rate
+            self.revision = revision
+            self.waiting = waiting
+        }
+
         /// The item time at `t` on this motion.
         public func itemTime(at t: ReferenceTime) -> Double {
             itemTime + (t - referenceTime).secondsValue * rate

@@ -329,22 +329,25 @@ public actor MPVPlayer: CoordinatedPlayer {
                 try await restart(next)
                 return
             }
-            try await seekIfNeeded(to: next.itemTime)
+            // mpv shows the first frame at or after a seek target: seek to the frame on screen at the
+            // motion's item time, and start when the group's timeline reaches that frame.
+            let frame = framePTS(next.item, at: next.itemTime)
+            try await seekIfNeeded(to: frame)
             trim = 1
             try await setSpeed(next.rate)
-            try await unpause(at: next.referenceTime)
+            try await unpause(at: next.referenceTime - .secondsRounded((next.itemTime - frame) / next.rate))
             applied = next
         } else {
+            var stoppedAt: Double?
             if playing {
                 try await wait(until: next.referenceTime)
                 try await setPause(true)
+                stoppedAt = realtime()
                 playing = false
-                emit(PlaybackEvent(
-                    type: .stopped, realtime: realtime(), player: participant, item: next.item, itemTime: next.itemTime,
-                    referenceTime: next.referenceTime.seconds, detail: next.waiting ? "waiting" : "paused"))
             }
-            // Snap to the group's frame.
-            try await seekIfNeeded(to: next.itemTime)
+            // Snap to the group's frame (the person who paused in mpv moves on to it too).
+            try await seekIfNeeded(to: framePTS(next.item, at: next.itemTime))
+            emitStopped(next, at: stoppedAt ?? realtime())
             applied = next
             // Stay in this branch no longer than the instant: the loop then finds it applied.
             try await wait(until: next.referenceTime)
@@ -359,7 +362,8 @@ public actor MPVPlayer: CoordinatedPlayer {
                 try await setPause(true)
                 playing = false
             }
-            try await seekIfNeeded(to: motion.itemTime)
+            try await seekIfNeeded(to: framePTS(motion.item, at: motion.itemTime))
+            emitStopped(motion, at: realtime())
             applied = motion
             return
         }
@@ -367,11 +371,13 @@ public actor MPVPlayer: CoordinatedPlayer {
             try await setPause(true)
             playing = false
         }
-        let start = now + .secondsRounded(configuration.restartDelay)
-        try await seekIfNeeded(to: motion.itemTime(at: start))
+        let later = now + .secondsRounded(configuration.restartDelay)
+        let target = motion.itemTime(at: later)
+        let frame = framePTS(motion.item, at: target)
+        try await seekIfNeeded(to: frame)
         trim = 1
         try await setSpeed(motion.rate)
-        try await unpause(at: start)
+        try await unpause(at: later - .secondsRounded((target - frame) / motion.rate))
         applied = motion
     }
 
@@ -516,6 +522,21 @@ public actor MPVPlayer: CoordinatedPlayer {
             guard clock.now < deadline else { throw MPVError.ipc("mpv did not answer within \(timeout) s") }
             try await Task.sleep(for: .milliseconds(1))
         }
+    }
+
+    /// The presentation time of the frame on screen at `itemTime` of `item` (mpv's exact seeks land on
+    /// the first frame at or after their target, so coplay seeks to frame times).
+    private func framePTS(_ item: String, at itemTime: Double) -> Double {
+        guard let timeline = items[item]?.timeline, let frame = timeline.frame(displayedAt: itemTime) else { return itemTime }
+        return timeline.presentationTime(ofFrame: frame)
+    }
+
+    /// The `stopped` event of a pause or wait (its frame index is the group's frame at its item time).
+    private func emitStopped(_ motion: CommandSchedule.Motion, at stamp: Double) {
+        emit(PlaybackEvent(
+            type: .stopped, realtime: stamp, player: participant, item: motion.item, itemTime: motion.itemTime,
+            referenceTime: motion.referenceTime.seconds, index: items[motion.item]?.timeline.frame(displayedAt: motion.itemTime),
+            detail: motion.waiting ? "waiting" : "paused"))
     }
 
     private func emit(_ event: PlaybackEvent) {

@@ -1,0 +1,237 @@
+/// Turns samples of mpv's `time-pos` into dated frame presentations, and says when to sample next.
+/// Sans-IO: ``MPVFrameSampler`` feeds it samples and mpv's events and sleeps as it is told.
+///
+/// mpv's `time-pos` is the presentation time of the frame on screen, so it changes a whole frame at a
+/// time. A change is bracketed by the last sample still showing the old frame and the first showing
+/// the new one; the new frame is dated at the midpoint of the two samples' instants (each sample's
+/// instant is the midpoint of its request and reply), and the bracket's width is the sampler's
+/// resolution for that frame.
+///
+/// **What counts as a presentation.** A forward step of 1 ... ``Configuration/maximumStep`` frames
+/// (normal playback, or a frame mpv dropped in between). Anything else is a jump (a seek, a step
+/// back such as a pause snapping back to the group's frame, the item reloaded) and is reported as
+/// such, not as a frame: the frame a seek lands on is shown while mpv waits to resume, so its instant
+/// says when the seek completed, not when playback presented it.
+///
+/// **When to sample.** Once a frame change has been seen, the next one is predicted one frame
+/// duration later (divided by mpv's `speed`, which the sampler observes; a speed change mid-frame
+/// moves the prediction accordingly). Samples are dense (``Configuration/denseInterval``) within
+/// ``Configuration/window`` (plus half the last bracket) either side of the prediction, sparse
+/// (``Configuration/sparseInterval``) otherwise. After mpv resumes (`pause` turns false) or restarts
+/// playback after a seek, the first change cannot be predicted: samples are dense until it is seen,
+/// for at most a frame duration and 5 ms. While paused, sampling is sparse.
+///
+/// ```swift
+/// var tracker = FrameTransitionTracker(configuration: .init(frameRate: 25))
+/// tracker.pauseChanged(false, at: t0)
+/// if case .frame(let frame) = tracker.record(position: 0.04, sent: t1, received: t1 + 0.0001) { print(frame.index) }
+/// let next = tracker.nextSample(after: now)   // CLOCK_REALTIME seconds
+/// ```
+public struct FrameTransitionTracker: Sendable {
+    /// The tracker's knobs.
+    public struct Configuration: Sendable, Hashable {
+        /// The media's frame rate (frames per second).
+        public var frameRate: Double
+        /// Seconds between samples near a predicted change and while re-synchronizing.
+        public var denseInterval: Double
+        /// Seconds between samples otherwise.
+        public var sparseInterval: Double
+        /// Half-width of the dense window around a predicted change (seconds).
+        public var window: Double
+        /// The largest forward step (frames) still counted as a presentation.
+        public var maximumStep: Int
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - frameRate: frames per second.
+        ///   - denseInterval: seconds (default 0.25 ms).
+        ///   - sparseInterval: seconds (default 5 ms).
+        ///   - window: seconds (default 1.5 ms).
+        ///   - maximumStep: frames (default 3).
+        public init(
+            frameRate: Double, denseInterval: Double = 0.000_25, sparseInterval: Double = 0.005, window: Double = 0.001_5,
+            maximumStep: Int = 3
+        ) {
+            self.frameRate = frameRate
+            self.denseInterval = denseInterval
+            self.sparseInterval = sparseInterval
+            self.window = window
+            self.maximumStep = maximumStep
+        }
+
+        /// Seconds per frame at speed 1.
+        public var frameDuration: Double { 1 / frameRate }
+    }
+
+    /// A frame presentation: the change of `time-pos` to `pts`, bracketed by two samples.
+    public struct Transition: Sendable, Hashable, Codable {
+        /// The frame's index on the media's grid (`pts` times the frame rate, rounded).
+        public var index: Int
+        /// The frame's presentation time in the media (seconds).
+        public var pts: Double
+        /// The instant (CLOCK_REALTIME seconds) of the last sample still showing the previous frame.
+        public var before: Double
+        /// The instant of the first sample showing this frame.
+        public var after: Double
+
+        /// Creates a transition.
+        public init(index: Int, pts: Double, before: Double, after: Double) {
+            self.index = index
+            self.pts = pts
+            self.before = before
+            self.after = after
+        }
+
+        /// When the frame appeared: the midpoint of the bracket.
+        public var realtime: Double { (before + after) / 2 }
+        /// The bracket's width (seconds): the frame appeared within it.
+        public var bracket: Double { after - before }
+    }
+
+    /// A change of `time-pos` that is not a presentation (a seek, a step back, a reload).
+    public struct Jump: Sendable, Hashable, Codable {
+        /// The position before, seconds.
+        public var from: Double
+        /// The position after, seconds.
+        public var to: Double
+        /// The midpoint of the bracketing samples (CLOCK_REALTIME seconds).
+        public var realtime: Double
+
+        /// Creates a jump.
+        public init(from: Double, to: Double, realtime: Double) {
+            self.from = from
+            self.to = to
+            self.realtime = realtime
+        }
+    }
+
+    /// What one sample showed.
+    public enum Change: Sendable, Hashable {
+        /// A frame was presented.
+        case frame(Transition)
+        /// The position jumped.
+        case jump(Jump)
+    }
+
+    /// One sample: the position read, and when its request was written and its reply read.
+    public struct Sample: Sendable, Hashable {
+        public var position: Double
+        public var sent: Double
+        public var received: Double
+        /// The sample's instant: the midpoint of request and reply.
+        public var instant: Double { (sent + received) / 2 }
+    }
+
+    /// Where playback is within the frame on screen: `progress` media seconds into it at `at`, the
+    /// frame's start known to within `uncertainty` seconds.
+    private struct Phase: Sendable, Hashable {
+        var at: Double
+        var progress: Double
+        var uncertainty: Double
+        var missed = false
+    }
+
+    /// The knobs.
+    public let configuration: Configuration
+    /// The last sample with a position.
+    public private(set) var last: Sample?
+    /// Whether mpv is paused, once known.
+    public private(set) var paused: Bool?
+    /// mpv's playback speed.
+    public private(set) var speed: Double = 1
+    /// Predicted changes that did not come within their window.
+    public private(set) var missedPredictions = 0
+    private var phase: Phase?
+    private var resyncUntil: Double?
+
+    /// Creates a tracker.
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    /// The instant the next change is predicted at, if there is a prediction (CLOCK_REALTIME seconds).
+    public var predictedChange: Double? {
+        guard let phase, paused != true else { return nil }
+        return phase.at + max(0, configuration.frameDuration - phase.progress) / speed
+    }
+
+    /// Records one sample: `position` (`time-pos`, nil when mpv has none) read by a request written at
+    /// `sent` whose reply was read at `received`.
+    ///
+    /// - Returns: the presentation or jump the sample completes, if the position changed.
+    public mutating func record(position: Double?, sent: Double, received: Double) -> Change? {
+        guard let position, position.isFinite else {
+            last = nil
+            phase = nil
+            return nil
+        }
+        let sample = Sample(position: position, sent: sent, received: received)
+        defer { last = sample }
+        guard let last, sample.instant > last.instant else { return nil }
+        guard position != last.position else {
+            if var current = phase, !current.missed, let predicted = predictedChange,
+                sample.instant > predicted + configuration.window + current.uncertainty
+            {
+                current.missed = true
+                phase = current
+                missedPredictions += 1
+            }
+            return nil
+        }
+        resyncUntil = nil
+        let steps = ((position - last.position) * configuration.frameRate).rounded()
+        if steps >= 1, steps <= Double(configuration.maximumStep) {
+            let transition = Transition(
+                index: Int((position * configuration.frameRate).rounded()), pts: position, before: last.instant,
+                after: sample.instant)
+            phase = Phase(at: transition.realtime, progress: 0, uncertainty: transition.bracket / 2)
+            return .frame(transition)
+        }
+        let jump = Jump(from: last.position, to: position, realtime: (last.instant + sample.instant) / 2)
+        phase = nil
+        if paused != true { resyncUntil = sample.instant + resyncSpan }
+        return .jump(jump)
+    }
+
+    /// mpv's `pause` changed to `paused` at `instant` (when its notification was read).
+    public mutating func pauseChanged(_ paused: Bool, at instant: Double) {
+        defer { self.paused = paused }
+        guard paused != self.paused else { return }
+        phase = nil
+        resyncUntil = paused ? nil : instant + resyncSpan
+    }
+
+    /// mpv's `speed` changed to `speed` at `instant`.
+    public mutating func speedChanged(_ speed: Double, at instant: Double) {
+        guard speed > 0, speed.isFinite else { return }
+        if var current = phase, instant > current.at {
+            current.progress += (instant - current.at) * self.speed
+            current.at = instant
+            phase = current
+        }
+        self.speed = speed
+    }
+
+    /// mpv restarted playback (a seek completed, a file loaded) at `instant`.
+    public mutating func restarted(at instant: Double) {
+        phase = nil
+        resyncUntil = paused == true ? nil : instant + resyncSpan
+    }
+
+    /// The longest dense re-synchronization: a frame at the current speed, and 5 ms.
+    private var resyncSpan: Double { configuration.frameDuration / speed + 0.005 }
+
+    /// When to take the next sample (CLOCK_REALTIME seconds, never before `now`).
+    public func nextSample(after now: Double) -> Double {
+        let dense = max(now, (last?.sent ?? now) + configuration.denseInterval)
+        let sparse = now + configuration.sparseInterval
+        if paused == true { return sparse }
+        if let resyncUntil, now < resyncUntil { return dense }
+        guard let phase, !phase.missed, let predicted = predictedChange else { return sparse }
+        let half = configuration.window + phase.uncertainty
+        if now < predicted - half { return min(predicted - half, sparse) }
+        if now <= predicted + half { return dense }
+        return sparse
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import MPVControl
+import Testing
+
+/// `coplay join --player mpv` and `--mpv-socket` end to end: a real relay, a headless host, real mpv
+/// processes (no window: `--vo=null --ao=null`), the person's key presses sent through mpv's IPC.
+@Suite("coplay with real mpv players", .serialized)
+struct MPVPlayerCLITests {
+    typealias Child = PlaybackSessionCLITests.Child
+
+    static let mpv = "/usr/bin/mpv"
+
+    /// A 12 s, 25 fps clip with an AAC audio track.
+    static func makeMedia(in directory: URL, audio: Bool = true) async throws -> String {
+        let path = directory.appendingPathComponent(audio ? "av-25.mp4" : "v-25.mp4").path
+        var arguments = ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=12"]
+        if audio { arguments += ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=12"] }
+        arguments += ["-c:v", "libx264", "-preset", "ultrafast", "-g", "12", "-pix_fmt", "yuv420p"]
+        if audio { arguments += ["-c:a", "aac", "-shortest"] }
+        let result = try await CoplayProcess.run(arguments + ["-y", path], executable: URL(fileURLWithPath: "/usr/bin/ffmpeg"))
+        try #require(result.status == 0, "ffmpeg failed: \(result.stderr)")
+        return path
+    }
+
+    /// An mpv the test runs itself, as a person would, with its IPC socket.
+    static func startMPV(socket: String) throws -> Child {
+        try Child(
+            MPVProcess.baseArguments + MPVProcess.headlessArguments + ["--input-ipc-server=\(socket)"],
+            executable: URL(fileURLWithPath: mpv))
+    }
+
+    static func connect(_ socket: String) async throws -> MPVConnection {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while true {
+            if let connection = try? await MPVConnection.connect(path: socket) { return connection }
+            guard ContinuousClock.now < deadline else { throw MPVError.didNotStart("no socket at \(socket)") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    static func events(_ child: Child) -> [[String: Any]] { PlaybackSessionCLITests.events(child.out.snapshot) }
+
+    /// The `stopped` events printed after the last `pause` line that `originator` caused.
+    static func stoppedAfterPause(by originator: String, in child: Child) -> [String: Any]? {
+        let all = events(child)
+        guard let pause = all.lastIndex(where: { $0["type"] as? String == "pause" && $0["originator"] as? String == originator })
+        else { return nil }
+        return all[pause...].last { $0["type"] as? String == "stopped" }
+    }
+
+    @Test("a pause typed in one mpv stops every player, mpv and headless, on the same frame", .timeLimit(.minutes(4)))
+    func keypressPausesEveryone() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.mpv), "mpv is missing: scripts/install-deps.sh installs it")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-mpv-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let media = try await Self.makeMedia(in: directory)
+        var children: [Child] = []
+        defer { for child in children.reversed() { child.stop() } }
+
+        let port = CoplayProcess.freePort()
+        let relay = try Child(["serve", "--listen", "127.0.0.1:\(port)"])
+        children.append(relay)
+        #expect(await relay.out.wait(for: .seconds(30)) { $0.contains { $0.contains("listening") } })
+        let host = try Child(["host", media, "--relay", "127.0.0.1:\(port)", "--name", "host", "--frames"])
+        children.append(host)
+        #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
+        let invite = try #require(host.out.snapshot.first)
+
+        // One mpv the person runs (attached with --mpv-socket), one that coplay starts itself.
+        let socket = directory.appendingPathComponent("person.sock").path
+        let personMPV = try Self.startMPV(socket: socket)
+        children.append(personMPV)
+        _ = try await Self.connect(socket)
+        let attached = try Child(["join", invite, media, "--mpv-socket", socket, "--name", "ma"])
+        children.append(attached)
+        let launched = try Child(["join", invite, media, "--player", "mpv", "--mpv-arg=--ao=null", "--name", "mb"])
+        children.append(launched)
+        for member in [attached, launched] {
+            #expect(await member.out.wait(for: .seconds(60)) { lines in
+                PlaybackSessionCLITests.events(lines).contains { $0["type"] as? String == "joined" }
+            }, "a member did not join: \(member.err.snapshot.suffix(5))")
+        }
+
+        let play = try await CoplayProcess.run(["control", invite, "play"], timeout: 60)
+        #expect(play.status == 0, "control play failed: \(play.stderr)")
+        let person = try await Self.connect(socket)
+        defer { Task { await person.close() } }
+        #expect(await host.out.wait(for: .seconds(30)) { lines in
+            PlaybackSessionCLITests.frames(lines).count > 40
+        }, "the group never played")
+
+        // The person presses the pause key in their mpv.
+        try await person.run(["keypress", "space"])
+        var stops: [[String: Any]] = []
+        for (name, child) in [("host", host), ("ma", attached), ("mb", launched)] {
+            let stopped = await child.out.wait(for: .seconds(30)) { _ in Self.stoppedAfterPause(by: "ma", in: child) != nil }
+            #expect(stopped, "\(name) did not stop after the keypress: \(child.out.snapshot.suffix(4)) \(child.err.snapshot.suffix(4))")
+            if let stop = Self.stoppedAfterPause(by: "ma", in: child) { stops.append(stop) }
+        }
+        try #require(stops.count == 3)
+        let itemTimes = stops.compactMap { $0["itemTime"] as? Double }
+        #expect(itemTimes.count == 3 && Set(itemTimes.map { ($0 * 1e6).rounded() }).count == 1, "stopped at different times: \(itemTimes)")
+        // The person's mpv shows the group's frame: the frame on screen at that item time.
+        let pauseTime = try #require(itemTimes.first)
+        var shown: Double?
+        let settled = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < settled {
+            shown = try await person.number("time-pos")
+            if let shown, Int((shown * 25 + 1e-3).rounded(.down)) == Int((pauseTime * 25 + 1e-6).rounded(.down)) { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(shown.map { Int(($0 * 25 + 1e-3).rounded(.down)) } == Int((pauseTime * 25 + 1e-6).rounded(.down)), "mpv shows \(shown ?? -1), the group paused at \(pauseTime)")
+        #expect(stops[0]["index"] as? Int == Int((pauseTime * 25 + 1e-6).rounded(.down)), "the headless host stopped on another frame: \(stops[0])")
+        // The adapter's own pause did not echo back as a second command.
+        let pauses = Self.events(attached).filter { $0["type"] as? String == "pause" && $0["originator"] as? String == "ma" }
+        #expect(pauses.count == 1, "the keypress became \(pauses.count) pause commands")
+
+        // The person quits their mpv: that member leaves cleanly, the others carry on.
+        try? await person.run(["quit"])
+        #expect(await attached.out.wait(for: .seconds(30)) { _ in !attached.process.isRunning }, "the member did not end when its mpv quit")
+        #expect(attached.process.terminationStatus == 0, "exit \(attached.process.terminationStatus): \(attached.err.snapshot.suffix(4))")
+        #expect(await host.out.wait(for: .seconds(30)) { lines in
+            PlaybackSessionCLITests.events(lines).contains { $0["type"] as? String == "left" && $0["originator"] as? String == "ma" }
+        })
+        #expect(launched.process.isRunning, "the other mpv member stopped too")
+    }
+
+    @Test("mpv missing: a clear error naming the Debian package, before joining")
+    func missingMPV() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-mpv-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let media = try await Self.makeMedia(in: directory, audio: false)
+        // No relay at all: the error must come before any connection.
+        let invite = "coplay://127.0.0.1:9/00000000000000000000000000000000#AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = directory.path
+        let result = try await CoplayProcess.run(["join", invite, media, "--player", "mpv"], timeout: 60, environment: environment)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("apt-get install mpv"), "stderr: \(result.stderr)")
+        #expect(!result.stderr.contains("relay"), "it tried the relay first: \(result.stderr)")
+    }
+
+    @Test("--mpv-arg without --player mpv is refused")
+    func mpvArgNeedsMPV() async throws {
+        let result = try await CoplayProcess.run(["join", "coplay://127.0.0.1:9/00#AA", "x.mp4", "--mpv-arg=--fs"], timeout: 30)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("--mpv-arg needs --player mpv"), "stderr: \(result.stderr)")
+    }
+}
