@@ -118,6 +118,7 @@ let package = Package(
             name: "SyncBench",
             dependencies: [
                 "NetworkEmulation",
+                "MPVControl",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -50,8 +50,10 @@ public actor MPVPlayer: CoordinatedPlayer {
         public var trimWindow: Double = 0.5
         /// The largest trim, as a fraction of the rate.
         public var maximumTrim: Double = 0.05
-        /// Errors larger than this are corrected by a seek (seconds).
-        public var seekThreshold: Double = 0.12
+        /// Errors larger than this are corrected by a seek (seconds): about a frame, since a start
+        /// that came a whole frame late (seen with audio tracks) is better re-anchored at once than
+        /// trimmed away over a second.
+        public var seekThreshold: Double = 0.03
         /// How often the error is looked at and the trim updated (seconds).
         public var correctionInterval: Double = 0.1
         /// How long before its instant a motion is prepared (seek, speed) (seconds).
@@ -72,12 +74,15 @@ public actor MPVPlayer: CoordinatedPlayer {
     private struct Known {
         var paused: Bool?
         var speed: Double = 1
-        /// Values of `pause` the adapter set and whose notification has not arrived yet.
-        var ownPauses: [Bool] = []
-        /// Speeds the adapter set recently (their notifications may arrive late, in any number).
-        var ownSpeeds: [Double] = []
-        /// Seeks the adapter issued whose `seek` event has not arrived yet.
-        var ownSeeks = 0
+        /// Values of `pause` the adapter set, with when, whose notification has not arrived yet. mpv
+        /// sends none for a value that does not change and coalesces quick changes, so values are
+        /// matched (not counted) and forgotten after ``echoWindow``.
+        var ownPauses: [(value: Bool, at: ContinuousClock.Instant)] = []
+        /// Speeds the adapter set recently, likewise.
+        var ownSpeeds: [(value: Double, at: ContinuousClock.Instant)] = []
+        /// Whether a seek or load of the adapter's is under way (until its `playback-restart`):
+        /// `seek` events meanwhile are its own (mpv coalesces those too).
+        var ownSeekActive = false
         /// `playback-restart` events seen (a seek or a load completed).
         var restarts = 0
         /// `file-loaded` events seen.
@@ -89,6 +94,9 @@ public actor MPVPlayer: CoordinatedPlayer {
         /// Observed properties whose first notification (the value when observing began) arrived.
         var initialized: Set<String> = []
     }
+
+    /// How long an own change's notification is waited for (mpv sends it within 0.3 ms).
+    private static let echoWindow = Duration.milliseconds(500)
 
     private let connection: MPVConnection
     private let items: [String: Item]
@@ -207,9 +215,10 @@ public actor MPVPlayer: CoordinatedPlayer {
             case "property-change":
                 await propertyChanged(event, coordinator: coordinator)
             case "seek":
-                if known.ownSeeks > 0 { known.ownSeeks -= 1 } else { known.userSeekPending = true }
+                if !known.ownSeekActive { known.userSeekPending = true }
             case "playback-restart":
                 known.restarts += 1
+                known.ownSeekActive = false
                 if known.userSeekPending {
                     known.userSeekPending = false
                     await userSeeked(coordinator)
@@ -241,7 +250,9 @@ public actor MPVPlayer: CoordinatedPlayer {
         case "pause":
             guard let paused = event.data.bool else { return }
             known.paused = paused
-            if let index = known.ownPauses.firstIndex(of: paused) {
+            let recent = ContinuousClock.now - Self.echoWindow
+            known.ownPauses.removeAll { $0.at < recent }
+            if let index = known.ownPauses.firstIndex(where: { $0.value == paused }) {
                 known.ownPauses.removeSubrange(...index)
                 return
             }
@@ -255,7 +266,9 @@ public actor MPVPlayer: CoordinatedPlayer {
         case "speed":
             guard let speed = event.data.number else { return }
             known.speed = speed
-            if let index = known.ownSpeeds.firstIndex(where: { abs($0 - speed) < 1e-9 }) {
+            let recent = ContinuousClock.now - Self.echoWindow
+            known.ownSpeeds.removeAll { $0.at < recent }
+            if let index = known.ownSpeeds.firstIndex(where: { abs($0.value - speed) < 1e-9 }) {
                 known.ownSpeeds.removeSubrange(...index)
                 return
             }
@@ -432,7 +445,9 @@ public actor MPVPlayer: CoordinatedPlayer {
             learnLatency = false
             unpauseLatency = min(0.05, max(0, unpauseLatency - fine / motion.rate * 0.7))
         }
-        if abs(error) > configuration.seekThreshold {
+        // A coarse error (no tight bracket yet) is only trusted beyond a whole frame more.
+        let threshold = configuration.seekThreshold + (fine == nil ? frameInterval : 0)
+        if abs(error) > threshold {
             emit(PlaybackEvent(type: .correction, realtime: realtime(), player: participant, errorMs: error * 1000, detail: "seek"))
             try await restart(motion)
             return
@@ -473,6 +488,7 @@ public actor MPVPlayer: CoordinatedPlayer {
         let loads = known.loads
         let restarts = known.restarts
         known.loadError = nil
+        known.ownSeekActive = true
         try await connection.run(["loadfile", item.path, "replace"])
         try await waitFor(timeout: 30) { known.loads > loads && known.restarts > restarts || known.loadError != nil }
         if let error = known.loadError { throw MPVError.cannotPlay(item.path, error) }
@@ -483,21 +499,21 @@ public actor MPVPlayer: CoordinatedPlayer {
     private func seekIfNeeded(to itemTime: Double) async throws {
         if let position = try? await connection.number("time-pos"), abs(position - itemTime) < 1e-6, !playing { return }
         let restarts = known.restarts
-        known.ownSeeks += 1
+        known.ownSeekActive = true
         try await connection.run(["seek", max(0, itemTime), "absolute+exact"])
         try await waitFor(timeout: 10) { known.restarts > restarts }
         frameClock.reset()
     }
 
     private func setPause(_ paused: Bool) async throws {
-        if known.paused != paused { known.ownPauses.append(paused) }
+        if known.paused != paused { known.ownPauses.append((paused, ContinuousClock.now)) }
         known.paused = paused
         try await connection.set("pause", paused)
     }
 
     private func setSpeed(_ speed: Double) async throws {
         guard abs(speed - known.speed) > 1e-9 else { return }
-        known.ownSpeeds.append(speed)
+        known.ownSpeeds.append((speed, ContinuousClock.now))
         if known.ownSpeeds.count > 64 { known.ownSpeeds.removeFirst(known.ownSpeeds.count - 64) }
         known.speed = speed
         try await connection.set("speed", speed)

@@ -1,5 +1,5 @@
 import Foundation
-import Subprocess
+internal import Subprocess
 import Synchronization
 
 /// Starts mpv as a child process with its JSON IPC on a fresh socket, for the duration of a body
@@ -11,14 +11,19 @@ import Synchronization
 /// }
 /// ```
 public enum MPVProcess {
-    /// The options coplay always gives mpv: idle and paused until told, never quitting at the end of
-    /// a file (the group decides), precise (`hr-seek`) seeks, no configuration or scripts of the
-    /// person's that could fight the adapter, and a constant time-stretch filter so that `speed`
-    /// trims move the position smoothly (see docs/mpv.md).
+    /// The options coplay always gives mpv (measured reasons in docs/mpv.md):
+    /// - idle and paused until told, never quitting at the end of a file (the group decides), no
+    ///   resume-playback state of the person's;
+    /// - `--hr-seek=yes`: exact seeks (they land on the first frame at or after the target);
+    /// - `--video-timing-offset=0`: `time-pos` changes when a frame is due, not one frame (two at
+    ///   60 fps) early when it is queued, so the adapter's frame clock reads the frame on screen;
+    /// - `--af=scaletempo2`: the time-stretch filter is always in the chain, so a `speed` trim moves
+    ///   the position as asked (without it, each change between 1 and another speed inserts or
+    ///   removes the filter and the position jumps by 2-25 ms).
     public static let baseArguments = [
         "--idle=yes", "--pause", "--keep-open=always", "--hr-seek=yes", "--no-resume-playback",
+        "--video-timing-offset=0", "--af=scaletempo2",
         "--input-default-bindings=yes", "--no-input-terminal", "--msg-level=all=error",
-        "--af=scaletempo2",
     ]
 
     /// No window and no sound (benchmarks, tests, machines without a display).

@@ -126,6 +126,86 @@ struct MPVPlayerCLITests {
         #expect(launched.process.isRunning, "the other mpv member stopped too")
     }
 
+    /// A private X server (Xvfb) on a free display number, for as long as the child runs.
+    static func startXvfb() throws -> (Child, String) {
+        let number = (90..<140).first { !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\($0)") } ?? 139
+        let xvfb = try Child([":\(number)", "-screen", "0", "800x300x24", "-nolisten", "tcp"], executable: URL(fileURLWithPath: "/usr/bin/Xvfb"))
+        return (xvfb, ":\(number)")
+    }
+
+    @Test("mpv members with real windows under Xvfb: window screenshots at a pause show the same frame", .timeLimit(.minutes(4)))
+    func windowsShowTheSameFrame() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.mpv), "mpv is missing: scripts/install-deps.sh installs it")
+        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb"), "Xvfb is missing: scripts/install-deps.sh installs it (Debian xvfb)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-mpvx-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let media = try await Self.makeMedia(in: directory)
+        var children: [Child] = []
+        defer { for child in children.reversed() { child.stop() } }
+        let (xvfb, display) = try Self.startXvfb()
+        children.append(xvfb)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(display.dropFirst())"), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+
+        let port = CoplayProcess.freePort()
+        let relay = try Child(["serve", "--listen", "127.0.0.1:\(port)"])
+        children.append(relay)
+        #expect(await relay.out.wait(for: .seconds(30)) { $0.contains { $0.contains("listening") } })
+        let host = try Child(["host", media, "--relay", "127.0.0.1:\(port)", "--name", "host"])
+        children.append(host)
+        #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
+        let invite = try #require(host.out.snapshot.first)
+
+        // Two windowed mpvs side by side on the virtual screen, each driven by its own member.
+        var connections: [MPVConnection] = []
+        var members: [Child] = []
+        for (number, x) in [0, 400].enumerated() {
+            let socket = directory.appendingPathComponent("w\(number).sock").path
+            let window = try Child(
+                ["DISPLAY=\(display)", Self.mpv] + MPVProcess.baseArguments + [
+                    "--ao=null", "--osd-level=0", "--geometry=320x180+\(x)+0", "--no-border", "--input-ipc-server=\(socket)",
+                ], executable: URL(fileURLWithPath: "/usr/bin/env"))
+            children.append(window)
+            connections.append(try await Self.connect(socket))
+            let member = try Child(["join", invite, media, "--mpv-socket", socket, "--name", "w\(number)"])
+            children.append(member)
+            members.append(member)
+        }
+        defer { for connection in connections { Task { await connection.close() } } }
+        for member in members {
+            #expect(await member.out.wait(for: .seconds(60)) { lines in
+                PlaybackSessionCLITests.events(lines).contains { $0["type"] as? String == "joined" }
+            }, "a member did not join: \(member.err.snapshot.suffix(5))")
+        }
+        for (index, connection) in connections.enumerated() {
+            let vo = try await connection.get("current-vo")
+            #expect(vo.data.string != nil && vo.data.string != "null", "mpv \(index) has no window (vo \(vo.data))")
+        }
+
+        for command in [["play"], ["pause"]] {
+            try await Task.sleep(for: .milliseconds(1500))
+            let result = try await CoplayProcess.run(["control", invite] + command, timeout: 60)
+            #expect(result.status == 0, "control \(command) failed: \(result.stderr)")
+        }
+        for member in members {
+            #expect(await member.out.wait(for: .seconds(30)) { lines in PlaybackSessionCLITests.pausedAfterCommand(lines, pauses: 2) })
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        var shots: [Data] = []
+        for (index, connection) in connections.enumerated() {
+            let path = directory.appendingPathComponent("window-\(index).png").path
+            try await connection.run(["screenshot-to-file", path, "window"])
+            shots.append(try Data(contentsOf: URL(fileURLWithPath: path)))
+        }
+        #expect(shots[0].count > 1000, "the screenshot is empty")
+        #expect(shots[0] == shots[1], "the two windows show different pictures at the pause (screenshots in \(directory.path))")
+        let positions = try await connections.asyncMap { try await $0.number("time-pos") }
+        #expect(positions[0] != nil && positions[0] == positions[1], "windows at \(positions)")
+    }
+
     @Test("mpv missing: a clear error naming the Debian package, before joining")
     func missingMPV() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-mpv-\(UUID().uuidString.prefix(8))")
@@ -147,5 +227,13 @@ struct MPVPlayerCLITests {
         let result = try await CoplayProcess.run(["join", "coplay://127.0.0.1:9/00#AA", "x.mp4", "--mpv-arg=--fs"], timeout: 30)
         #expect(result.status != 0)
         #expect(result.stderr.contains("--mpv-arg needs --player mpv"), "stderr: \(result.stderr)")
+    }
+}
+
+extension Array {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var result: [T] = []
+        for element in self { result.append(try await transform(element)) }
+        return result
     }
 }

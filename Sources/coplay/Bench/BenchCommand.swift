@@ -15,6 +15,7 @@ struct BenchCommand: AsyncParsableCommand {
             BenchJournalCommand.self,
             WakeupBenchCommand.self,
             GroupBenchCommand.self,
+            BenchKeypressCommand.self,
         ],
         defaultSubcommand: BenchRunCommand.self
     )
