@@ -16,7 +16,7 @@ extension BenchReport {
         lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
         for entry in entries {
             let r = entry.result
-            let implementation = Self.implementationLabel(r.implementation)
+            let implementation = Self.implementationLabel(r.implementation, mediaPlayer: r.mediaPlayer)
             guard r.succeeded else {
                 lines.append(
                     "| \(r.name) | \(implementation) | \(r.players) | FAILED: \(Self.escape(r.error ?? "unknown error")) | | | | | | | | |")
@@ -38,7 +38,29 @@ extension BenchReport {
                 parts.append("clock-offset error p50 \(Self.ms(clock.p50Ms)) ms, max \(Self.ms(clock.maxMs)) ms")
             }
             if let duration = r.durationSeconds { parts.append(String(format: "%.1f s measured", duration)) }
-            if let method = r.method { parts.append("frames from \(method == "sampled" ? "sampled positions" : "the players' frame events")") }
+            if let method = r.method {
+                switch method {
+                case "transitions":
+                    var text = "frames from mpv's time-pos transitions seen by the benchmark's sampler"
+                    if let sampler = r.sampler, let bracket = sampler.bracket {
+                        text += " (bracket p50 \(Self.ms(bracket.p50Ms)) / p99 \(Self.ms(bracket.p99Ms)) / max \(Self.ms(bracket.maxMs)) ms"
+                        text += ", \(sampler.widerThan1ms) of \(bracket.count) wider than 1 ms"
+                        if let roundTrip = sampler.roundTrip {
+                            text += "; IPC round trip p50 \(Self.ms(roundTrip.p50Ms)) / p99 \(Self.ms(roundTrip.p99Ms)) ms"
+                        }
+                        if let lateness = sampler.lateness {
+                            text += "; sampler wake-up lateness p50 \(Self.ms(lateness.p50Ms)) / p99 \(Self.ms(lateness.p99Ms)) ms"
+                        }
+                        if let rate = sampler.samplesPerSecond { text += String(format: "; %.0f samples/s per player", rate) }
+                        text += ")"
+                    }
+                    parts.append(text)
+                default: parts.append("frames from the players' frame events")
+                }
+            }
+            if let pauseFrames = r.pauseFrames {
+                parts.append(pauseFrames.summary + (pauseFrames.checks.isEmpty ? "" : " (" + pauseFrames.checks.joined(separator: "; ") + ")"))
+            }
             if let trend = r.skewTrendMsPerMinute {
                 parts.append(
                     String(format: "skew trend %+.4f ms/min (p99 first third %@ ms, last third %@ ms)", trend,
@@ -74,9 +96,9 @@ extension BenchReport {
         return outcome == "resumed" ? "resumed" : "NOT resumed"
     }
 
-    static func implementationLabel(_ implementation: String?) -> String {
+    static func implementationLabel(_ implementation: String?, mediaPlayer: String? = nil) -> String {
         switch implementation {
-        case "coplay": "coplay"
+        case "coplay": mediaPlayer == "mpv" ? "coplay + mpv" : "coplay"
         case "syncplay": "Syncplay"
         case let other?: other
         case nil: "–"

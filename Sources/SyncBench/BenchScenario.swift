@@ -11,6 +11,8 @@ import NetworkEmulation
 /// | `loss` | coplay | 3 | 60 s | 1 % each way | idem |
 /// | `drift` | coplay | 3 | 600 s | loopback | ±100 ppm software drift |
 /// | `crowd` | coplay | 8 | 60 s | loopback | idem |
+/// | `mpv` | coplay + mpv | 3 | 60 s | loopback | `coplay join` in its own time namespace; mpv on the machine's clocks |
+/// | `mpv-jitter` | coplay + mpv | 3 | 60 s | 20 ms ± 10 ms each way | idem |
 /// | `syncplay` | Syncplay + mpv | 2 | 60 s | loopback | shared clock |
 ///
 /// ```swift
@@ -26,6 +28,15 @@ public struct BenchScenario: Sendable, Hashable {
         case syncplay
     }
 
+    /// The media player a coplay scenario's members drive.
+    public enum MediaPlayer: String, Sendable, Hashable, Codable {
+        /// coplay's own headless player (`coplay join --frames`), which reports each frame itself.
+        case headless
+        /// An mpv the runner starts (`--vo=null --ao=null`), driven by `coplay join --mpv-socket`; its
+        /// frames are seen by the benchmark's own sampler (``MPVFrameSampler``).
+        case mpv
+    }
+
     /// The scenario's name.
     public var name: String
     /// The implementation measured.
@@ -38,12 +49,15 @@ public struct BenchScenario: Sendable, Hashable {
     public var network: NetworkCondition
     /// Software clock drift of the players in ppm, cycled over the players (empty: none).
     public var driftPPM: [Double]
+    /// The media player of a coplay scenario's members.
+    public var mediaPlayer: MediaPlayer
 
     /// Creates a scenario.
     public init(
         name: String, implementation: Implementation = .coplay, players: Int = 3, duration: Double = 60,
-        network: NetworkCondition = .quiet, driftPPM: [Double] = []
+        network: NetworkCondition = .quiet, driftPPM: [Double] = [], mediaPlayer: MediaPlayer = .headless
     ) {
+        self.mediaPlayer = mediaPlayer
         self.name = name
         self.implementation = implementation
         self.players = players
@@ -72,6 +86,8 @@ public struct BenchScenario: Sendable, Hashable {
         BenchScenario(name: "loss", network: .loss),
         BenchScenario(name: "drift", duration: 600, driftPPM: [100, -100]),
         BenchScenario(name: "crowd", players: 8),
+        BenchScenario(name: "mpv", mediaPlayer: .mpv),
+        BenchScenario(name: "mpv-jitter", network: .jitter, mediaPlayer: .mpv),
         BenchScenario(name: "syncplay", implementation: .syncplay, players: 2),
     ]
 

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
+import MPVControl
 import NIOConcurrencyHelpers
+import NIOPosix
 import NetworkEmulation
 
 #if canImport(Glibc)
@@ -21,6 +23,12 @@ import Glibc
 /// 5. Per player, `unshare --fork --kill-child=SIGTERM --time --monotonic S --boottime S coplay join
 ///    INVITE MEDIA --name pN --frames [--clock-drift-ppm PPM]`; its JSON Lines are parsed live by
 ///    ``CoplayStreamTranslator``. The last player waits for the script's late-join action.
+///    In an mpv scenario, the runner first starts the player's mpv (`mpv` + `MPVProcess.baseArguments`
+///    + `headlessArguments` + `--input-ipc-server=SOCK`, outside the time namespace) and connects its
+///    own ``MPVFrameSampler`` to it, then runs `coplay join INVITE MEDIA --name pN --mpv-socket SOCK`;
+///    the player's frames are the sampler's (reference time = realtime + the relay's offset), its
+///    accepted commands and stops come from its JSON Lines as usual. After each pause and the
+///    suspension has settled, every mpv writes its picture (``PauseFrameCheck``).
 /// 6. The script: playback commands via `coplay control` (a `command` event is stamped when it is
 ///    launched), the suspension via `coplay control INVITE suspend SECONDS` (launched in the background,
 ///    awaited before the next action), the late joiner, the relay restart (`kill -9`, then the same port
@@ -99,6 +107,12 @@ public struct CoplayScenarioRunner: Sendable {
         public var measuredSeconds: Double
         /// Remarks on the run's conditions.
         public var notes: [String]
+        /// mpv scenarios: what each player's sampler saw (frames, brackets, round trips).
+        public var samplerRecords: [MPVFrameSampler.Record] = []
+        /// mpv scenarios: the pictures compared at each pause and the suspension.
+        public var pauseChecks: [PauseFrameCheck] = []
+        /// mpv scenarios: the media's frame rate as mpv reported it.
+        public var frameRate: Double?
     }
 
     /// The configuration.
@@ -138,20 +152,51 @@ public struct CoplayScenarioRunner: Sendable {
 
     // MARK: - The run
 
-    /// The processes and proxies of one run, stopped together.
+    /// The processes, proxies and mpv samplers of one run, stopped together.
     final class Session: Sendable {
         private let children = NIOLockedValueBox<[ChildProcess]>([])
         private let proxies = NIOLockedValueBox<[ImpairmentProxy]>([])
+        private let samplers = NIOLockedValueBox<[MPVFrameSampler]>([])
+        /// The samplers' event loop (one thread of its own, so their stamps do not wait behind the proxies').
+        private let samplerGroup = NIOLockedValueBox<MultiThreadedEventLoopGroup?>(nil)
+        private let directories = NIOLockedValueBox<[URL]>([])
 
         func add(_ child: ChildProcess) { children.withLockedValue { $0.append(child) } }
         func add(_ proxy: ImpairmentProxy) { proxies.withLockedValue { $0.append(proxy) } }
+        func add(_ sampler: MPVFrameSampler) { samplers.withLockedValue { $0.append(sampler) } }
+        /// A directory removed at the end (mpv's sockets).
+        func removeAtEnd(_ directory: URL) { directories.withLockedValue { $0.append(directory) } }
+
+        /// The event loop group of the samplers, made on first use.
+        var samplerLoops: MultiThreadedEventLoopGroup {
+            samplerGroup.withLockedValue { group in
+                if let group { return group }
+                let made = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+                group = made
+                return made
+            }
+        }
+
+        /// Stops every sampler and returns what they saw.
+        func stopSamplers() async -> [MPVFrameSampler.Record] {
+            var records: [MPVFrameSampler.Record] = []
+            for sampler in samplers.withLockedValue({ $0 }) { records.append(await sampler.stop()) }
+            return records
+        }
 
         func stopAll() async {
+            _ = await stopSamplers()
             let list = children.withLockedValue { $0 }
             await withTaskGroup(of: Void.self) { group in
                 for child in list { group.addTask { await child.stop() } }
             }
             for proxy in proxies.withLockedValue({ $0 }) { try? await proxy.stop() }
+            let group = samplerGroup.withLockedValue { group in
+                defer { group = nil }
+                return group
+            }
+            try? await group?.shutdownGracefully()
+            for directory in directories.withLockedValue({ $0 }) { try? FileManager.default.removeItem(at: directory) }
         }
     }
 
@@ -179,6 +224,23 @@ public struct CoplayScenarioRunner: Sendable {
         if configuration.timeNamespaces && !namespaces {
             notes.append("unshare --time is not available here: the players share the machine's monotonic clock")
         }
+        // mpv scenarios: the executable, and a short directory for the sockets (a Unix socket path
+        // has at most 107 bytes).
+        let usesMPV = scenario.mediaPlayer == .mpv
+        var mpvExecutable = ""
+        var socketDirectory = URL(fileURLWithPath: "/tmp")
+        if usesMPV {
+            guard let path = try? MPVProcess.findExecutable() else { throw BenchError.missingTool("mpv") }
+            mpvExecutable = path
+            let version = (try? await Self.output(of: path, ["--version"], log: log("mpv-version"))) ?? ""
+            if let line = version.split(separator: "\n").first {
+                notes.append("players drive \(line.components(separatedBy: " Copyright").first ?? String(line)) (\(path))")
+            }
+            socketDirectory = FileManager.default.temporaryDirectory
+                .appendingPathComponent("coplay-bench-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: socketDirectory, withIntermediateDirectories: true)
+            session.removeAtEnd(socketDirectory)
+        }
 
         // 1. The relay.
         stage("starting the relay")
@@ -192,6 +254,10 @@ public struct CoplayScenarioRunner: Sendable {
 
         // 2. The relay's clock versus CLOCK_REALTIME.
         let offsetBefore = try? await relayOffset(port: port)
+        if usesMPV && offsetBefore == nil {
+            notes.append("the relay's time server did not answer the runner: sampled mpv frames carry reference = realtime")
+        }
+        let samplerOffset = offsetBefore ?? 0
 
         // 3. The host.
         stage("starting the host")
@@ -231,12 +297,32 @@ public struct CoplayScenarioRunner: Sendable {
             }
             playerInvites.append(playerInvite)
         }
-        func startPlayer(_ number: Int) throws -> LivePlayer {
+        func startPlayer(_ number: Int) async throws -> LivePlayer {
             let name = "p\(number + 1)"
-            let player = LivePlayer(name: name, startRealtime: RealtimeClock.now())
-            var arguments = [
-                "join", playerInvites[number], configuration.media, "--name", name, "--frames", "--log-level", "warning",
-            ]
+            let player = LivePlayer(name: name, startRealtime: RealtimeClock.now(), drivesMPV: usesMPV)
+            var arguments = ["join", playerInvites[number], configuration.media, "--name", name]
+            if usesMPV {
+                // The player's mpv (on the machine's clocks), and the benchmark's own sampler of it.
+                let socket = socketDirectory.appendingPathComponent("\(name).sock").path
+                let mpv = try ChildProcess(
+                    name: "\(name)'s mpv", executable: mpvExecutable,
+                    arguments: MPVFrameSampler.mpvArguments(socket: socket),
+                    log: log("\(name)-mpv"))
+                session.add(mpv)
+                player.attach(mpv: mpv, sampler: nil)
+                let sampler = try await MPVFrameSampler.start(
+                    socket: socket, player: name, group: session.samplerLoops, timeout: configuration.startupTimeout,
+                    alive: { mpv.isRunning }
+                ) { [player] frame in
+                    player.consumeSampled(frame, referenceOffset: samplerOffset)
+                }
+                session.add(sampler)
+                player.attach(mpv: mpv, sampler: sampler)
+                arguments += ["--mpv-socket", socket]
+            } else {
+                arguments.append("--frames")
+            }
+            arguments += ["--log-level", "warning"]
             if drifts[number] != 0 { arguments += ["--clock-drift-ppm", "\(drifts[number])"] }
             var executable = coplay
             if namespaces {
@@ -254,7 +340,7 @@ public struct CoplayScenarioRunner: Sendable {
         let initial = script.hasLateJoiner ? scenario.players - 1 : scenario.players
         stage("starting \(initial) players")
         for number in 0..<initial {
-            let player = try startPlayer(number)
+            let player = try await startPlayer(number)
             roster.withLockedValue { $0.append(player) }
         }
         let players = roster.withLockedValue { $0 }
@@ -263,6 +349,9 @@ public struct CoplayScenarioRunner: Sendable {
             try Task.checkCancellation()
             for player in players where !(player.process?.isRunning ?? false) {
                 throw BenchError.scenarioFailed("player \(player.process?.exitDescription ?? player.name) before the script started")
+            }
+            for player in players where !(player.mpv?.isRunning ?? true) {
+                throw BenchError.scenarioFailed("\(player.mpv?.exitDescription ?? player.name) before the script started")
             }
             guard ContinuousClock.now < readyDeadline else {
                 let late = players.filter { !$0.isReady }.map(\.name)
@@ -315,6 +404,9 @@ public struct CoplayScenarioRunner: Sendable {
             for player in list where !(player.process?.isRunning ?? false) {
                 throw BenchError.scenarioFailed("player \(player.process?.exitDescription ?? player.name) \(moment)")
             }
+            for player in list where !(player.mpv?.isRunning ?? true) {
+                throw BenchError.scenarioFailed("\(player.mpv?.exitDescription ?? player.name) \(moment)")
+            }
             if !host.isRunning { throw BenchError.scenarioFailed("\(host.exitDescription) \(moment)") }
             if !currentRelay.isRunning { throw BenchError.scenarioFailed("\(currentRelay.exitDescription) \(moment)") }
         }
@@ -324,6 +416,41 @@ public struct CoplayScenarioRunner: Sendable {
                 try checkAlive(roster.withLockedValue { $0 }, at: moment)
                 try await Task.sleep(for: .milliseconds(min(200, max(1, (deadline - ContinuousClock.now).milliseconds))))
             }
+        }
+
+        /// mpv scenarios: once every player stopped for the pause (or suspension) launched at `issued`
+        /// and 0.3 s more have passed, but at least 0.7 s after the launch, every mpv writes its picture.
+        var pauseChecks: [PauseFrameCheck] = []
+        func checkPauseFrames(_ action: ScenarioAction, issued: Double, settleBy deadline: Double) async throws {
+            let label = String(format: "%.1f %@", action.at, action.name)
+            let players = roster.withLockedValue { $0 }
+            let effect = action.kind == .pause ? "pause" : "suspension"
+            while RealtimeClock.now() < deadline,
+                !players.allSatisfy({ ($0.lastEffect(effect) ?? 0) >= issued })
+            {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let settled = max(RealtimeClock.now() + 0.3, issued + 0.7)
+            try await Task.sleep(for: .milliseconds(Int(max(0, settled - RealtimeClock.now()) * 1000)))
+            let shots = configuration.workDirectory.appendingPathComponent("screenshots")
+            try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
+            var taken: [PauseFrameCheck.Shot] = []
+            var failures: [String: String] = [:]
+            for player in players {
+                guard let sampler = player.sampler else { continue }
+                let file = shots.appendingPathComponent(String(format: "%04.1f-%@-%@.png", action.at, action.name, player.name))
+                try? FileManager.default.removeItem(at: file)
+                do {
+                    try await sampler.screenshot(to: file.path)
+                    let position = try? await sampler.connection.number("time-pos")
+                    let paused = try? await sampler.connection.get("pause").data.bool
+                    taken.append((player.name, file, position, paused))
+                } catch {
+                    failures[player.name] = "\(error)"
+                }
+            }
+            let frameRate = players.compactMap { $0.sampler?.frameRate }.first
+            pauseChecks.append(PauseFrameCheck.compare(label: label, shots: taken, frameRate: frameRate, failures: failures))
         }
 
         for action in script.actions {
@@ -347,8 +474,11 @@ public struct CoplayScenarioRunner: Sendable {
                     throw BenchError.scenarioFailed("`coplay control \(arguments.joined(separator: " "))` failed: \(control.exitDescription)")
                 }
                 commands.append(.command(action.name, target: action.value, realtime: issued, player: "runner"))
+                if usesMPV, action.kind == .pause {
+                    try await checkPauseFrames(action, issued: issued, settleBy: issued + 3)
+                }
             case .lateJoin:
-                let player = try startPlayer(scenario.players - 1)
+                let player = try await startPlayer(scenario.players - 1)
                 roster.withLockedValue { $0.append(player) }
                 lateJoiner = player
             case .suspension:
@@ -366,6 +496,10 @@ public struct CoplayScenarioRunner: Sendable {
                 session.add(control)
                 suspending = (control, arguments, line)
                 commands.append(.command(action.name, target: action.value, realtime: issued, player: "runner"))
+                if usesMPV {
+                    // Within the hold: the stop comes about one control start-up after the launch.
+                    try await checkPauseFrames(action, issued: issued, settleBy: issued + 3)
+                }
             case .relayRestart:
                 try checkAlive(roster.withLockedValue { $0 }, at: "before the relay restart")
                 restartRealtime = RealtimeClock.now()
@@ -422,6 +556,16 @@ public struct CoplayScenarioRunner: Sendable {
             notes.append(String(format: "relay reference minus CLOCK_REALTIME moved %.3f ms during the run", (offsets[1] - offsets[0]) * 1000))
         }
 
+        let records = await session.stopSamplers()
+        if usesMPV {
+            for record in records where record.ended != nil {
+                notes.append("sampler of \(record.player) stopped early: \(record.ended!)")
+            }
+            for record in records {
+                try? record.jsonLines().write(to: configuration.workDirectory.appendingPathComponent("\(record.player)-sampler.jsonl"))
+            }
+        }
+
         var streams = everyone.map { player in
             PlayerEventStream(
                 player: player.name,
@@ -434,7 +578,8 @@ public struct CoplayScenarioRunner: Sendable {
             streams: streams, relayOffset: offsets.isEmpty ? nil : offsets.reduce(0, +) / Double(offsets.count),
             relayRestart: relayRestart,
             lateJoinSeconds: lateJoiner.flatMap { player in player.firstFrameRealtime.map { $0 - player.startRealtime } },
-            timeNamespaces: namespaces, measuredSeconds: max(0, windowEnd - windowStart), notes: notes)
+            timeNamespaces: namespaces, measuredSeconds: max(0, windowEnd - windowStart), notes: notes,
+            samplerRecords: records, pauseChecks: pauseChecks, frameRate: records.compactMap(\.frameRate).first)
     }
 
     // MARK: - Helpers

@@ -16,6 +16,9 @@ import Foundation
 ///   the instant the player stopped presenting. Its `suspensionEnded` line (whose `referenceTime` is the
 ///   end of the wait) takes effect (action `resume`) at the first frame scheduled at or after it: the
 ///   instant the player presented again. A suspension the group does not wait for has neither.
+/// - A player that prints no frames (`coplay join --mpv-socket`) gets its frames from the benchmark's own
+///   sampler through ``sampledFrame(index:pts:realtime:referenceTime:)``: the same bookkeeping and
+///   effects, but no clock event (the frame's reference time is the runner's, not the player's view).
 ///
 /// ```swift
 /// var translator = CoplayStreamTranslator(player: "p1")
@@ -56,6 +59,9 @@ public struct CoplayStreamTranslator: Sendable {
     public let player: String
     /// Emit a clock event for every `clockEvery`-th frame.
     public let clockEvery: Int
+    /// Whether an accepted state line (`play`, `pause`, ...) already counts as ready (a player that
+    /// prints no `stopped` line for the initial state, such as the mpv adapter).
+    public let readyOnState: Bool
     /// The session's item identifier, once a line named it.
     public private(set) var item: String?
     /// Whether the player has applied a state (printed a `stopped` or `frame` line).
@@ -76,9 +82,12 @@ public struct CoplayStreamTranslator: Sendable {
     /// - Parameters:
     ///   - player: the name stamped on the events.
     ///   - clockEvery: how often a frame also yields a clock event (every frame by default).
-    public init(player: String, clockEvery: Int = 1) {
+    ///   - readyOnState: whether an accepted state line makes the player ready (default: only a
+    ///     `stopped` or `frame` line does).
+    public init(player: String, clockEvery: Int = 1, readyOnState: Bool = false) {
         self.player = player
         self.clockEvery = max(1, clockEvery)
+        self.readyOnState = readyOnState
     }
 
     /// Reads one line of the player's standard output.
@@ -95,6 +104,7 @@ public struct CoplayStreamTranslator: Sendable {
         var events: [BenchEvent] = []
         switch line.type {
         case "play", "pause", "seek", "rate", "item":
+            if readyOnState { isReady = true }
             if let anchor = line.referenceTime {
                 pending.append(Pending(action: line.type, anchor: anchor, trigger: (line.rate ?? 1) > 0 ? .frame : .stop))
             }
@@ -109,17 +119,10 @@ public struct CoplayStreamTranslator: Sendable {
             }
         case "frame":
             guard let index = line.index, let pts = line.pts else { break }
-            isReady = true
-            frames += 1
-            if firstFrameRealtime == nil { firstFrameRealtime = realtime }
-            lastFrameRealtime = realtime
-            events.append(.frame(index: index, pts: pts, realtime: realtime, player: player))
-            if let scheduled = line.referenceTime {
-                if frames % clockEvery == 0 {
-                    let view = scheduled + (line.errorMs ?? 0) / 1000
-                    events.append(.clock(offset: view - realtime, realtime: realtime, player: player))
-                }
-                events += takeEffects(realtime: realtime) { $0.trigger == .frame && scheduled >= $0.anchor - 0.000_5 }
+            events += frame(index: index, pts: pts, realtime: realtime, referenceTime: line.referenceTime)
+            if let scheduled = line.referenceTime, frames % clockEvery == 0 {
+                let view = scheduled + (line.errorMs ?? 0) / 1000
+                events.append(.clock(offset: view - realtime, realtime: realtime, player: player))
             }
         case "stopped":
             isReady = true
@@ -134,6 +137,27 @@ public struct CoplayStreamTranslator: Sendable {
             }
         default:
             break
+        }
+        return events
+    }
+
+    /// A frame the benchmark saw the player present (its own sampler of mpv), at `realtime`, with
+    /// `referenceTime` = `realtime` plus the relay's reference-minus-realtime offset as the runner
+    /// measured it.
+    ///
+    /// - Returns: the frame event and any effects it completes (never a clock event).
+    public mutating func sampledFrame(index: Int, pts: Double, realtime: Double, referenceTime: Double) -> [BenchEvent] {
+        frame(index: index, pts: pts, realtime: realtime, referenceTime: referenceTime)
+    }
+
+    private mutating func frame(index: Int, pts: Double, realtime: Double, referenceTime: Double?) -> [BenchEvent] {
+        isReady = true
+        frames += 1
+        if firstFrameRealtime == nil { firstFrameRealtime = realtime }
+        lastFrameRealtime = max(lastFrameRealtime ?? realtime, realtime)
+        var events: [BenchEvent] = [.frame(index: index, pts: pts, realtime: realtime, player: player)]
+        if let scheduled = referenceTime {
+            events += takeEffects(realtime: realtime) { $0.trigger == .frame && scheduled >= $0.anchor - 0.000_5 }
         }
         return events
     }

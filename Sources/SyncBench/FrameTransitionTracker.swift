@@ -17,9 +17,12 @@
 /// duration later (divided by mpv's `speed`, which the sampler observes; a speed change mid-frame
 /// moves the prediction accordingly). Samples are dense (``Configuration/denseInterval``) within
 /// ``Configuration/window`` (plus half the last bracket) either side of the prediction, sparse
-/// (``Configuration/sparseInterval``) otherwise. After mpv resumes (`pause` turns false) or restarts
-/// playback after a seek, the first change cannot be predicted: samples are dense until it is seen,
-/// for at most a frame duration and 5 ms. While paused, sampling is sparse.
+/// (``Configuration/sparseInterval``) otherwise. A change that has not come by the end of the window
+/// is looked for every ``Configuration/recoveryInterval`` for another half frame, then sparsely.
+/// After mpv resumes (`pause` turns false) or restarts playback after a seek, the first change cannot
+/// be predicted: samples are dense until it is seen, for at most a frame duration and 5 ms. After it
+/// pauses they are dense for ``Configuration/pauseSettle`` (a player snapping back or forward to the
+/// group's frame shows it then), sparse afterwards.
 ///
 /// ```swift
 /// var tracker = FrameTransitionTracker(configuration: .init(frameRate: 25))
@@ -38,6 +41,10 @@ public struct FrameTransitionTracker: Sendable {
         public var sparseInterval: Double
         /// Half-width of the dense window around a predicted change (seconds).
         public var window: Double
+        /// Seconds between samples after a predicted change did not come within its window.
+        public var recoveryInterval: Double
+        /// Seconds of dense sampling after mpv pauses.
+        public var pauseSettle: Double
         /// The largest forward step (frames) still counted as a presentation.
         public var maximumStep: Int
 
@@ -48,15 +55,19 @@ public struct FrameTransitionTracker: Sendable {
         ///   - denseInterval: seconds (default 0.25 ms).
         ///   - sparseInterval: seconds (default 5 ms).
         ///   - window: seconds (default 1.5 ms).
+        ///   - recoveryInterval: seconds (default 1 ms).
+        ///   - pauseSettle: seconds (default 0.1).
         ///   - maximumStep: frames (default 3).
         public init(
             frameRate: Double, denseInterval: Double = 0.000_25, sparseInterval: Double = 0.005, window: Double = 0.001_5,
-            maximumStep: Int = 3
+            recoveryInterval: Double = 0.001, pauseSettle: Double = 0.1, maximumStep: Int = 3
         ) {
             self.frameRate = frameRate
             self.denseInterval = denseInterval
             self.sparseInterval = sparseInterval
             self.window = window
+            self.recoveryInterval = recoveryInterval
+            self.pauseSettle = pauseSettle
             self.maximumStep = maximumStep
         }
 
@@ -74,13 +85,16 @@ public struct FrameTransitionTracker: Sendable {
         public var before: Double
         /// The instant of the first sample showing this frame.
         public var after: Double
+        /// When the tracker expected this change (nil when it had no prediction).
+        public var predicted: Double?
 
         /// Creates a transition.
-        public init(index: Int, pts: Double, before: Double, after: Double) {
+        public init(index: Int, pts: Double, before: Double, after: Double, predicted: Double? = nil) {
             self.index = index
             self.pts = pts
             self.before = before
             self.after = after
+            self.predicted = predicted
         }
 
         /// When the frame appeared: the midpoint of the bracket.
@@ -184,7 +198,7 @@ public struct FrameTransitionTracker: Sendable {
         if steps >= 1, steps <= Double(configuration.maximumStep) {
             let transition = Transition(
                 index: Int((position * configuration.frameRate).rounded()), pts: position, before: last.instant,
-                after: sample.instant)
+                after: sample.instant, predicted: predictedChange)
             phase = Phase(at: transition.realtime, progress: 0, uncertainty: transition.bracket / 2)
             return .frame(transition)
         }
@@ -199,7 +213,7 @@ public struct FrameTransitionTracker: Sendable {
         defer { self.paused = paused }
         guard paused != self.paused else { return }
         phase = nil
-        resyncUntil = paused ? nil : instant + resyncSpan
+        resyncUntil = instant + (paused ? configuration.pauseSettle : resyncSpan)
     }
 
     /// mpv's `speed` changed to `speed` at `instant`.
@@ -226,12 +240,12 @@ public struct FrameTransitionTracker: Sendable {
     public func nextSample(after now: Double) -> Double {
         let dense = max(now, (last?.sent ?? now) + configuration.denseInterval)
         let sparse = now + configuration.sparseInterval
-        if paused == true { return sparse }
         if let resyncUntil, now < resyncUntil { return dense }
-        guard let phase, !phase.missed, let predicted = predictedChange else { return sparse }
+        guard paused != true, let phase, let predicted = predictedChange else { return sparse }
         let half = configuration.window + phase.uncertainty
         if now < predicted - half { return min(predicted - half, sparse) }
-        if now <= predicted + half { return dense }
+        if now <= predicted + half, !phase.missed { return dense }
+        if now <= predicted + configuration.frameDuration / speed / 2 { return now + configuration.recoveryInterval }
         return sparse
     }
 }

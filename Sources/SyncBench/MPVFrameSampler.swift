@@ -41,10 +41,15 @@ public final class MPVFrameSampler: Sendable {
         public var jumps: [FrameTransitionTracker.Jump] = []
         /// `pause` changes, in order (the first is the value when the sampler connected).
         public var pauses: [PauseChange] = []
+        /// `speed` notifications (CLOCK_REALTIME when read, speed), in order.
+        public var speeds: [(realtime: Double, speed: Double)] = []
         /// `time-pos` requests sent.
         public var samples = 0
         /// Request-to-reply round trips (seconds), every sample's.
         public var roundTrips: [Double] = []
+        /// How late each sample's request was written after the instant the tracker asked for
+        /// (seconds): the sampler's own scheduling delay.
+        public var lateness: [Double] = []
         /// Predicted frame changes that did not come within their dense window.
         public var missedPredictions = 0
         /// CLOCK_REALTIME when sampling started and stopped.
@@ -55,6 +60,29 @@ public final class MPVFrameSampler: Sendable {
 
         /// The transitions' bracket widths, seconds.
         public var brackets: [Double] { transitions.map(\.bracket) }
+
+        /// Everything seen, one JSON object per line in time order (`frame` with `index`, `pts`,
+        /// `before`, `after`; `jump` with `from`, `to`; `pause` with `paused`; all with `realtime`),
+        /// for looking into a run.
+        public func jsonLines() -> Data {
+            var lines: [(Double, String)] = transitions.map { frame in
+                (frame.realtime, String(
+                    format: "{\"type\":\"frame\",\"realtime\":%.6f,\"index\":%d,\"pts\":%.6f,\"before\":%.6f,\"after\":%.6f,\"bracketMs\":%.3f%@}",
+                    frame.realtime, frame.index, frame.pts, frame.before, frame.after, frame.bracket * 1000,
+                    frame.predicted.map { String(format: ",\"predictedMs\":%.3f", ($0 - frame.realtime) * 1000) } ?? ""))
+            }
+            lines += jumps.map { jump in
+                (jump.realtime, String(format: "{\"type\":\"jump\",\"realtime\":%.6f,\"from\":%.6f,\"to\":%.6f}", jump.realtime, jump.from, jump.to))
+            }
+            lines += speeds.map { change in
+                (change.realtime, String(format: "{\"type\":\"speed\",\"realtime\":%.6f,\"speed\":%.6f}", change.realtime, change.speed))
+            }
+            lines += pauses.map { change in
+                (change.realtime, String(format: "{\"type\":\"pause\",\"realtime\":%.6f,\"paused\":%@}", change.realtime, change.paused ? "true" : "false"))
+            }
+            let text = lines.sorted { $0.0 < $1.0 }.map(\.1).joined(separator: "\n")
+            return Data((text.isEmpty ? "" : text + "\n").utf8)
+        }
     }
 
     private struct State {
@@ -72,11 +100,23 @@ public final class MPVFrameSampler: Sendable {
     private let waker: Waker
     private let tasks = NIOLockedValueBox<[Task<Void, Never>]>([])
     private let configuration: FrameTransitionTracker.Configuration
+    /// The event loop group the sampler made for itself (nil when the caller gave one).
+    private let ownGroup: MultiThreadedEventLoopGroup?
 
-    private init(player: String, connection: MPVConnection, loop: any EventLoop, configuration: FrameTransitionTracker.Configuration) {
+    /// The mpv command line (after the executable) of a player the benchmark starts: coplay's
+    /// options (`MPVProcess.baseArguments`), no window or sound, its IPC on `socket`.
+    public static func mpvArguments(socket: String) -> [String] {
+        MPVProcess.baseArguments + MPVProcess.headlessArguments + ["--input-ipc-server=\(socket)"]
+    }
+
+    private init(
+        player: String, connection: MPVConnection, loop: any EventLoop, configuration: FrameTransitionTracker.Configuration,
+        ownGroup: MultiThreadedEventLoopGroup?
+    ) {
         self.player = player
         self.connection = connection
         self.configuration = configuration
+        self.ownGroup = ownGroup
         self.state = NIOLockedValueBox(State(record: Record(player: player)))
         self.waker = Waker(loop: loop)
     }
@@ -88,30 +128,43 @@ public final class MPVFrameSampler: Sendable {
     ///   - socket: mpv's `--input-ipc-server` path.
     ///   - player: the name in the record.
     ///   - configuration: sampling knobs; its `frameRate` is replaced by mpv's `container-fps`.
-    ///   - group: the event loop group of the connection and the sampling timer (one of its own keeps
-    ///     the samples' stamps off busy loops).
+    ///   - group: the event loop group of the connection and the sampling timer; nil makes one thread
+    ///     of the sampler's own (either way, a group of its own keeps the stamps off busy loops).
     ///   - timeout: seconds to wait for the socket.
     ///   - alive: whether the mpv is still running (a dead mpv ends the wait at once).
     ///   - onFrame: called with each presentation as it is detected (on a pool thread).
     /// - Throws: ``BenchError`` when mpv's socket does not answer in time.
     public static func start(
         socket: String, player: String, configuration: FrameTransitionTracker.Configuration = .init(frameRate: 25),
-        group: any EventLoopGroup, timeout: Double = 30, alive: @escaping @Sendable () -> Bool = { true },
+        group: (any EventLoopGroup)? = nil, timeout: Double = 30, alive: @escaping @Sendable () -> Bool = { true },
         onFrame: @escaping @Sendable (FrameTransitionTracker.Transition) -> Void = { _ in }
     ) async throws -> MPVFrameSampler {
+        let ownGroup = group == nil ? MultiThreadedEventLoopGroup(numberOfThreads: 1) : nil
+        let loops: any EventLoopGroup = group ?? ownGroup!
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
         var connection: MPVConnection?
-        while connection == nil {
-            if FileManager.default.fileExists(atPath: socket) {
-                connection = try? await MPVConnection.connect(path: socket, stamp: RealtimeClock.now, group: group)
+        do {
+            while connection == nil {
+                if FileManager.default.fileExists(atPath: socket) {
+                    connection = try? await MPVConnection.connect(path: socket, stamp: RealtimeClock.now, group: loops)
+                }
+                if connection != nil { break }
+                guard alive() else { throw BenchError.scenarioFailed("mpv of \(player) exited before opening its IPC socket") }
+                guard ContinuousClock.now < deadline else { throw BenchError.timeout("mpv of \(player) to open \(socket)") }
+                try await Task.sleep(for: .milliseconds(20))
             }
-            if connection != nil { break }
-            guard alive() else { throw BenchError.scenarioFailed("mpv of \(player) exited before opening its IPC socket") }
-            guard ContinuousClock.now < deadline else { throw BenchError.timeout("mpv of \(player) to open \(socket)") }
-            try await Task.sleep(for: .milliseconds(20))
+        } catch {
+            try? await ownGroup?.shutdownGracefully()
+            throw error
         }
-        let sampler = MPVFrameSampler(player: player, connection: connection!, loop: group.next(), configuration: configuration)
-        try await sampler.begin(onFrame: onFrame)
+        let sampler = MPVFrameSampler(
+            player: player, connection: connection!, loop: loops.next(), configuration: configuration, ownGroup: ownGroup)
+        do {
+            try await sampler.begin(onFrame: onFrame)
+        } catch {
+            await sampler.stop()
+            throw error
+        }
         return sampler
     }
 
@@ -156,6 +209,7 @@ public final class MPVFrameSampler: Sendable {
             case ("property-change", "speed"):
                 guard let speed = event.data.number else { return false }
                 state.speed = speed
+                state.record.speeds.append((event.received, speed))
                 state.tracker?.speedChanged(speed, at: event.received)
                 return true
             case ("playback-restart", _):
@@ -194,12 +248,14 @@ public final class MPVFrameSampler: Sendable {
     }
 
     private func sample(onFrame: @Sendable (FrameTransitionTracker.Transition) -> Void) async throws {
+        var planned: Double?
         while !Task.isCancelled {
             let reply = try await connection.get("time-pos")
             let position = reply.succeeded ? reply.data.number : nil
             let (change, next) = state.withLockedValue { state -> (FrameTransitionTracker.Change?, Double) in
                 state.record.samples += 1
                 state.record.roundTrips.append(reply.received - reply.sent)
+                if let planned { state.record.lateness.append(max(0, reply.sent - planned)) }
                 let change = state.tracker!.record(position: position, sent: reply.sent, received: reply.received)
                 switch change {
                 case .frame(let transition)?: state.record.transitions.append(transition)
@@ -210,6 +266,7 @@ public final class MPVFrameSampler: Sendable {
                 return (change, state.tracker!.nextSample(after: RealtimeClock.now()))
             }
             if case .frame(let transition)? = change { onFrame(transition) }
+            planned = next
             // The timer and the hop back to this task take about 50 µs.
             let delay = next - RealtimeClock.now() - 0.000_05
             if delay > 0 { await waker.sleep(seconds: delay) }
@@ -232,6 +289,7 @@ public final class MPVFrameSampler: Sendable {
         waker.wake()
         await connection.close()
         for task in running { await task.value }
+        if !running.isEmpty { try? await ownGroup?.shutdownGracefully() }
         return state.withLockedValue { state in
             if state.record.stopped == nil { state.record.stopped = RealtimeClock.now() }
             return state.record

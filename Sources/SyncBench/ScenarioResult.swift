@@ -57,6 +57,39 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
         }
     }
 
+    /// How precisely the benchmark's own mpv sampler dated the frames it synthesized (milliseconds):
+    /// the widths of the brackets around each `time-pos` change (see ``FrameTransitionTracker``).
+    public struct Sampler: Codable, Sendable, Hashable {
+        /// Bracket widths of the frames (count, p50, p99, max).
+        public var bracket: Latency?
+        /// Frames whose bracket was wider than 1 ms (after a resume, a seek or a missed prediction).
+        public var widerThan1ms: Int
+        /// IPC round trips of the samples (count, p50, p99, max).
+        public var roundTrip: Latency?
+        /// How late the sampler wrote its requests after the instants it planned (count, p50, p99, max):
+        /// its own scheduling delay on a busy machine, which widens brackets.
+        public var lateness: Latency?
+        /// Samples per second and player, on average.
+        public var samplesPerSecond: Double?
+        /// Predicted frame changes that did not come within their dense window.
+        public var missedPredictions: Int
+
+        /// Creates the figures from the samplers' records.
+        public init(records: [MPVFrameSampler.Record]) {
+            let brackets = records.flatMap(\.brackets).map { $0 * 1000 }
+            bracket = Latency(milliseconds: brackets)
+            widerThan1ms = brackets.filter { $0 > 1 }.count
+            roundTrip = Latency(milliseconds: records.flatMap(\.roundTrips).map { $0 * 1000 })
+            lateness = Latency(milliseconds: records.flatMap(\.lateness).map { $0 * 1000 })
+            let rates = records.compactMap { record -> Double? in
+                guard let started = record.started, let stopped = record.stopped, stopped > started else { return nil }
+                return Double(record.samples) / (stopped - started)
+            }
+            samplesPerSecond = rates.isEmpty ? nil : rates.reduce(0, +) / Double(rates.count)
+            missedPredictions = records.reduce(0) { $0 + $1.missedPredictions }
+        }
+    }
+
     /// The scenario's name (`quiet`, `jitter`, `syncplay`, ...).
     public var name: String
     /// The implementation measured: `coplay` or `syncplay`.
@@ -71,9 +104,15 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
     public var error: String?
     /// The number of players.
     public var players: Int
-    /// Where the frame events come from: `frames` (players report each frame) or `sampled` (synthesized
-    /// from sampled positions, see docs/benchmarks.md).
+    /// The media player the members drive: `headless` (coplay's own) or `mpv`.
+    public var mediaPlayer: String?
+    /// Where the frame events come from: `frames` (players report each frame) or `transitions`
+    /// (changes of mpv's `time-pos` seen by the benchmark's own sampler, see docs/benchmarks.md).
     public var method: String?
+    /// The mpv sampler's resolution, when the frames come from it.
+    public var sampler: Sampler?
+    /// Whether every player showed the same picture at each pause (mpv screenshots), when checked.
+    public var pauseFrames: PauseFrames?
     /// The scenario's measured duration in seconds (first to last frame event).
     public var durationSeconds: Double?
     /// Frame presentations shared by every player (the skew population).

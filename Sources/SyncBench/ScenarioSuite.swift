@@ -18,7 +18,8 @@ public struct ScenarioSuite: Sendable {
         public var scenarios: [BenchScenario]
         /// The `coplay` executable to spawn.
         public var coplay: String
-        /// The media every coplay player opens; nil makes a 25 fps test clip per duration.
+        /// The media every player opens (coplay's, mpv's and Syncplay's); nil makes a 25 fps test clip
+        /// per duration.
         public var media: String?
         /// The output directory (the work directory is `work/` inside it).
         public var output: URL
@@ -95,13 +96,14 @@ public struct ScenarioSuite: Sendable {
     ) async throws -> (ScenarioAnalysis, [String]) {
         let script = script(for: scenario)
         let work = configuration.output.appendingPathComponent("work/\(scenario.name)")
+        let media = try await media(for: scenario, progress: progress)
         switch scenario.implementation {
         case .syncplay:
             let runner = SyncplayBaseline(
                 configuration: .init(
                     duration: scenario.duration, players: (0..<scenario.players).map { "s\($0 + 1)" },
                     workDirectory: work, network: scenario.network, seed: configuration.seed,
-                    script: script.syncplayActions),
+                    script: script.syncplayActions, media: media),
                 logger: logger)
             let started = ContinuousClock.now
             let run = try await runner.run { line in
@@ -111,32 +113,26 @@ public struct ScenarioSuite: Sendable {
             try write(run.streams, scenario: scenario)
             let analysis = ScenarioAnalysis(
                 name: scenario.name, streams: run.streams,
-                configuration: .init(frameDuration: 1.0 / runner.configuration.frameRate, method: "sampled"))
+                configuration: .init(frameDuration: 1.0 / run.frameRate, method: "transitions"))
             guard (analysis.result.frames ?? 0) > 0 else {
                 throw BenchError.scenarioFailed("the players never played the same frames")
             }
             var result = analysis.result
             decorate(&result, scenario: scenario, script: script, series: analysis.series)
             result.actions = script.syncplayActions.map { String(format: "%.1f ", $0.at) + $0.name }
+            result.mediaPlayer = "mpv"
+            result.sampler = ScenarioResult.Sampler(records: run.samplerRecords)
+            result.pauseFrames = PauseFrames(run.pauseChecks)
             return (
                 ScenarioAnalysis(result: result, series: analysis.series),
                 [
-                    "\(run.syncplayVersion.trimmingCharacters(in: .whitespacesAndNewlines)); positions sampled every 20 ms; largest IPC round trip "
-                        + BenchReport.ms(run.maxRoundTrip * 1000) + " ms; actions: play, pause, seek only (no rate, item, late joiner or restart)"
+                    "\(run.syncplayVersion.trimmingCharacters(in: .whitespacesAndNewlines)), "
+                        + "\(run.mpvVersion.components(separatedBy: " Copyright").first ?? run.mpvVersion); "
+                        + "\(URL(fileURLWithPath: media).lastPathComponent) at \(BenchReport.ms(run.frameRate)) fps; "
+                        + "frames from the transition sampler; actions: play, pause, seek only (no rate, item, late joiner or restart)"
                 ]
             )
         case .coplay:
-            let media: String
-            if let given = configuration.media {
-                media = given
-            } else {
-                let seconds = Int(scenario.duration.rounded(.up)) + 30
-                let url = configuration.output.appendingPathComponent("work/media-\(seconds)s.mp4")
-                progress(ScenarioProgress(scenario: scenario.name, elapsed: 0, total: scenario.duration, frames: 0,
-                                          stage: "making a \(seconds) s test clip"))
-                try await CoplayScenarioRunner.makeMedia(at: url, seconds: seconds)
-                media = url.path
-            }
             let runner = CoplayScenarioRunner(
                 configuration: .init(
                     scenario: scenario, script: script, coplay: configuration.coplay, media: media,
@@ -147,8 +143,12 @@ public struct ScenarioSuite: Sendable {
             let truth = run.relayOffset.map { offset in
                 Dictionary(uniqueKeysWithValues: run.streams.map { ($0.player, offset) })
             } ?? [:]
+            let usesMPV = scenario.mediaPlayer == .mpv
             let analysis = ScenarioAnalysis(
-                name: scenario.name, streams: run.streams, configuration: .init(trueOffsets: truth, method: "frames"))
+                name: scenario.name, streams: run.streams,
+                configuration: .init(
+                    frameDuration: usesMPV ? run.frameRate.map { 1 / $0 } : nil, trueOffsets: truth,
+                    method: usesMPV ? "transitions" : "frames"))
             guard (analysis.result.frames ?? 0) > 0 else {
                 throw BenchError.scenarioFailed("the players never presented the same frames")
             }
@@ -156,14 +156,36 @@ public struct ScenarioSuite: Sendable {
             decorate(&result, scenario: scenario, script: script, series: analysis.series)
             result.relayRestart = run.relayRestart
             result.lateJoinSeconds = run.lateJoinSeconds
+            result.mediaPlayer = scenario.mediaPlayer.rawValue
             var notes = run.notes
+            if usesMPV {
+                result.sampler = ScenarioResult.Sampler(records: run.samplerRecords)
+                result.pauseFrames = PauseFrames(run.pauseChecks)
+            }
             notes.append(
                 "\(scenario.players) players (the last joins late), network \(scenario.network.name), "
-                    + (run.timeNamespaces ? "each in its own time namespace" : "sharing one monotonic clock")
+                    + (run.timeNamespaces
+                        ? (usesMPV ? "each `coplay join` in its own time namespace" : "each in its own time namespace")
+                        : "sharing one monotonic clock")
+                    + (usesMPV ? ", each driving its own mpv (--vo=null --ao=null) through --mpv-socket" : "")
                     + (scenario.driftPPM.isEmpty ? "" : ", drift \(scenario.driftPPM.map { "\($0)" }.joined(separator: "/")) ppm")
                     + String(format: "; measured from the late joiner's first frame to the relay restart (%.1f s)", run.measuredSeconds))
             return (ScenarioAnalysis(result: result, series: analysis.series), notes)
         }
+    }
+
+    /// The media of `scenario`: the one given, or a generated 25 fps clip of its duration + 30 s
+    /// (shared by every scenario of that duration, Syncplay's included).
+    private func media(
+        for scenario: BenchScenario, progress: @escaping @Sendable (ScenarioProgress) -> Void
+    ) async throws -> String {
+        if let given = configuration.media { return given }
+        let seconds = Int(scenario.duration.rounded(.up)) + 30
+        let url = configuration.output.appendingPathComponent("work/media-\(seconds)s.mp4")
+        progress(ScenarioProgress(scenario: scenario.name, elapsed: 0, total: scenario.duration, frames: 0,
+                                  stage: "making a \(seconds) s test clip"))
+        try await CoplayScenarioRunner.makeMedia(at: url, seconds: seconds)
+        return url.path
     }
 
     private func decorate(_ result: inout ScenarioResult, scenario: BenchScenario, script: ActionScript, series: SkewSeries) {

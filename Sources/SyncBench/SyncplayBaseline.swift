@@ -1,12 +1,14 @@
 import Foundation
 import Logging
+import MPVControl
 import NetworkEmulation
 import NIOCore
 import NIOPosix
 
 /// Runs the Syncplay baseline for real: `syncplay-server` and two `syncplay --no-gui` clients, each
 /// driving its own mpv (`--vo=null --ao=null`), all on loopback; an action script injected into the
-/// first client's mpv; both mpv positions sampled over their JSON IPC.
+/// first client's mpv; each mpv's frames seen by the benchmark's own ``MPVFrameSampler`` (the same
+/// sampler, media and script as the mpv scenarios).
 ///
 /// Syncplay passes arguments after `--` to mpv, and takes the IPC socket path from
 /// `--input-ipc-server` when one is given; mpv accepts several clients on that socket, so the runner
@@ -19,17 +21,18 @@ import NIOPosix
 /// ```swift
 /// let run = try await SyncplayBaseline(configuration: .init(duration: 30), logger: logger).run()
 /// let analysis = ScenarioAnalysis(name: "syncplay", streams: run.streams,
-///                                 configuration: .init(frameDuration: 0.04, method: "sampled"))
+///                                 configuration: .init(frameDuration: 1 / run.frameRate, method: "transitions"))
 /// ```
 public struct SyncplayBaseline: Sendable {
     /// What to run.
     public struct Configuration: Sendable {
         /// Seconds of action script and sampling.
         public var duration: Double
-        /// Seconds between samples of each player.
+        /// The sampler's sparse interval (seconds): the longest gap between two samples of one player
+        /// away from a predicted frame change (``FrameTransitionTracker/Configuration/sparseInterval``).
         public var sampleInterval: Double
-        /// The media's frame rate (the runner makes the media).
-        public var frameRate: Double
+        /// The media file; nil makes the scenarios' 25 fps clip of duration + 30 s in the work directory.
+        public var media: String?
         /// The players' names; the first one receives the actions.
         public var players: [String]
         /// Where to keep the media, sockets, configuration and logs; nil for a fresh temporary directory
@@ -49,25 +52,25 @@ public struct SyncplayBaseline: Sendable {
         ///
         /// - Parameters:
         ///   - duration: seconds (default 30).
-        ///   - sampleInterval: seconds (default 0.02).
-        ///   - frameRate: frames per second (default 25).
+        ///   - sampleInterval: the sampler's sparse interval, seconds (default 0.005).
         ///   - players: names (default `a`, `b`).
         ///   - workDirectory: nil for a temporary one.
         ///   - startupTimeout: seconds (default 30).
         ///   - network: the network condition (default quiet loopback).
         ///   - seed: the impairment proxy's seed.
         ///   - script: the action script; nil for the default one.
+        ///   - media: the media file; nil for a generated clip.
         public init(
-            duration: Double = 30, sampleInterval: Double = 0.02, frameRate: Double = 25, players: [String] = ["a", "b"],
+            duration: Double = 30, sampleInterval: Double = 0.005, players: [String] = ["a", "b"],
             workDirectory: URL? = nil, startupTimeout: Double = 30, network: NetworkCondition = .quiet, seed: UInt64 = 1,
-            script: [PlayerAction]? = nil
+            script: [PlayerAction]? = nil, media: String? = nil
         ) {
             self.script = script
             self.network = network
             self.seed = seed
             self.duration = duration
             self.sampleInterval = sampleInterval
-            self.frameRate = frameRate
+            self.media = media
             self.players = players
             self.workDirectory = workDirectory
             self.startupTimeout = startupTimeout
@@ -76,14 +79,16 @@ public struct SyncplayBaseline: Sendable {
 
     /// What a run produced.
     public struct Run: Sendable {
-        /// The players' event streams (frames synthesized from samples, commands, effects).
+        /// The players' event streams (the sampler's frames, commands, effects).
         public var streams: [PlayerEventStream]
-        /// The raw samples.
-        public var samples: [PositionSample]
+        /// What each player's sampler saw.
+        public var samplerRecords: [MPVFrameSampler.Record]
         /// The command events issued.
         public var commands: [BenchEvent]
-        /// The largest IPC round trip seen (seconds): twice the worst sample attribution error.
-        public var maxRoundTrip: Double
+        /// The media's frame rate as mpv reported it.
+        public var frameRate: Double
+        /// The pictures compared at each pause.
+        public var pauseChecks: [PauseFrameCheck]
         /// Syncplay's version line.
         public var syncplayVersion: String
         /// mpv's version line.
@@ -102,6 +107,11 @@ public struct SyncplayBaseline: Sendable {
 
     /// The programs the baseline needs, by name.
     public static let requiredTools = ["syncplay", "syncplay-server", "mpv", "ffmpeg"]
+
+    /// The sampler's knobs under this configuration (the frame rate is mpv's).
+    var samplerConfiguration: FrameTransitionTracker.Configuration {
+        FrameTransitionTracker.Configuration(frameRate: 25, sparseInterval: configuration.sampleInterval)
+    }
 
     /// The path of `name` on `PATH`, or nil.
     public static func findTool(_ name: String) -> String? {
@@ -149,9 +159,17 @@ public struct SyncplayBaseline: Sendable {
     private func run(
         tools: [String: String], work: URL, processes: ManagedProcesses, progress: @Sendable (String) -> Void
     ) async throws -> Run {
-        let media = work.appendingPathComponent("media.mp4")
-        progress("making a \(Int(configuration.duration + 30)) s test clip with ffmpeg")
-        try await makeMedia(ffmpeg: tools["ffmpeg"]!, at: media, seconds: configuration.duration + 30)
+        let media: URL
+        if let given = configuration.media {
+            guard FileManager.default.isReadableFile(atPath: given) else {
+                throw BenchError.scenarioFailed("media file \(given) does not exist or is not readable")
+            }
+            media = URL(fileURLWithPath: given)
+        } else {
+            media = work.appendingPathComponent("media.mp4")
+            progress("making a \(Int(configuration.duration + 30)) s test clip with ffmpeg")
+            try await CoplayScenarioRunner.makeMedia(at: media, seconds: Int((configuration.duration + 30).rounded(.up)))
+        }
 
         let home = work.appendingPathComponent("home")
         let xdg = home.appendingPathComponent(".config")
@@ -162,7 +180,7 @@ public struct SyncplayBaseline: Sendable {
             sharedPlaylistEnabled = False
             unpauseAction = Always
             pauseOnLeave = False
-            mediaSearchDirectories = ['\(work.path)']
+            mediaSearchDirectories = ['\(media.deletingLastPathComponent().path)']
 
             [general]
             checkForUpdatesAutomatically = False
@@ -224,112 +242,101 @@ public struct SyncplayBaseline: Sendable {
                     "--vo=null", "--ao=null", "--input-ipc-server=\(socket)", "--really-quiet",
                 ], environment: environment, log: work.appendingPathComponent("client-\(player).log"))
         }
-        var clients: [MPVIPCClient] = []
+        // The samplers' own event loop, so their stamps do not wait behind the impairment proxy's.
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        var samplers: [MPVFrameSampler] = []
         do {
             for player in configuration.players {
-                clients.append(try await connectWhenLoaded(socket: sockets[player]!, player: player, processes: processes))
+                samplers.append(
+                    try await startSampler(socket: sockets[player]!, player: player, group: group, processes: processes))
             }
-            let run = try await measure(clients: clients, tools: tools, environment: environment, processes: processes, progress: progress)
-            for client in clients { await client.close() }
+            let run = try await measure(
+                samplers: samplers, work: work, tools: tools, environment: environment, processes: processes, progress: progress)
+            try? await group.shutdownGracefully()
             return run
         } catch {
-            for client in clients { await client.close() }
+            for sampler in samplers { await sampler.stop() }
+            try? await group.shutdownGracefully()
             throw error
         }
     }
 
-    /// Runs the action script on the first client while sampling every client.
+    /// Runs the action script on the first client's mpv while every client's sampler records its frames;
+    /// after each pause has settled (0.7 s), compares the mpvs' pictures.
     private func measure(
-        clients: [MPVIPCClient], tools: [String: String], environment: [String: String], processes: ManagedProcesses,
-        progress: @Sendable (String) -> Void
+        samplers: [MPVFrameSampler], work: URL, tools: [String: String], environment: [String: String],
+        processes: ManagedProcesses, progress: @Sendable (String) -> Void
     ) async throws -> Run {
         // Let Syncplay exchange its first states before the script starts.
         try await Task.sleep(for: .seconds(2))
-        for client in clients {
-            guard try await client.number("duration") != nil else {
-                throw BenchError.scenarioFailed("mpv of \(client.player) has no media loaded")
-            }
-        }
 
         progress("running the action script for \(Int(configuration.duration)) s")
         let script = configuration.script ?? PlayerAction.defaultScript(duration: configuration.duration)
-        let controller = clients[0]
-        let interval = configuration.sampleInterval
-        let duration = configuration.duration
+        let controller = samplers[0]
         let start = ContinuousClock.now
-        let (samples, commands) = try await withThrowingTaskGroup(
-            of: ([PositionSample], [BenchEvent]).self
-        ) { group in
-            for client in clients {
-                group.addTask {
-                    var samples: [PositionSample] = []
-                    var next = start
-                    while next < start + .seconds(duration) {
-                        samples.append(try await client.sample())
-                        next += .seconds(interval)
-                        try await Task.sleep(until: next, clock: .continuous)
-                    }
-                    return (samples, [])
-                }
+        var commands: [BenchEvent] = []
+        var pauseChecks: [PauseFrameCheck] = []
+        let shots = work.appendingPathComponent("screenshots")
+        for (number, action) in script.enumerated() {
+            try await Task.sleep(until: start + .seconds(action.at), clock: .continuous)
+            let id = "c\(number + 1)"
+            let arguments: [any Sendable]
+            var target: Double?
+            switch action.kind {
+            case .play: arguments = ["set_property", "pause", false]
+            case .pause: arguments = ["set_property", "pause", true]
+            case .seek(let position):
+                arguments = ["seek", position, "absolute"]
+                target = position
             }
-            group.addTask {
-                var commands: [BenchEvent] = []
-                for (number, action) in script.enumerated() {
-                    try await Task.sleep(until: start + .seconds(action.at), clock: .continuous)
-                    let id = "c\(number + 1)"
-                    let arguments: [any Sendable]
-                    var target: Double?
-                    switch action.kind {
-                    case .play: arguments = ["set_property", "pause", false]
-                    case .pause: arguments = ["set_property", "pause", true]
-                    case .seek(let position):
-                        arguments = ["seek", position, "absolute"]
-                        target = position
-                    }
-                    let issued = RealtimeClock.now()
-                    try await controller.run(arguments)
-                    commands.append(
-                        .command(action.name, target: target, id: id, realtime: issued, player: controller.player))
-                }
-                try await Task.sleep(until: start + .seconds(duration), clock: .continuous)
-                return ([], commands)
+            let issued = RealtimeClock.now()
+            try await controller.connection.run(arguments)
+            commands.append(.command(action.name, target: target, id: id, realtime: issued, player: controller.player))
+            if case .pause = action.kind {
+                try await Task.sleep(until: start + .seconds(action.at + 0.7), clock: .continuous)
+                try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
+                pauseChecks.append(
+                    await Self.comparePictures(
+                        samplers, label: String(format: "%.1f pause", action.at), directory: shots))
             }
-            var samples: [PositionSample] = []
-            var commands: [BenchEvent] = []
-            for try await (s, c) in group {
-                samples += s
-                commands += c
-            }
-            return (samples, commands)
         }
+        try await Task.sleep(until: start + .seconds(configuration.duration), clock: .continuous)
+        var records: [MPVFrameSampler.Record] = []
+        for sampler in samplers { records.append(await sampler.stop()) }
         let exited = processes.exited
         if !exited.isEmpty {
             throw BenchError.scenarioFailed("a Syncplay process exited during the run (pid \(exited[0].pid))")
         }
+        guard let frameRate = records.compactMap(\.frameRate).first else {
+            throw BenchError.scenarioFailed("mpv reported no frame rate for the media")
+        }
         let syncplayVersion = try await Self.output(tools["syncplay"]!, ["--version"], environment: environment)
         let mpvVersion = try await Self.output(tools["mpv"]!, ["--version"], environment: environment)
-        let streams = SampledPlayback(frameRate: configuration.frameRate)
-            .streams(samples: samples, commands: commands, players: configuration.players)
+        let streams = SampledPlayback().streams(records: records, commands: commands)
         return Run(
-            streams: streams, samples: samples, commands: commands,
-            maxRoundTrip: samples.map { $0.received - $0.sent }.max() ?? 0,
+            streams: streams, samplerRecords: records, commands: commands, frameRate: frameRate, pauseChecks: pauseChecks,
             syncplayVersion: syncplayVersion.split(separator: "\n").first.map(String.init) ?? "",
             mpvVersion: mpvVersion.split(separator: "\n").first.map(String.init) ?? "")
     }
 
-    private func makeMedia(ffmpeg: String, at url: URL, seconds: Double) async throws {
-        let rate = Int(configuration.frameRate)
-        let arguments = [
-            "-nostdin", "-v", "error", "-y",
-            "-f", "lavfi", "-i", "testsrc2=rate=\(rate):size=320x240",
-            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
-            "-t", String(format: "%.0f", seconds.rounded(.up)),
-            "-c:v", "mpeg4", "-q:v", "5", "-g", "\(rate)", "-c:a", "aac", url.path,
-        ]
-        let status = try await Self.wait(for: ffmpeg, arguments, timeout: 120)
-        guard status == 0, FileManager.default.fileExists(atPath: url.path) else {
-            throw BenchError.scenarioFailed("ffmpeg could not make the test clip (exit \(status))")
+    /// Every sampler's mpv writes its picture into `directory`; the pictures are compared.
+    static func comparePictures(_ samplers: [MPVFrameSampler], label: String, directory: URL) async -> PauseFrameCheck {
+        var shots: [PauseFrameCheck.Shot] = []
+        var failures: [String: String] = [:]
+        for sampler in samplers {
+            let file = directory.appendingPathComponent("\(label.replacingOccurrences(of: " ", with: "-"))-\(sampler.player).png")
+            try? FileManager.default.removeItem(at: file)
+            do {
+                try await sampler.screenshot(to: file.path)
+                let position = try? await sampler.connection.number("time-pos")
+                let paused = try? await sampler.connection.get("pause").data.bool
+                shots.append((sampler.player, file, position, paused))
+            } catch {
+                failures[sampler.player] = "\(error)"
+            }
         }
+        return PauseFrameCheck.compare(
+            label: label, shots: shots, frameRate: samplers.compactMap(\.frameRate).first, failures: failures)
     }
 
     private func waitForTCP(port: Int, processes: ManagedProcesses) async throws {
@@ -347,23 +354,27 @@ public struct SyncplayBaseline: Sendable {
         throw BenchError.timeout("syncplay-server to listen on port \(port)")
     }
 
-    private func connectWhenLoaded(socket: String, player: String, processes: ManagedProcesses) async throws
-        -> MPVIPCClient
-    {
+    /// Connects a sampler to the client's mpv once it opened its socket, and waits until mpv has
+    /// loaded the media (the sampler then knows its frame rate).
+    private func startSampler(
+        socket: String, player: String, group: any EventLoopGroup, processes: ManagedProcesses
+    ) async throws -> MPVFrameSampler {
+        let sampler = try await MPVFrameSampler.start(
+            socket: socket, player: player, configuration: samplerConfiguration, group: group,
+            timeout: configuration.startupTimeout, alive: { processes.exited.isEmpty })
         let deadline = ContinuousClock.now + .seconds(configuration.startupTimeout)
-        while ContinuousClock.now < deadline {
-            if !processes.exited.isEmpty {
+        while !sampler.isReady {
+            guard processes.exited.isEmpty else {
+                await sampler.stop()
                 throw BenchError.scenarioFailed("a Syncplay process exited at start (see the client logs)")
             }
-            if FileManager.default.fileExists(atPath: socket),
-                let client = try? await MPVIPCClient.connect(path: socket, player: player)
-            {
-                if (try? await client.number("duration")) != nil { return client }
-                await client.close()
+            guard ContinuousClock.now < deadline else {
+                await sampler.stop()
+                throw BenchError.timeout("mpv of \(player) to load the media")
             }
-            try await Task.sleep(for: .milliseconds(200))
+            try await Task.sleep(for: .milliseconds(100))
         }
-        throw BenchError.timeout("mpv of \(player) to load the media")
+        return sampler
     }
 
     /// A TCP port that was free a moment ago on 127.0.0.1.
@@ -373,27 +384,6 @@ public struct SyncplayBaseline: Sendable {
         let port = channel.localAddress?.port ?? 0
         try await channel.close()
         return port
-    }
-
-    /// Runs a program to completion (killed after `timeout` seconds) and returns its exit status.
-    static func wait(for executable: String, _ arguments: [String], timeout: Double) async throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = ContinuousClock.now + .seconds(timeout)
-        while process.isRunning {
-            if ContinuousClock.now > deadline {
-                kill(-process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-                throw BenchError.timeout("\(executable) to finish")
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return process.terminationStatus
     }
 
     /// Runs a program briefly and returns its standard output.

@@ -85,7 +85,12 @@ struct ScenarioRunnerTests {
 
     @Test("the named scenarios and their defaults")
     func scenarios() throws {
-        #expect(BenchScenario.names == ["quiet", "jitter", "asymmetric", "loss", "drift", "crowd", "syncplay"])
+        #expect(BenchScenario.names == ["quiet", "jitter", "asymmetric", "loss", "drift", "crowd", "mpv", "mpv-jitter", "syncplay"])
+        #expect(try BenchScenario.named("mpv").mediaPlayer == .mpv)
+        #expect(try BenchScenario.named("mpv").players == 3)
+        #expect(try BenchScenario.named("mpv-jitter").network.upstream.jitter == 0.010)
+        #expect(try BenchScenario.named("mpv-jitter").mediaPlayer == .mpv)
+        #expect(try BenchScenario.named("quiet").mediaPlayer == .headless)
         #expect(try BenchScenario.named("quiet").players == 3)
         #expect(try BenchScenario.named("quiet").duration == 60)
         #expect(try BenchScenario.named("crowd").players == 8)

@@ -17,8 +17,12 @@ struct BenchRunCommand: AsyncParsableCommand {
             For each coplay scenario: a relay (`coplay serve`), a host, N `coplay join --frames` players, \
             each in its own time namespace and, on an impaired network, behind its own impairment proxy \
             (TCP + UDP), and an action script through `coplay control` (play, late joiner, pause, play, \
-            seek, rate changes, item change, a suspension through `coplay control suspend`, relay restart). The `syncplay` scenario runs syncplay-server \
-            and two Syncplay clients driving mpv under the play/pause/seek part of the same script.
+            seek, rate changes, item change, a suspension through `coplay control suspend`, relay restart). In the \
+            `mpv` and `mpv-jitter` scenarios each player is `coplay join --mpv-socket` driving an mpv the runner \
+            starts (--vo=null --ao=null); the benchmark samples each mpv's time-pos itself and dates every frame \
+            change, and compares the mpvs' pictures (screenshots) at each pause. The `syncplay` scenario runs \
+            syncplay-server and two Syncplay clients driving mpv on the same media, measured by the same \
+            sampler, under the play/pause/seek part of the same script.
 
             Writes summary.json, report.md, skew.svg and each player's event stream to --out, prints the \
             Markdown table, and exits non-zero if any scenario could not run (its row says FAILED and why).
@@ -28,6 +32,7 @@ struct BenchRunCommand: AsyncParsableCommand {
             Examples:
               coplay bench --scenario quiet
               coplay bench --scenario quiet,jitter --players 2 --duration 30 --out /tmp/bench
+              coplay bench --scenario mpv,mpv-jitter,syncplay --out /tmp/bench-mpv
             """
     )
 
@@ -45,7 +50,7 @@ struct BenchRunCommand: AsyncParsableCommand {
     @Option(help: "Output directory (default: bench-results/<UTC timestamp>).")
     var out: String?
 
-    @Option(help: "Media file for the coplay players (default: a generated 25 fps clip long enough for the script).")
+    @Option(help: "Media file for every player, mpv and Syncplay included (default: a generated 25 fps clip long enough for the script).")
     var media: String?
 
     @Option(help: "The coplay executable to spawn (default: this one).")

@@ -11,11 +11,12 @@ struct BenchSyncplayCommand: AsyncParsableCommand {
         abstract: "Measure Syncplay + mpv on loopback, the baseline coplay is compared with.",
         discussion: """
             Starts syncplay-server and two `syncplay --no-gui` clients, each driving mpv with \
-            --vo=null --ao=null, on a generated 25 fps test clip. An action script (play, pause, play, \
-            seek, pause) goes into the first client's mpv; both mpv positions are sampled over their JSON \
-            IPC and turned into per-frame presentation times (docs/benchmarks.md). Writes summary.json, \
-            report.md, skew.svg and the players' event streams to --out. Needs \
-            `scripts/install-deps.sh --bench`. Exits non-zero if the scenario could not run.
+            --vo=null --ao=null, on the scenarios' generated 25 fps test clip. An action script (play, pause, \
+            play, seek, pause) goes into the first client's mpv; the benchmark's own sampler watches each \
+            mpv's time-pos change from frame to frame (densely around each predicted change) and dates \
+            every frame presentation (docs/benchmarks.md). Writes summary.json, report.md, skew.svg and the \
+            players' event streams to --out. Needs `scripts/install-deps.sh --bench`. Exits non-zero if \
+            the scenario could not run.
             """
     )
 
@@ -25,8 +26,10 @@ struct BenchSyncplayCommand: AsyncParsableCommand {
     @Option(help: "Directory for summary.json, report.md, skew.svg and the event streams.")
     var out: String = "bench-out"
 
-    @Option(name: .customLong("sample-interval"), help: "Milliseconds between position samples of each player.")
-    var sampleInterval: Double = 20
+    @Option(
+        name: .customLong("sample-interval"),
+        help: "The longest gap between two samples of one player away from a predicted frame change, in milliseconds (dense sampling around each change is 0.25 ms).")
+    var sampleInterval: Double = 5
 
     @Option(help: "Network between clients and server: quiet, jitter (20±10 ms), asymmetric (65/35 ms), loss (1 %).")
     var network: String = "quiet"
@@ -43,8 +46,8 @@ struct BenchSyncplayCommand: AsyncParsableCommand {
                 "--network must be one of \(NetworkCondition.all.map(\.name).joined(separator: ", "))")
         }
         guard duration >= 5, duration <= 3600 else { throw ValidationError("--duration must be within 5...3600 seconds") }
-        guard sampleInterval >= 2, sampleInterval <= 500 else {
-            throw ValidationError("--sample-interval must be within 2...500 milliseconds")
+        guard sampleInterval >= 1, sampleInterval <= 500 else {
+            throw ValidationError("--sample-interval must be within 1...500 milliseconds")
         }
     }
 
@@ -69,16 +72,20 @@ struct BenchSyncplayCommand: AsyncParsableCommand {
             }
             let analysis = ScenarioAnalysis(
                 name: scenarioName, streams: result.streams,
-                configuration: .init(frameDuration: 1.0 / runner.configuration.frameRate, method: "sampled"))
+                configuration: .init(frameDuration: 1.0 / result.frameRate, method: "transitions"))
             if (analysis.result.frames ?? 0) == 0 {
                 throw BenchError.scenarioFailed("the players never played the same frames")
             }
-            report.append(analysis)
+            var row = analysis.result
+            row.mediaPlayer = "mpv"
+            row.sampler = ScenarioResult.Sampler(records: result.samplerRecords)
+            row.pauseFrames = PauseFrames(result.pauseChecks)
+            report.append(ScenarioAnalysis(result: row, series: analysis.series))
             report.notes = [
                 "syncplay: \(Self.version(result.syncplayVersion)); \(Self.version(result.mpvVersion)); 2 clients, loopback, network \(network), default Syncplay thresholds",
                 String(
-                    format: "syncplay: positions sampled every %.0f ms per player; largest IPC round trip %.2f ms",
-                    sampleInterval, result.maxRoundTrip * 1000),
+                    format: "syncplay: frames from mpv's time-pos transitions, sampled at least every %.0f ms per player and every 0.25 ms around each predicted change",
+                    sampleInterval),
             ]
             try FileManager.default.createDirectory(at: outURL, withIntermediateDirectories: true)
             for stream in result.streams {
