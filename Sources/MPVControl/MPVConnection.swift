@@ -70,6 +70,21 @@ public final class MPVConnection: Sendable {
         return MPVConnection(channel: channel, handler: handler, subscribers: subscribers, stamp: stamp)
     }
 
+    /// Connects once mpv has opened its socket: retries every 50 ms for up to `timeout` (an mpv
+    /// takes 60-100 ms from its start to a connectable socket).
+    ///
+    /// - Throws: ``MPVError/didNotStart(_:)`` when nothing accepts within `timeout`.
+    public static func connect(
+        path: String, waitingUpTo timeout: Duration, stamp: @escaping @Sendable () -> Double = MPVConnection.realtime
+    ) async throws -> MPVConnection {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let connection = try? await connect(path: path, stamp: stamp) { return connection }
+            guard ContinuousClock.now < deadline else { throw MPVError.didNotStart("nothing accepts on \(path) after \(timeout)") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
     /// `CLOCK_REALTIME` in seconds.
     public static let realtime: @Sendable () -> Double = {
         var spec = timespec()

@@ -117,6 +117,8 @@ public actor MPVPlayer: CoordinatedPlayer {
     private var lastCorrection: ReferenceTime?
     private var unpauseLatency: Double
     private var learnLatency = false
+    /// The coordinator, while ``run(coordinator:)`` runs (for readiness reports).
+    private var coordinator: PlaybackCoordinator?
 
     /// The participant named in events.
     public nonisolated let participant: ParticipantID?
@@ -188,12 +190,15 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// until cancelled or until mpv quits (then it returns, and the member leaves).
     public func run(coordinator: PlaybackCoordinator) async throws {
         defer { eventContinuation.finish() }
+        self.coordinator = coordinator
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 let events = connection.events()
                 group.addTask { try await self.followEvents(coordinator, events) }
                 try await connection.observe("pause", id: 1)
                 try await connection.observe("speed", id: 2)
+                // A stream that runs dry (network media) is a stall: the group waits for it.
+                try await connection.observe("paused-for-cache", id: 3)
                 // Own changes are told apart from the person's by their values: know the current ones first.
                 try await waitFor(timeout: 10) { known.initialized.isSuperset(of: ["pause", "speed"]) }
                 try await setPause(true)
@@ -247,6 +252,8 @@ public actor MPVPlayer: CoordinatedPlayer {
             return
         }
         switch property {
+        case "paused-for-cache":
+            coordinator.reportReadiness(event.data.bool == true ? .starved : .ready)
         case "pause":
             guard let paused = event.data.bool else { return }
             known.paused = paused
@@ -500,8 +507,10 @@ public actor MPVPlayer: CoordinatedPlayer {
         if let position = try? await connection.number("time-pos"), abs(position - itemTime) < 1e-6, !playing { return }
         let restarts = known.restarts
         known.ownSeekActive = true
+        coordinator?.reportReadiness(.seeking)
         try await connection.run(["seek", max(0, itemTime), "absolute+exact"])
         try await waitFor(timeout: 10) { known.restarts > restarts }
+        coordinator?.reportReadiness(.ready)
         frameClock.reset()
     }
 

@@ -30,12 +30,7 @@ struct MPVPlayerCLITests {
     }
 
     static func connect(_ socket: String) async throws -> MPVConnection {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while true {
-            if let connection = try? await MPVConnection.connect(path: socket) { return connection }
-            guard ContinuousClock.now < deadline else { throw MPVError.didNotStart("no socket at \(socket)") }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        try await MPVConnection.connect(path: socket, waitingUpTo: .seconds(20))
     }
 
     static func events(_ child: Child) -> [[String: Any]] { PlaybackSessionCLITests.events(child.out.snapshot) }
