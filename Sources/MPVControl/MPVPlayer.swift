@@ -439,7 +439,9 @@ public actor MPVPlayer: CoordinatedPlayer {
                 pause = 2 * configuration.bracket
             }
         }
-        try await wait(until: now + .secondsRounded(pause))
+        // A plain sleep: samples are stamped when taken, so a late wake costs nothing but a wider
+        // bracket, and busy-waiting here would hold a core per player.
+        try await Task.sleep(for: .secondsRounded(pause))
     }
 
     /// Looks at the error and trims the speed, or seeks.
