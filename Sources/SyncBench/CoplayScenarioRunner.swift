@@ -145,8 +145,17 @@ public struct CoplayScenarioRunner: Sendable {
             await session.stopAll()
             return run
         } catch {
+            // What the mpv samplers saw helps to understand the failure.
+            writeSamplerRecords(await session.stopSamplers())
             await session.stopAll()
             throw error
+        }
+    }
+
+    /// Writes each mpv sampler's record to `WORK/pN-sampler.jsonl`.
+    private func writeSamplerRecords(_ records: [MPVFrameSampler.Record]) {
+        for record in records {
+            try? record.jsonLines().write(to: configuration.workDirectory.appendingPathComponent("\(record.player)-sampler.jsonl"))
         }
     }
 
@@ -177,10 +186,14 @@ public struct CoplayScenarioRunner: Sendable {
             }
         }
 
-        /// Stops every sampler and returns what they saw.
+        /// Stops every sampler and returns what they saw (each record once: later calls return none).
         func stopSamplers() async -> [MPVFrameSampler.Record] {
+            let list = samplers.withLockedValue { list in
+                defer { list.removeAll() }
+                return list
+            }
             var records: [MPVFrameSampler.Record] = []
-            for sampler in samplers.withLockedValue({ $0 }) { records.append(await sampler.stop()) }
+            for sampler in list { records.append(await sampler.stop()) }
             return records
         }
 
@@ -561,9 +574,7 @@ public struct CoplayScenarioRunner: Sendable {
             for record in records where record.ended != nil {
                 notes.append("sampler of \(record.player) stopped early: \(record.ended!)")
             }
-            for record in records {
-                try? record.jsonLines().write(to: configuration.workDirectory.appendingPathComponent("\(record.player)-sampler.jsonl"))
-            }
+            writeSamplerRecords(records)
         }
 
         var streams = everyone.map { player in

@@ -76,7 +76,7 @@ public struct FrameTransitionTracker: Sendable {
     }
 
     /// A frame presentation: the change of `time-pos` to `pts`, bracketed by two samples.
-    public struct Transition: Sendable, Hashable, Codable {
+    public struct Transition: Sendable, Hashable {
         /// The frame's index on the media's grid (`pts` times the frame rate, rounded).
         public var index: Int
         /// The frame's presentation time in the media (seconds).
@@ -87,14 +87,32 @@ public struct FrameTransitionTracker: Sendable {
         public var after: Double
         /// When the tracker expected this change (nil when it had no prediction).
         public var predicted: Double?
+        /// The round trips (seconds) of the two bracketing samples: a long one (mpv busy when it
+        /// answered) widens the bracket.
+        public var roundTrips: (before: Double, after: Double)?
 
         /// Creates a transition.
-        public init(index: Int, pts: Double, before: Double, after: Double, predicted: Double? = nil) {
+        public init(
+            index: Int, pts: Double, before: Double, after: Double, predicted: Double? = nil,
+            roundTrips: (before: Double, after: Double)? = nil
+        ) {
             self.index = index
             self.pts = pts
             self.before = before
             self.after = after
             self.predicted = predicted
+            self.roundTrips = roundTrips
+        }
+
+        public static func == (a: Transition, b: Transition) -> Bool {
+            a.index == b.index && a.pts == b.pts && a.before == b.before && a.after == b.after && a.predicted == b.predicted
+                && a.roundTrips?.before == b.roundTrips?.before && a.roundTrips?.after == b.roundTrips?.after
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(index)
+            hasher.combine(before)
+            hasher.combine(after)
         }
 
         /// When the frame appeared: the midpoint of the bracket.
@@ -104,7 +122,7 @@ public struct FrameTransitionTracker: Sendable {
     }
 
     /// A change of `time-pos` that is not a presentation (a seek, a step back, a reload).
-    public struct Jump: Sendable, Hashable, Codable {
+    public struct Jump: Sendable, Hashable {
         /// The position before, seconds.
         public var from: Double
         /// The position after, seconds.
@@ -198,7 +216,8 @@ public struct FrameTransitionTracker: Sendable {
         if steps >= 1, steps <= Double(configuration.maximumStep) {
             let transition = Transition(
                 index: Int((position * configuration.frameRate).rounded()), pts: position, before: last.instant,
-                after: sample.instant, predicted: predictedChange)
+                after: sample.instant, predicted: predictedChange,
+                roundTrips: (last.received - last.sent, sample.received - sample.sent))
             phase = Phase(at: transition.realtime, progress: 0, uncertainty: transition.bracket / 2)
             return .frame(transition)
         }

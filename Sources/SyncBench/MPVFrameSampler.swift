@@ -24,7 +24,7 @@ import NIOPosix
 /// ```
 public final class MPVFrameSampler: Sendable {
     /// A change of mpv's `pause` property, stamped when its notification was read.
-    public struct PauseChange: Sendable, Hashable, Codable {
+    public struct PauseChange: Sendable, Hashable {
         public var realtime: Double
         public var paused: Bool
     }
@@ -69,7 +69,8 @@ public final class MPVFrameSampler: Sendable {
                 (frame.realtime, String(
                     format: "{\"type\":\"frame\",\"realtime\":%.6f,\"index\":%d,\"pts\":%.6f,\"before\":%.6f,\"after\":%.6f,\"bracketMs\":%.3f%@}",
                     frame.realtime, frame.index, frame.pts, frame.before, frame.after, frame.bracket * 1000,
-                    frame.predicted.map { String(format: ",\"predictedMs\":%.3f", ($0 - frame.realtime) * 1000) } ?? ""))
+                    (frame.predicted.map { String(format: ",\"predictedMs\":%.3f", ($0 - frame.realtime) * 1000) } ?? "")
+                        + (frame.roundTrips.map { String(format: ",\"roundTripsMs\":[%.3f,%.3f]", $0.before * 1000, $0.after * 1000) } ?? "")))
             }
             lines += jumps.map { jump in
                 (jump.realtime, String(format: "{\"type\":\"jump\",\"realtime\":%.6f,\"from\":%.6f,\"to\":%.6f}", jump.realtime, jump.from, jump.to))
@@ -189,9 +190,11 @@ public final class MPVFrameSampler: Sendable {
             do {
                 try await waitForFrameRate()
                 try await sample(onFrame: onFrame)
-            } catch is CancellationError {
             } catch {
-                state.withLockedValue { $0.record.ended = "\(error)" }
+                // Stopping closes the connection under a request in flight: not an early end.
+                if !Task.isCancelled, !(error is CancellationError) {
+                    state.withLockedValue { $0.record.ended = "\(error)" }
+                }
             }
         }
         tasks.withLockedValue { $0.append(sampling) }

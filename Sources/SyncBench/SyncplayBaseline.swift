@@ -303,6 +303,9 @@ public struct SyncplayBaseline: Sendable {
         try await Task.sleep(until: start + .seconds(configuration.duration), clock: .continuous)
         var records: [MPVFrameSampler.Record] = []
         for sampler in samplers { records.append(await sampler.stop()) }
+        for record in records {
+            try? record.jsonLines().write(to: work.appendingPathComponent("\(record.player)-sampler.jsonl"))
+        }
         let exited = processes.exited
         if !exited.isEmpty {
             throw BenchError.scenarioFailed("a Syncplay process exited during the run (pid \(exited[0].pid))")
