@@ -88,6 +88,7 @@ public struct ScenarioSuite: Sendable {
         var result = ScenarioResult.failed(name: scenario.name, players: scenario.players, error: reason)
         result.implementation = scenario.implementation.rawValue
         result.network = scenario.network.name
+        result.mediaPlayer = scenario.implementation == .syncplay ? "mpv" : scenario.mediaPlayer.rawValue
         return result
     }
 
