@@ -275,10 +275,12 @@ public actor MPVPlayer: CoordinatedPlayer {
             known.speed = speed
             let recent = ContinuousClock.now - Self.echoWindow
             known.ownSpeeds.removeAll { $0.at < recent }
-            if let index = known.ownSpeeds.firstIndex(where: { abs($0.value - speed) < 1e-9 }) {
+            if let index = known.ownSpeeds.firstIndex(where: { abs($0.value - speed) < Self.speedTolerance }) {
                 known.ownSpeeds.removeSubrange(...index)
                 return
             }
+            // While the group is paused a rate change would start it: the speed keys act only on playback.
+            guard let state = await coordinator.state, state.rate > 0 else { return }
             emit(PlaybackEvent(type: .correction, realtime: realtime(), player: participant, rate: speed, detail: "user speed"))
             do { try await coordinator.coordinateRateChange(to: speed) } catch {
                 logger.info("could not propose the person's speed", metadata: ["error": "\(error)"])
@@ -522,8 +524,14 @@ public actor MPVPlayer: CoordinatedPlayer {
         try await connection.set("pause", paused)
     }
 
-    private func setSpeed(_ speed: Double) async throws {
-        guard abs(speed - known.speed) > 1e-9 else { return }
+    /// mpv reports `speed` rounded to 6 decimals (it is told 1.0030292140000001 and says 1.003029), so
+    /// the adapter sets speeds on that grid and matches its own within a tolerance: a trim mistaken for
+    /// the person's speed key would be proposed to the whole group as a rate change.
+    static let speedTolerance = 2e-6
+
+    private func setSpeed(_ requested: Double) async throws {
+        let speed = (requested * 1e6).rounded() / 1e6
+        guard abs(speed - known.speed) >= Self.speedTolerance else { return }
         known.ownSpeeds.append((speed, ContinuousClock.now))
         if known.ownSpeeds.count > 64 { known.ownSpeeds.removeFirst(known.ownSpeeds.count - 64) }
         known.speed = speed
