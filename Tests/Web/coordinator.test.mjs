@@ -1,0 +1,133 @@
+// Runs the shared coordinator vectors (Tests/Vectors/coordinator/*.json, expected outputs from
+// Swift's CoordinatorCore via CoordinatorVectorTests.swift) against the JavaScript port.
+// The runner mirrors CoordinatorVectorTests.run(_:) step for step.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { CoordinatorCore, PlaybackCoordinatorError, defaultConfiguration } from "../../Web/static/coordinator.js";
+import { decodeMessage, decodeReason, encodeMessage } from "../../Web/static/messages.js";
+import { jsonEqual, parseJSON, stringifyJSON } from "../../Web/static/json.js";
+
+const directory = join(dirname(fileURLToPath(import.meta.url)), "..", "Vectors", "coordinator");
+const files = readdirSync(directory).filter((name) => name.endsWith(".json")).sort();
+
+const big = (value) => (value === undefined || value === null ? null : BigInt(value));
+
+/** Runs a vector; returns one expectation-shaped value per step. */
+function run(vector) {
+  const configuration = defaultConfiguration();
+  const c = vector.configuration ?? {};
+  for (const key of ["margin", "minimumLead", "maximumLead", "preroll", "presenceInterval", "suspensionTimeout"]) {
+    if (c[key] !== undefined) configuration[key] = BigInt(c[key]);
+  }
+  if (c.delayWindow !== undefined) configuration.delayWindow = c.delayWindow;
+  if (c.maximumWaitingParticipants !== undefined) configuration.maximumWaitingParticipants = c.maximumWaitingParticipants;
+  if (c.waitingReasons !== undefined) configuration.waitingReasons = new Set(c.waitingReasons.map(decodeReason));
+  const canPresent = vector.canPresent ? (item) => vector.canPresent.includes(item) : null;
+  const core = new CoordinatorCore({
+    participant: vector.participant, configuration, localItem: vector.localItem ?? null, canPresent, name: vector.name ?? null,
+  });
+  const outbox = [];
+  return vector.steps.map((step) => {
+    const now = big(step.now) ?? 0n;
+    let actions = [];
+    let error;
+    let id;
+    try {
+      switch (step.op) {
+        case "receive": {
+          const e = step.event;
+          const event = e.joined !== undefined ? { type: "joined", member: e.joined }
+            : e.left !== undefined ? { type: "left", member: e.left }
+            : { type: "message", message: decodeMessage(e.message), sender: e.sender, sequence: BigInt(e.sequence) };
+          actions = core.receive(event, now);
+          break;
+        }
+        case "deliver":
+          assert.ok(step.outbox < outbox.length, `outbox ${step.outbox} was not sent yet`);
+          actions = core.receive({ type: "message", message: outbox[step.outbox], sender: step.sender ?? vector.participant, sequence: BigInt(step.sequence) }, now);
+          break;
+        case "tick":
+          actions = core.tick(now);
+          break;
+        case "proposeRate":
+          actions = core.proposeRate(step.rate, now);
+          break;
+        case "proposePlay":
+          actions = core.proposePlay(now);
+          break;
+        case "proposeSeek":
+          actions = core.proposeSeek(step.itemTime, now);
+          break;
+        case "proposeItem":
+          actions = core.proposeItem(step.item, step.itemTime ?? 0, now);
+          break;
+        case "setLocalItem":
+          actions = core.setLocalItem(step.item ?? null);
+          break;
+        case "reapplyCurrentState":
+          actions = core.reapplyCurrentState();
+          break;
+        case "beginSuspension": {
+          const begun = core.beginSuspension(decodeReason(step.reason), now);
+          id = begun.id;
+          actions = begun.actions;
+          break;
+        }
+        case "endSuspension":
+          actions = core.endSuspension(step.id, step.itemTime ?? null, now);
+          break;
+        default:
+          assert.fail(`unknown op ${step.op}`);
+      }
+    } catch (failure) {
+      if (!(failure instanceof PlaybackCoordinatorError)) throw failure;
+      error = failure.code;
+    }
+    for (const action of actions) if (action.type === "send") outbox.push(action.message);
+    return {
+      actions: actions.map(actionJSON),
+      error,
+      id,
+      lead: core.lead,
+      nextTickDeadline: core.nextTickDeadline ?? undefined,
+      segments: core.segments().map((s) => ({ start: s.start, itemTime: s.itemTime, rate: s.rate, waiting: s.waiting, waitEnd: s.waitEnd ?? undefined })),
+    };
+  });
+}
+
+/** An action in the vectors' JSON shape. */
+function actionJSON(action) {
+  switch (action.type) {
+    case "send":
+      return { send: { message: encodeMessage(action.message), retainKey: action.retainKey ?? undefined } };
+    case "command":
+      return { command: action.command };
+    case "event":
+      return { event: action.event };
+  }
+}
+
+for (const file of files) {
+  test(`coordinator vector ${file}`, () => {
+    const vector = parseJSON(readFileSync(join(directory, file), "utf8"));
+    const results = run(vector);
+    vector.steps.forEach((step, index) => {
+      assert.ok(step.expect, `${file} step ${index} has no expected output (COPLAY_WRITE_VECTORS=1 swift test --filter CoordinatorVectorTests)`);
+      // Through text and back, so BigInt/Number and omitted fields compare as they would on the wire.
+      const actual = parseJSON(stringifyJSON(results[index]));
+      if (!jsonEqual(actual, step.expect)) {
+        assert.deepEqual(actual, step.expect, `${file} step ${index} (${step.op})`);
+        assert.fail(`${file} step ${index} (${step.op}): values differ numerically`);
+      }
+    });
+  });
+}
+
+test("the shared vectors are present", () => {
+  assert.ok(files.length >= 10, `expected coordinator vectors in ${directory}`);
+});

@@ -1,0 +1,613 @@
+// A port of Sources/PlaybackCoordinator/CoordinatorCore.swift (with the small value types it uses:
+// CoordinatorConfiguration, PlaybackState, TimelineSegment, PlaybackCommand, PlaybackEvent).
+//
+// RULE: this file and CoordinatorCore.swift change together. Names, order and structure are kept
+// parallel so the two can be read side by side, and the shared vectors in
+// Tests/Vectors/coordinator/*.json (run by Tests/PlaybackCoordinatorTests/CoordinatorVectorTests.swift
+// and Tests/Web/coordinator.test.mjs) must pass on both. Regenerate their expected outputs from
+// Swift (COPLAY_WRITE_VECTORS=1) after a deliberate behaviour change, then make this port match.
+//
+// Types in JS:
+//   - ReferenceTime and Duration: BigInt nanoseconds (Unix time on the relay's NTP timescale);
+//   - item times and rates: Number (seconds, Double in Swift);
+//   - ParticipantID: string; revisions and sequence numbers: BigInt;
+//   - SuspensionReason: its Swift description ("buffering", "custom:NAME");
+//   - messages: see messages.js ({state}, {suspension}, {presence});
+//   - channel events: {type: "joined"|"left", member} or {type: "message", message, sender, sequence};
+//   - actions: {type: "send", message, retainKey} | {type: "command", command} | {type: "event", event};
+//   - commands: {kind: "play"|"pause"|"seek"|"buffer", itemTime, referenceTime, rate?, completionDueDate?,
+//     originator, expectedItemIdentifier, revision};
+//   - events: PlaybackEvent's fields without `realtime` (the shell stamps it), nulls left out.
+
+import { STATE_KEY, suspensionKey } from "./messages.js";
+
+// MARK: Time arithmetic (ReferenceTime / Duration as BigInt nanoseconds)
+
+const NS_PER_SECOND = 1_000_000_000n;
+
+/** Duration.milliseconds(n) / .seconds(n) as BigInt nanoseconds. */
+export const milliseconds = (n) => BigInt(n) * 1_000_000n;
+export const seconds = (n) => BigInt(n) * NS_PER_SECOND;
+
+/** `ReferenceTime.seconds`: Double(nanoseconds) / 1e9. */
+export function referenceSeconds(t) {
+  return Number(t) / 1e9;
+}
+
+/** `Duration.secondsValue`: Double(seconds) + Double(attoseconds) / 1e18, components truncated toward zero. */
+export function secondsValue(d) {
+  return Number(d / NS_PER_SECOND) + Number((d % NS_PER_SECOND) * NS_PER_SECOND) / 1e18;
+}
+
+const maxBig = (a, b) => (a > b ? a : b);
+const minBig = (a, b) => (a < b ? a : b);
+
+// MARK: Value types
+
+/** Tuning of a coordinator (CoordinatorConfiguration.swift); durations in BigInt nanoseconds. */
+export function defaultConfiguration() {
+  return {
+    margin: milliseconds(20),
+    minimumLead: milliseconds(40),
+    maximumLead: seconds(2),
+    preroll: 0n,
+    presenceInterval: seconds(1),
+    delayWindow: 64,
+    waitingReasons: new Set(["stallRecovery", "buffering"]),
+    maximumWaitingParticipants: 3,
+    suspensionTimeout: seconds(10),
+    readinessGrace: milliseconds(100),
+  };
+}
+
+/** PlaybackState.init: intendedRate defaults to `rate`, or 1 when paused; revision to 0. */
+export function makeState({ item, rate, anchorItemTime, anchorReferenceTime, originator, revision = 0n, intendedRate = null }) {
+  return {
+    item,
+    rate,
+    anchorItemTime,
+    anchorReferenceTime,
+    originator,
+    revision,
+    intendedRate: intendedRate ?? (rate > 0 ? rate : 1),
+  };
+}
+
+/** TimelineSegment.init. */
+export function makeSegment(start, itemTime, rate, waiting, waitEnd = null) {
+  return { start, itemTime, rate, waiting, waitEnd };
+}
+
+/** TimelineSegment.sameMotion(as:): ignoring when a wait ends at the latest. */
+export function sameMotion(a, b) {
+  return a.start === b.start && a.itemTime === b.itemTime && a.rate === b.rate && a.waiting === b.waiting;
+}
+
+/** TimelineSegment.itemTime(at:). */
+export function segmentItemTime(segment, t) {
+  return segment.itemTime + segment.rate * secondsValue(t - segment.start);
+}
+
+/** PlaybackEvent with `realtime` left out and nil fields dropped, in Swift's field order. */
+function playbackEvent(type, fields) {
+  const event = { type };
+  for (const key of ["player", "originator", "item", "itemTime", "rate", "referenceTime", "revision", "reason", "waits", "timedOut", "index", "pts", "errorMs", "detail"]) {
+    const value = fields[key];
+    if (value !== null && value !== undefined) event[key] = value;
+  }
+  return event;
+}
+
+/** PlaybackCoordinatorError: `code` is the Swift static constructor's name. */
+export class PlaybackCoordinatorError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.name = "PlaybackCoordinatorError";
+    this.code = code; // "invalidRate" | "invalidItemTime" | "noItem" | "unknownSuspension"
+  }
+  static invalidRate(rate) {
+    return new PlaybackCoordinatorError("invalidRate", `invalid rate ${rate}: rates must be finite and not negative`);
+  }
+  static invalidItemTime(time) {
+    return new PlaybackCoordinatorError("invalidItemTime", `invalid item time ${time}: must be finite and not negative`);
+  }
+  static noItem() {
+    return new PlaybackCoordinatorError("noItem", "no item: load an item (transitionToItem) or wait for the group's state first");
+  }
+  static unknownSuspension(id) {
+    return new PlaybackCoordinatorError("unknownSuspension", `unknown or already ended suspension ${id}`);
+  }
+}
+
+const send = (message, retainKey) => ({ type: "send", message, retainKey });
+const commandAction = (command) => ({ type: "command", command });
+const eventAction = (event) => ({ type: "event", event });
+
+/**
+ * The coordinator's deterministic, sans-IO state machine (see CoordinatorCore.swift for the model).
+ *
+ * ```js
+ * const core = new CoordinatorCore({ participant: "alice", localItem: "clip" });
+ * const actions = core.proposeRate(1, now);     // [{type: "send", message: {state: ...}, retainKey: ...}]
+ * const applied = core.receive({ type: "message", message, sender: "alice", sequence: 1n }, later);
+ * ```
+ */
+export class CoordinatorCore {
+  /**
+   * @param {object} options
+   * @param {string} options.participant the local participant.
+   * @param {object} [options.configuration] tuning (defaultConfiguration()).
+   * @param {string|null} [options.localItem] the item the local player has loaded.
+   * @param {((item: string) => boolean)|null} [options.canPresent] when given, the core switches the
+   *   local item by itself to any group item for which it returns true.
+   * @param {string|null} [options.name] the local participant's display name.
+   */
+  constructor({ participant, configuration = defaultConfiguration(), localItem = null, canPresent = null, name = null }) {
+    this.participant = participant;
+    this.name = name;
+    this.names = new Map();
+    if (name !== null) this.names.set(participant, name);
+    this.configuration = configuration;
+    this.localItem = localItem;
+    this.canPresent = canPresent;
+    /** The group's accepted state (highest sequence), or null. */
+    this.state = null;
+    /** Current members of the group, as the channel reported them. */
+    this.members = new Set();
+
+    this.suspensions = new Map(); // id -> SuspensionRecord
+    this.suspensionOrder = [];
+    this.reports = new Map(); // participant -> PresenceReport
+    this.delays = [];
+    this.delayCursor = 0;
+    this.announced = [];
+    this.announcedRevision = null;
+    this.ignoredRevision = null;
+    this.nextPresence = null;
+    this.suspensionCounter = 0;
+    this.presenceCount = 0;
+    this.openLocalSuspensions = new Map(); // id -> reason
+  }
+
+  // MARK: Lead
+
+  /** The current lead (BigInt ns): max delay anyone reported or measured + margin + max preroll, clamped. */
+  get lead() {
+    let delay = this.observedDelay;
+    let preroll = this.configuration.preroll;
+    for (const [member, report] of this.reports) {
+      if (!this.members.has(member)) continue;
+      delay = maxBig(delay, report.observedDelay);
+      preroll = maxBig(preroll, report.preroll);
+    }
+    const raw = delay + this.configuration.margin + preroll;
+    return minBig(maxBig(raw, this.configuration.minimumLead), this.configuration.maximumLead);
+  }
+
+  /** The largest one-way delay this member measured over the recent window. */
+  get observedDelay() {
+    return this.delays.reduce(maxBig, 0n);
+  }
+
+  recordDelay(delay) {
+    const sample = maxBig(delay, 0n);
+    if (this.delays.length < Math.max(1, this.configuration.delayWindow)) {
+      this.delays.push(sample);
+    } else {
+      this.delays[this.delayCursor] = sample;
+      this.delayCursor = (this.delayCursor + 1) % this.delays.length;
+    }
+  }
+
+  // MARK: Timeline
+
+  /** Deadline of a suspension record: begin + timeout. */
+  static deadline(record) {
+    return record.begin + record.timeout;
+  }
+
+  /** When the group stops waiting for a record: min(end ?? deadline, deadline). */
+  static waitEnd(record) {
+    const deadline = CoordinatorCore.deadline(record);
+    return minBig(record.end ?? deadline, deadline);
+  }
+
+  /** The intervals during which the group waits for suspended participants, merged and sorted. */
+  waitIntervals(start) {
+    const intervals = [];
+    for (const id of this.suspensionOrder) {
+      const record = this.suspensions.get(id);
+      if (record === undefined || !record.counted) continue;
+      const b = maxBig(record.begin, start);
+      const e = CoordinatorCore.waitEnd(record);
+      if (e > b) intervals.push([b, e]);
+    }
+    intervals.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
+    const merged = [];
+    for (const interval of intervals) {
+      const last = merged[merged.length - 1];
+      if (last !== undefined && interval[0] <= last[1]) {
+        last[1] = maxBig(last[1], interval[1]);
+      } else {
+        merged.push([interval[0], interval[1]]);
+      }
+    }
+    return merged;
+  }
+
+  /** The group's effective timeline from the base state's anchor on (empty before any state). */
+  segments() {
+    const state = this.state;
+    if (state === null) return [];
+    const result = [makeSegment(state.anchorReferenceTime, state.anchorItemTime, state.rate, false)];
+    if (!(state.rate > 0)) return result;
+    for (const [b, e] of this.waitIntervals(state.anchorReferenceTime)) {
+      const held = segmentItemTime(result[result.length - 1], b);
+      result.push(makeSegment(b, held, 0, true, e));
+      result.push(makeSegment(e, held, state.rate, false));
+    }
+    return result;
+  }
+
+  /** The segment in force at `t` (the first one before the anchor), or null before any state. */
+  segmentAt(t) {
+    const all = this.segments();
+    if (all.length === 0) return null;
+    return all.findLast((segment) => segment.start <= t) ?? all[0];
+  }
+
+  /** The group's item time at `t` on the effective timeline, or null before any state. */
+  effectiveItemTime(t) {
+    const segment = this.segmentAt(t);
+    return segment === null ? null : segmentItemTime(segment, t);
+  }
+
+  /** The effective rate at `t` (0 while paused or waiting), or null before any state. */
+  effectiveRate(t) {
+    const segment = this.segmentAt(t);
+    return segment === null ? null : segment.rate;
+  }
+
+  /** Whether the group is waiting for a suspended participant at `t`. */
+  isWaiting(t) {
+    return this.segments().findLast((segment) => segment.start <= t)?.waiting ?? false;
+  }
+
+  // MARK: Inputs from the channel
+
+  /** Handles one channel event received at reference time `now`. */
+  receive(event, now) {
+    switch (event.type) {
+      case "joined": {
+        this.members.add(event.member);
+        let actions = [eventAction(playbackEvent("joined", { player: this.label(this.participant), originator: this.label(event.member), referenceTime: referenceSeconds(now) }))];
+        if (event.member === this.participant) {
+          this.nextPresence = null;
+          this.presenceCount = 0;
+          actions = actions.concat(this.tick(now));
+        }
+        return actions;
+      }
+      case "left": {
+        this.members.delete(event.member);
+        this.reports.delete(event.member);
+        const actions = [eventAction(playbackEvent("left", { player: this.label(this.participant), originator: this.label(event.member), referenceTime: referenceSeconds(now) }))];
+        return actions.concat(this.endSuspensions(event.member, now));
+      }
+      case "message": {
+        const message = event.message;
+        if (message.state) return this.acceptProposal(message.state, event.sender, event.sequence);
+        if (message.suspension) return this.acceptNotice(message.suspension, event.sender);
+        if (message.presence) {
+          const report = message.presence;
+          this.recordDelay(now - report.sentAt);
+          this.reports.set(event.sender, report);
+          if (report.name !== null && report.name !== undefined && report.name !== "") this.names.set(event.sender, report.name);
+          return [];
+        }
+        return [];
+      }
+      default:
+        return [];
+    }
+  }
+
+  acceptProposal(proposal, sender, sequence) {
+    if (this.state !== null && sequence <= this.state.revision) return [];
+    const next = { ...proposal.state, revision: sequence };
+    const previousItem = this.state?.item ?? null;
+    this.state = next;
+    const actions = [
+      eventAction(playbackEvent(proposal.command, {
+        player: this.label(this.participant), originator: this.label(next.originator), item: next.item, itemTime: next.anchorItemTime,
+        rate: next.rate, referenceTime: referenceSeconds(next.anchorReferenceTime), revision: sequence,
+      })),
+    ];
+    if (previousItem !== next.item) {
+      actions.push(eventAction(playbackEvent("itemChanged", {
+        player: this.label(this.participant), originator: this.label(next.originator), item: next.item,
+        referenceTime: referenceSeconds(next.anchorReferenceTime), revision: sequence, detail: previousItem === null ? null : `from ${previousItem}`,
+      })));
+      if (next.item !== this.localItem && this.canPresent !== null && this.canPresent(next.item) === true) this.localItem = next.item;
+    }
+    return actions.concat(this.announce());
+  }
+
+  acceptNotice(notice, sender) {
+    switch (notice.phase) {
+      case "begin": {
+        if (this.suspensions.has(notice.id)) return [];
+        let counted = false;
+        if (notice.waits) {
+          const deadline = notice.effectiveAt + notice.timeout;
+          const waiting = new Set();
+          for (const record of this.suspensions.values()) {
+            if (!record.counted || record.participant === sender) continue;
+            if (record.begin < deadline && CoordinatorCore.waitEnd(record) > notice.effectiveAt) waiting.add(record.participant);
+          }
+          counted = waiting.size < this.configuration.maximumWaitingParticipants;
+        }
+        this.suspensions.set(notice.id, {
+          id: notice.id, participant: sender, reason: notice.reason, begin: notice.effectiveAt, end: null,
+          timeout: notice.timeout, counted, endReported: false,
+        });
+        this.suspensionOrder.push(notice.id);
+        return [
+          eventAction(playbackEvent("suspensionBegan", {
+            player: this.label(this.participant), originator: this.label(sender), item: this.state?.item,
+            itemTime: this.effectiveItemTime(notice.effectiveAt), referenceTime: referenceSeconds(notice.effectiveAt),
+            reason: notice.reason, waits: counted,
+          })),
+        ].concat(this.announce());
+      }
+      case "end": {
+        const record = this.suspensions.get(notice.id);
+        if (record === undefined || record.end !== null) return [];
+        record.end = maxBig(notice.effectiveAt, record.begin);
+        const timedOut = record.end > CoordinatorCore.deadline(record);
+        const wasReported = record.endReported;
+        record.endReported = true;
+        const actions = [];
+        if (!wasReported) {
+          // The originator is the suspended member, also when another member ended it because it left.
+          actions.push(eventAction(playbackEvent("suspensionEnded", {
+            player: this.label(this.participant), originator: this.label(record.participant), item: this.state?.item,
+            itemTime: notice.proposedItemTime, referenceTime: referenceSeconds(CoordinatorCore.waitEnd(record)),
+            reason: record.reason, waits: record.counted, timedOut,
+            detail: sender === record.participant ? null : "member left",
+          })));
+        }
+        return actions.concat(this.announce());
+      }
+      default:
+        return [];
+    }
+  }
+
+  /**
+   * Ends, on behalf of a member that left, its suspensions that still hold the group: every
+   * remaining member sends the same end notice (one lead ahead); the first in the total order wins.
+   */
+  endSuspensions(member, now) {
+    if (member === this.participant) return [];
+    const actions = [];
+    for (const id of this.suspensionOrder) {
+      const record = this.suspensions.get(id);
+      if (record === undefined || record.participant !== member || record.end !== null || record.endReported || !(now < CoordinatorCore.deadline(record))) continue;
+      const notice = {
+        id, phase: "end", reason: record.reason, effectiveAt: maxBig(now + this.lead, record.begin), waits: record.counted,
+        timeout: record.timeout, proposedItemTime: null, sentAt: now,
+      };
+      actions.push(send({ suspension: notice }, suspensionKey(member)));
+    }
+    return actions;
+  }
+
+  // MARK: Time
+
+  /** Advances time: sends presence when due, reports suspensions that timed out, forgets old ones. */
+  tick(now) {
+    const actions = [];
+    if (this.nextPresence === null || now >= this.nextPresence) {
+      // Report quickly after joining (the lead needs the others' delays), then settle.
+      this.presenceCount += 1;
+      const divisor = this.presenceCount < 8 ? 1n << BigInt(8 - this.presenceCount) : 1n;
+      this.nextPresence = now + maxBig(this.configuration.presenceInterval / divisor, milliseconds(20));
+      const report = { sentAt: now, observedDelay: this.observedDelay, preroll: this.configuration.preroll, item: this.localItem, name: this.name };
+      actions.push(send({ presence: report }, null));
+    }
+    for (const id of this.suspensionOrder) {
+      const record = this.suspensions.get(id);
+      if (record === undefined || record.endReported || record.end !== null || !(now >= CoordinatorCore.deadline(record))) continue;
+      record.endReported = true;
+      actions.push(eventAction(playbackEvent("suspensionEnded", {
+        player: this.label(this.participant), originator: this.label(record.participant), item: this.state?.item,
+        referenceTime: referenceSeconds(CoordinatorCore.deadline(record)), reason: record.reason, waits: record.counted, timedOut: true,
+      })));
+    }
+    const horizon = now - seconds(60);
+    this.suspensionOrder = this.suspensionOrder.filter((id) => {
+      const record = this.suspensions.get(id);
+      if (record === undefined || !(CoordinatorCore.waitEnd(record) < horizon)) return true;
+      this.suspensions.delete(id);
+      return false;
+    });
+    return actions;
+  }
+
+  /** The next reference instant at which tick() has something to do, or null. */
+  get nextTickDeadline() {
+    let deadline = this.nextPresence;
+    for (const record of this.suspensions.values()) {
+      if (record.endReported || record.end !== null) continue;
+      const recordDeadline = CoordinatorCore.deadline(record);
+      deadline = minBig(deadline ?? recordDeadline, recordDeadline);
+    }
+    return deadline;
+  }
+
+  // MARK: Commands to the local player
+
+  announce() {
+    const state = this.state;
+    if (state === null) return [];
+    if (state.item !== this.localItem) {
+      this.announced = [];
+      this.announcedRevision = null;
+      if (this.ignoredRevision === state.revision) return [];
+      this.ignoredRevision = state.revision;
+      return [
+        eventAction(playbackEvent("commandIgnored", {
+          player: this.label(this.participant), originator: this.label(state.originator), item: state.item,
+          revision: state.revision, detail: `local item ${this.localItem ?? "none"}`,
+        })),
+      ];
+    }
+    const current = this.segments();
+    const actions = [];
+    let from = 0;
+    if (this.announcedRevision === state.revision) {
+      while (from < current.length && from < this.announced.length && sameMotion(current[from], this.announced[from])) from += 1;
+    } else {
+      const first = current[0];
+      const before = this.announced.findLast((segment) => segment.start <= first.start) ?? this.announced[0];
+      if (before === undefined || Math.abs(segmentItemTime(before, first.start) - first.itemTime) > 1e-6) {
+        actions.push(commandAction(this.command({ kind: "seek", itemTime: first.itemTime, referenceTime: first.start, completionDueDate: first.start }, state)));
+      }
+    }
+    for (const segment of current.slice(from)) {
+      let kind;
+      if (segment.waiting) {
+        kind = { kind: "buffer", itemTime: segment.itemTime, referenceTime: segment.start, completionDueDate: segment.waitEnd ?? segment.start };
+      } else if (segment.rate > 0) {
+        kind = { kind: "play", itemTime: segment.itemTime, referenceTime: segment.start, rate: segment.rate };
+      } else {
+        kind = { kind: "pause", itemTime: segment.itemTime, referenceTime: segment.start };
+      }
+      actions.push(commandAction(this.command(kind, state)));
+    }
+    this.announced = current;
+    this.announcedRevision = state.revision;
+    return actions;
+  }
+
+  command(kind, state) {
+    return { ...kind, originator: this.label(state.originator), expectedItemIdentifier: state.item, revision: state.revision };
+  }
+
+  /** How events name a member: its announced name when known, its channel id otherwise. */
+  label(member) {
+    return this.names.get(member) ?? member;
+  }
+
+  // MARK: Local API
+
+  /** Proposes a rate change (0 pauses); returns the message to send. Throws PlaybackCoordinatorError. */
+  proposeRate(rate, now) {
+    if (!Number.isFinite(rate) || !(rate >= 0)) throw PlaybackCoordinatorError.invalidRate(rate);
+    const anchor = now + this.lead;
+    let label;
+    let next;
+    const state = this.state;
+    if (state !== null) {
+      label = rate === 0 ? "pause" : state.rate === 0 ? "play" : "rate";
+      next = makeState({
+        item: state.item, rate, anchorItemTime: Math.max(0, this.effectiveItemTime(anchor) ?? 0),
+        anchorReferenceTime: anchor, originator: this.participant, intendedRate: rate > 0 ? rate : state.intendedRate,
+      });
+    } else {
+      if (this.localItem === null) throw PlaybackCoordinatorError.noItem();
+      label = rate === 0 ? "pause" : "play";
+      next = makeState({ item: this.localItem, rate, anchorItemTime: 0, anchorReferenceTime: anchor, originator: this.participant });
+    }
+    return [send({ state: { state: next, command: label, sentAt: now } }, STATE_KEY)];
+  }
+
+  /** Proposes play at the intended rate. */
+  proposePlay(now) {
+    return this.proposeRate(this.state?.intendedRate ?? 1, now);
+  }
+
+  /** Proposes a seek to `itemTime`, keeping the current rate. */
+  proposeSeek(itemTime, now) {
+    if (!Number.isFinite(itemTime) || !(itemTime >= 0)) throw PlaybackCoordinatorError.invalidItemTime(itemTime);
+    const item = this.state?.item ?? this.localItem;
+    if (item === null) throw PlaybackCoordinatorError.noItem();
+    const next = makeState({
+      item, rate: this.state?.rate ?? 0, anchorItemTime: itemTime, anchorReferenceTime: now + this.lead,
+      originator: this.participant, intendedRate: this.state?.intendedRate ?? null,
+    });
+    return [send({ state: { state: next, command: "seek", sentAt: now } }, STATE_KEY)];
+  }
+
+  /** Loads `identifier` locally and proposes it to the group at `itemTime`, keeping the rate. */
+  proposeItem(identifier, itemTime, now) {
+    if (!Number.isFinite(itemTime) || !(itemTime >= 0)) throw PlaybackCoordinatorError.invalidItemTime(itemTime);
+    this.localItem = identifier;
+    const next = makeState({
+      item: identifier, rate: this.state?.rate ?? 0, anchorItemTime: itemTime, anchorReferenceTime: now + this.lead,
+      originator: this.participant, intendedRate: this.state?.intendedRate ?? null,
+    });
+    return [send({ state: { state: next, command: "item", sentAt: now } }, STATE_KEY)];
+  }
+
+  /** Tells the core which item the local player has loaded (without proposing it). */
+  setLocalItem(identifier) {
+    if (identifier === this.localItem) return [];
+    this.localItem = identifier;
+    this.announced = [];
+    this.announcedRevision = null;
+    this.ignoredRevision = null;
+    return this.announce();
+  }
+
+  /** Gives the local player the current state again (for example after it reloaded). */
+  reapplyCurrentState() {
+    this.announced = [];
+    this.announcedRevision = null;
+    this.ignoredRevision = null;
+    return this.announce();
+  }
+
+  /** Begins a local suspension; returns `{id, actions}`. */
+  beginSuspension(reason, now) {
+    this.suspensionCounter += 1;
+    const id = `${this.participant}#${this.suspensionCounter}`;
+    this.openLocalSuspensions.set(id, reason);
+    const notice = {
+      id, phase: "begin", reason, effectiveAt: now + this.lead,
+      waits: this.configuration.waitingReasons.has(reason), timeout: this.configuration.suspensionTimeout, proposedItemTime: null, sentAt: now,
+    };
+    return { id, actions: [send({ suspension: notice }, suspensionKey(this.participant))] };
+  }
+
+  /** Ends a local suspension, optionally proposing a new item time (sent as a seek after it). */
+  endSuspension(id, itemTime, now) {
+    const reason = this.openLocalSuspensions.get(id);
+    if (reason === undefined) throw PlaybackCoordinatorError.unknownSuspension(id);
+    this.openLocalSuspensions.delete(id);
+    const effective = now + this.lead;
+    const notice = {
+      id, phase: "end", reason, effectiveAt: effective, waits: this.configuration.waitingReasons.has(reason),
+      timeout: this.configuration.suspensionTimeout, proposedItemTime: itemTime ?? null, sentAt: now,
+    };
+    let actions = [send({ suspension: notice }, suspensionKey(this.participant))];
+    if (itemTime !== null && itemTime !== undefined) actions = actions.concat(this.proposeSeek(itemTime, now));
+    return actions;
+  }
+
+  /** Identifiers of the local suspensions not yet ended, sorted. */
+  get openSuspensions() {
+    return [...this.openLocalSuspensions.keys()].sort();
+  }
+
+  /** What the group knows of suspension `id` (SuspensionStatus), or null. */
+  suspensionStatus(id) {
+    const record = this.suspensions.get(id);
+    if (record === undefined) return null;
+    return {
+      id: record.id, participant: record.participant, reason: record.reason, begin: record.begin,
+      deadline: CoordinatorCore.deadline(record), end: record.end, waits: record.counted,
+    };
+  }
+}

@@ -1,0 +1,99 @@
+// Invites: `coplay://HOST:PORT/SESSION[?aead=SUITE]#SECRET` (Sources/GroupSessions/Crypto/Invite.swift,
+// extended with the AEAD suite parameter described in Web/PROTOCOL-WEB.md).
+
+import { fromBase64URL, fromHex, toBase64URL, toHex } from "./bytes.js";
+
+/** The AEAD suites a session can use. The invite names it; the default is ChaCha20-Poly1305. */
+export const AEADSuite = Object.freeze({
+  chacha20Poly1305: "chacha20-poly1305",
+  aes256GCM: "aes-256-gcm",
+});
+
+/** Bytes of the session secret. */
+export const SECRET_LENGTH = 32;
+
+/** Why a string is not a valid invite. */
+export class InviteError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "InviteError";
+  }
+}
+
+const FORM = "expected coplay://HOST:PORT/SESSION#SECRET";
+
+/**
+ * Parses an invite.
+ *
+ * @returns {{host: string, port: number, session: Uint8Array, secret: Uint8Array, aead: string}}
+ * @throws {InviteError} naming the part that is wrong (never echoing the secret).
+ */
+export function parseInvite(text) {
+  const trimmed = text.trim();
+  const scheme = "coplay://";
+  if (!trimmed.toLowerCase().startsWith(scheme)) throw new InviteError(`invite must start with coplay:// (got "${trimmed.slice(0, 16)}…"); ${FORM}`);
+  const rest = trimmed.slice(scheme.length);
+  const hash = rest.indexOf("#");
+  if (hash < 0) throw new InviteError(`invite has no #SECRET fragment; ${FORM}`);
+  const beforeFragment = rest.slice(0, hash);
+  const fragment = rest.slice(hash + 1);
+  const slash = beforeFragment.indexOf("/");
+  if (slash < 0) throw new InviteError(`invite has no session after the port; ${FORM}`);
+  const authority = beforeFragment.slice(0, slash);
+  let sessionText = beforeFragment.slice(slash + 1);
+  let query = "";
+  const question = sessionText.indexOf("?");
+  if (question >= 0) {
+    query = sessionText.slice(question + 1);
+    sessionText = sessionText.slice(0, question);
+  }
+
+  let host;
+  let portText;
+  if (authority.startsWith("[")) {
+    const close = authority.indexOf("]");
+    if (close < 0) throw new InviteError(`invite host "${authority}" is not a valid host`);
+    host = authority.slice(1, close);
+    const after = authority.slice(close + 1);
+    if (!after.startsWith(":")) throw new InviteError(`invite has no port after the host; ${FORM}`);
+    portText = after.slice(1);
+  } else {
+    const colon = authority.lastIndexOf(":");
+    if (colon < 0) throw new InviteError(`invite has no port after the host; ${FORM}`);
+    host = authority.slice(0, colon);
+    portText = authority.slice(colon + 1);
+  }
+  if (host.length === 0 || /[\s/@]/.test(host)) throw new InviteError(`invite host "${host}" is not a valid host`);
+  const port = /^[0-9]+$/.test(portText) ? Number(portText) : NaN;
+  if (!(port >= 1 && port <= 65535)) throw new InviteError(`invite port "${portText}" is not a number between 1 and 65535`);
+  if (sessionText.length === 0) throw new InviteError(`invite has no session after the port; ${FORM}`);
+  const session = sessionText.length === 32 ? fromHex(sessionText) : null;
+  if (session === null) throw new InviteError(`invite session "${sessionText}" is not 32 hexadecimal digits`);
+  if (fragment.length === 0) throw new InviteError(`invite has no #SECRET fragment; ${FORM}`);
+  const secret = fromBase64URL(fragment);
+  if (secret === null || secret.length !== SECRET_LENGTH) throw new InviteError("invite secret is not 32 bytes of base64url");
+
+  let aead = AEADSuite.chacha20Poly1305;
+  for (const parameter of query.split("&")) {
+    if (parameter === "") continue;
+    const [name, value = ""] = parameter.split("=", 2);
+    if (name !== "aead") continue; // other parameters: reserved, ignored
+    if (value !== AEADSuite.chacha20Poly1305 && value !== AEADSuite.aes256GCM) {
+      throw new InviteError(`invite names an unknown AEAD suite "${value}" (known: aes-256-gcm, chacha20-poly1305)`);
+    }
+    aead = value;
+  }
+  return { host, port, session, secret, aead };
+}
+
+/** The invite's text form; the `aead` parameter is written only for a suite other than the default. */
+export function formatInvite({ host, port, session, secret, aead = AEADSuite.chacha20Poly1305 }) {
+  const hostPart = host.includes(":") ? `[${host}]` : host;
+  const query = aead === AEADSuite.chacha20Poly1305 ? "" : `?aead=${aead}`;
+  return `coplay://${hostPart}:${port}/${toHex(session)}${query}#${toBase64URL(secret)}`;
+}
+
+/** The invite without its secret, safe to log. */
+export function redactInvite(invite) {
+  return formatInvite({ ...invite, secret: new Uint8Array(0) }).replace(/#.*$/, "#…");
+}
