@@ -1,8 +1,18 @@
+import Crypto
 import Foundation
+import NIOCore
 import Testing
 
-@testable import PlaybackCoordinator
+// Only what the crypto vector needs: GroupSessions also has a ParticipantID (the relay's 64-bit ids).
+import struct GroupSessions.DataRoute
+import struct GroupSessions.Frame
+import enum GroupSessions.FrameCodec
+import struct GroupSessions.FrameType
+import struct GroupSessions.PayloadCipher
+import struct GroupSessions.SessionID
+import struct GroupSessions.SessionKeys
 
+@testable import PlaybackCoordinator
 /// Runs the shared coordinator vectors in `Tests/Vectors/coordinator/*.json` against ``CoordinatorCore``.
 ///
 /// The same files are run against the browser's JavaScript port (`Web/static/coordinator.js`) by
@@ -322,5 +332,126 @@ struct VectorSegment: Codable, Equatable {
         rate = segment.rate
         waiting = segment.waiting
         waitEnd = segment.waitEnd?.nanoseconds
+    }
+}
+
+// MARK: - Session crypto vector
+
+/// Writes and checks `Tests/Vectors/crypto/session.json`: the key derivations of docs/protocol.md
+/// ("Cryptography") and of the AES-256-GCM suite (Web/PROTOCOL-WEB.md), and a data frame sealed with
+/// each suite, computed here with swift-crypto and GroupSessions' own ``SessionKeys`` and
+/// ``PayloadCipher``. `Tests/Web/crypto.test.mjs` checks the browser's WebCrypto code against the
+/// same file. (The AES-256-GCM frame is sealed here by hand from the documented rules; once
+/// GroupSessions has the suite, it should produce the same bytes.)
+@Suite struct SessionCryptoVectorTests {
+    static let file = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Vectors").appendingPathComponent("crypto").appendingPathComponent("session.json")
+
+    struct Vector: Codable, Equatable {
+        var description: String
+        var secret: String
+        var session: String
+        var sender: String
+        var joinToken: String
+        var joinTokenHash: String
+        var retainKeys: [String: String]
+        var chachaPayloadKey: String
+        var aesPayloadKey: String
+        var senderSequence: UInt64
+        var flags: UInt16
+        var retainName: String
+        var plaintext: String
+        var associatedData: String
+        var chachaFrame: String
+        var aesFrame: String
+    }
+
+    static func hex(_ bytes: some Sequence<UInt8>) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    static func make() throws -> Vector {
+        let secret = (0..<32).map { UInt8($0 &* 7 &+ 3) }
+        let session = SessionID(high: 0x0011_2233_4455_6677, low: 0x8899_aabb_ccdd_eeff)
+        // The relay's 64-bit participant id (its type name would clash with the coordinator's ParticipantID).
+        let sender = Frame(type: .ping, session: session, sender: .init(rawValue: 0x0123_4567_89ab_cdef)).sender
+        let keys = SessionKeys(secret: secret, session: session)
+        let names = ["coplay.activity", "message:coplay.playback.state", "message:coplay.playback.suspension.0123456789abcdef"]
+        var retainKeys: [String: String] = [:]
+        for name in names { retainKeys[name] = hex(keys.retainKey(for: name)) }
+        let chachaKey = keys.payloadKey(for: sender).withUnsafeBytes { Array($0) }
+        var info = Array("coplay v1 payload aes-256-gcm".utf8)
+        withUnsafeBytes(of: sender.rawValue.bigEndian) { info.append(contentsOf: $0) }
+        let aesKey = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: secret), salt: session.bytes, info: info, outputByteCount: 32
+        ).withUnsafeBytes { Array($0) }
+
+        // An envelope (kind 1, name CoordinationMessage) around a small JSON body.
+        let body = Array(#"{"presence":{"_0":{"sentAt":1790000000000000000,"observedDelay":[0,0],"preroll":[0,0]}}}"#.utf8)
+        let name = Array("CoordinationMessage".utf8)
+        let plaintext = [1, 1, 0, UInt8(name.count)] + name + [0, 0] + body
+        let senderSequence: UInt64 = 0x0102_0304_0506_0708
+        let retainName = "message:coplay.playback.state"
+        let route = DataRoute(senderSequence: senderSequence, recipients: [], retainKey: keys.retainKey(for: retainName))
+
+        var cipher = PayloadCipher(keys: keys)
+        let chachaFrame = try cipher.seal(plaintext, route: route, flags: [], sender: sender)
+        var chachaBytes = ByteBuffer()
+        FrameCodec.encode(chachaFrame, into: &chachaBytes)
+
+        // AES-256-GCM, from the rules: same associated data and nonce, the AES key above.
+        var aad: [UInt8] = [Frame.version, FrameType.data.rawValue, 0, 0] + session.bytes
+        withUnsafeBytes(of: sender.rawValue.bigEndian) { aad.append(contentsOf: $0) }
+        withUnsafeBytes(of: senderSequence.bigEndian) { aad.append(contentsOf: $0) }
+        aad += [UInt8(route.retainKey.count)] + route.retainKey
+        var nonce = [UInt8](repeating: 0, count: 4)
+        withUnsafeBytes(of: senderSequence.bigEndian) { nonce.append(contentsOf: $0) }
+        let box = try AES.GCM.seal(plaintext, using: SymmetricKey(data: aesKey), nonce: AES.GCM.Nonce(data: nonce), authenticating: aad)
+        var payload = ByteBuffer()
+        route.encode(into: &payload)
+        payload.writeBytes(box.ciphertext)
+        payload.writeBytes(box.tag)
+        var aesBytes = ByteBuffer()
+        FrameCodec.encode(Frame(type: .data, session: session, sender: sender, payload: payload), into: &aesBytes)
+
+        return Vector(
+            description: "Key derivations (join token, retain keys, payload keys of both suites) and one data frame sealed with each suite; hex unless noted, secret in base64url.",
+            secret: Data(secret).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: ""),
+            session: session.description, sender: sender.description,
+            joinToken: hex(keys.joinToken), joinTokenHash: hex(SessionKeys.joinTokenHash(keys.joinToken)),
+            retainKeys: retainKeys, chachaPayloadKey: hex(chachaKey), aesPayloadKey: hex(aesKey),
+            senderSequence: senderSequence, flags: 0, retainName: retainName, plaintext: hex(plaintext),
+            associatedData: hex(aad), chachaFrame: hex(chachaBytes.readableBytesView), aesFrame: hex(aesBytes.readableBytesView))
+    }
+
+    @Test func sessionCryptoVector() throws {
+        let vector = try Self.make()
+        if CoordinatorVectorTests.writing {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            var data = try encoder.encode(vector)
+            data.append(0x0A)
+            try FileManager.default.createDirectory(at: Self.file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try data.write(to: Self.file)
+            return
+        }
+        let stored = try JSONDecoder().decode(Vector.self, from: Data(contentsOf: Self.file))
+        #expect(stored == vector)
+        // The ChaCha20-Poly1305 frame opens with GroupSessions' own cipher.
+        var bytes = ByteBuffer(bytes: Array(hexBytes(stored.chachaFrame)))
+        let frame = try #require(try FrameCodec.decode(from: &bytes))
+        var cipher = PayloadCipher(keys: SessionKeys(secret: (0..<32).map { UInt8($0 &* 7 &+ 3) }, session: frame.session))
+        #expect(try cipher.open(frame).plaintext == Array(hexBytes(stored.plaintext)))
+    }
+
+    private func hexBytes(_ text: String) -> [UInt8] {
+        var result: [UInt8] = []
+        var index = text.startIndex
+        while index < text.endIndex {
+            let next = text.index(index, offsetBy: 2)
+            result.append(UInt8(text[index..<next], radix: 16)!)
+            index = next
+        }
+        return result
     }
 }
