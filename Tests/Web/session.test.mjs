@@ -1,0 +1,212 @@
+// The browser's GroupSession and coordination channel against a small in-memory relay that follows
+// docs/protocol.md's routing rules (hello, welcome + retained frames, join, stamping, acks, ping,
+// time requests) and Web/PROTOCOL-WEB.md's one-frame-per-message rule.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+import { equalBytes, toHex } from "../../Web/static/bytes.js";
+import { sha256 } from "../../Web/static/crypto.js";
+import { GroupSessionCoordinationChannel } from "../../Web/static/channel.js";
+import {
+  FrameFlags, FrameType, decodeHello, decodeMessage, decodeRoute, decodeTimeRequest, encodeAck, encodeFrame, encodeTimeReply,
+  encodeWelcome, makeFrame,
+} from "../../Web/static/frame.js";
+import { AEADSuite } from "../../Web/static/invite.js";
+import { GroupSession, participantName } from "../../Web/static/session.js";
+
+/** A relay for one session, in memory. */
+class TestRelay {
+  constructor() {
+    this.sequence = 0n;
+    this.tokenHash = null;
+    this.connections = new Set();
+    this.retained = new Map(); // hex key -> frame bytes (stamped)
+    this.log = [];
+  }
+
+  connect() {
+    const relay = this;
+    const connection = { admitted: false, joined: false, id: null, closed: false };
+    const socket = {
+      send(bytes) {
+        if (connection.closed) throw new Error("closed");
+        relay.receive(connection, bytes);
+      },
+      close(code) {
+        if (connection.closed) return;
+        connection.closed = true;
+        connection.closeCode = code;
+        relay.connections.delete(connection);
+        queueMicrotask(() => socket.onclose());
+      },
+      onmessage: () => {},
+      onclose: () => {},
+      onopen: () => {},
+    };
+    connection.socket = socket;
+    connection.deliver = (frame) => queueMicrotask(() => !connection.closed && socket.onmessage(encodeFrame(frame)));
+    this.connections.add(connection);
+    queueMicrotask(() => socket.onopen());
+    return socket;
+  }
+
+  stamp(frame) {
+    this.sequence += 1n;
+    return { ...frame, sequence: this.sequence };
+  }
+
+  async receive(connection, bytes) {
+    const frame = decodeMessage(bytes); // throws on anything but exactly one frame
+    this.log.push(frame.type);
+    switch (frame.type) {
+      case FrameType.timeRequest: {
+        const t1 = decodeTimeRequest(frame.payload);
+        connection.deliver(makeFrame({ type: FrameType.timeReply, session: frame.session, sender: 0n, payload: encodeTimeReply({ t1, t2: t1 + 100n, t3: t1 + 200n }) }));
+        return;
+      }
+      case FrameType.hello: {
+        const { token } = decodeHello(frame.payload);
+        const hash = await sha256(token);
+        if (this.tokenHash === null) this.tokenHash = hash;
+        if (!equalBytes(hash, this.tokenHash)) return connection.socket.close(1008);
+        connection.admitted = true;
+        connection.id = frame.sender;
+        this.session = frame.session;
+        const members = [...this.connections].filter((c) => c.joined).map((c) => c.id);
+        connection.deliver(makeFrame({ type: FrameType.welcome, session: frame.session, sender: 0n, payload: encodeWelcome({ sequence: this.sequence, maximumPayload: 307200, ratePerSecond: 2000, burst: 20000, members, retainedCount: this.retained.size }) }));
+        for (const retained of this.retained.values()) connection.deliver({ ...retained, flags: retained.flags | FrameFlags.replayed });
+        return;
+      }
+      case FrameType.join: {
+        connection.joined = true;
+        const joined = this.stamp(makeFrame({ type: FrameType.joined, session: this.session, sender: connection.id }));
+        for (const c of this.connections) if (c.admitted) c.deliver(joined);
+        return;
+      }
+      case FrameType.data: {
+        const { route } = decodeRoute(frame.payload);
+        const stamped = this.stamp({ ...frame, sender: connection.id });
+        if (route.retainKey.length > 0) this.retained.set(toHex(route.retainKey), stamped);
+        this.lastData = stamped;
+        for (const c of this.connections) {
+          if (c === connection) continue;
+          if (c.joined || (c.admitted && route.retainKey.length > 0)) c.deliver(stamped);
+        }
+        connection.deliver(makeFrame({ type: FrameType.ack, session: this.session, sender: 0n, sequence: stamped.sequence, payload: encodeAck(route.senderSequence) }));
+        return;
+      }
+      case FrameType.ping:
+        connection.deliver(makeFrame({ type: FrameType.pong, session: this.session, sender: 0n, sequence: frame.sequence }));
+        return;
+      default:
+        return;
+    }
+  }
+}
+
+const invite = {
+  host: "127.0.0.1", port: 7000, aead: AEADSuite.aes256GCM,
+  session: Uint8Array.from({ length: 16 }, (_, i) => i), secret: Uint8Array.from({ length: 32 }, (_, i) => 200 - i),
+};
+const policy = { pingInterval: 0, livenessTimeout: 0, initialBackoff: 10, maximumBackoff: 20, giveUpAfter: 100 };
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+test("two members: retained state for the late joiner, same sequence for sender and receiver, replay guard", async () => {
+  const relay = new TestRelay();
+  const alice = await GroupSession.create({ invite, connect: () => relay.connect(), participant: 0xaaaan, policy });
+  const aliceEvents = [];
+  const aliceChannel = new GroupSessionCoordinationChannel(alice);
+  aliceChannel.onevent = (event) => aliceEvents.push(event);
+  await alice.open();
+  await alice.join();
+  assert.equal(alice.state, "joined");
+  assert.deepEqual(aliceEvents, [{ type: "joined", member: participantName(0xaaaan) }]);
+
+  const state = { state: { state: { item: "clip", rate: 1, anchorItemTime: 0, anchorReferenceTime: 1790000000100000000n, originator: alice.localName, revision: 0n, intendedRate: 1 }, command: "play", sentAt: 1790000000000000000n } };
+  assert.equal(await aliceChannel.send(state, "coplay.playback.state"), 1n);
+  await settle();
+  assert.deepEqual(aliceEvents.at(-1), { type: "message", message: state, sender: alice.localName, sequence: 2n });
+  assert.equal(alice.unacked.length, 0);
+
+  const bob = await GroupSession.create({ invite, connect: () => relay.connect(), participant: 0xbbbbn, policy });
+  const bobEvents = [];
+  const bobChannel = new GroupSessionCoordinationChannel(bob);
+  bobChannel.onevent = (event) => bobEvents.push(event);
+  await bob.open(); // resolves after the retained frame
+  assert.deepEqual(bobEvents, [
+    { type: "joined", member: participantName(0xaaaan) },
+    { type: "message", message: state, sender: alice.localName, sequence: 2n },
+  ]);
+  await bob.join();
+  await settle();
+  assert.deepEqual(bobEvents.at(-1), { type: "joined", member: participantName(0xbbbbn) });
+  assert.deepEqual(aliceEvents.at(-1), { type: "joined", member: participantName(0xbbbbn) });
+
+  const presence = { presence: { sentAt: 1790000001000000000n, observedDelay: 1_000_000n, preroll: 0n, item: "clip", name: "bob" } };
+  await bobChannel.send(presence);
+  await settle();
+  assert.deepEqual(aliceEvents.at(-1), { type: "message", message: presence, sender: bob.localName, sequence: 4n });
+  assert.deepEqual(bobEvents.at(-1), { type: "message", message: presence, sender: bob.localName, sequence: 4n });
+
+  // The relay sends the same frame again (as a replay would): dropped by the replay guard.
+  const before = aliceEvents.length;
+  const connectionOfAlice = [...relay.connections].find((c) => c.id === 0xaaaan);
+  connectionOfAlice.deliver({ ...relay.lastData, sequence: 9n });
+  // A tampered frame: rejected.
+  const tampered = { ...relay.lastData, sequence: 10n, payload: relay.lastData.payload.map((b, i, a) => (i === a.length - 1 ? b ^ 1 : b)) };
+  connectionOfAlice.deliver(tampered);
+  await settle();
+  assert.equal(aliceEvents.length, before);
+  assert.equal(alice.rejectedFrames, 2);
+});
+
+test("time requests before hello, text messages and malformed frames close the socket", async () => {
+  const relay = new TestRelay();
+  const session = await GroupSession.create({ invite, connect: () => relay.connect(), participant: 5n, policy });
+  const replies = [];
+  session.localNow = () => 42n;
+  session.ontimereply = (reply, t4) => replies.push({ ...reply, t4 });
+  const opened = session.open();
+  session.requestTime(1000n); // before hello is sent (the socket opens asynchronously)
+  await opened;
+  await settle();
+  assert.deepEqual(replies, [{ t1: 1000n, t2: 1100n, t3: 1200n, t4: 42n }]);
+  assert.equal(relay.log[0], FrameType.timeRequest);
+
+  const socket = session.socket;
+  let code = null;
+  socket.close = (c) => (code = c);
+  socket.onmessage("hello");
+  assert.equal(code, 1003);
+  socket.onmessage(Uint8Array.of(0, 0, 0, 36, 1));
+  assert.equal(code, 1002);
+});
+
+test("a lost connection resumes with resumeAfter and re-sends unacknowledged frames", async () => {
+  const relay = new TestRelay();
+  const session = await GroupSession.create({ invite, connect: () => relay.connect(), participant: 7n, policy });
+  await session.open();
+  await session.join();
+  const hellos = [];
+  const original = relay.receive.bind(relay);
+  let dropData = true;
+  relay.receive = async (connection, bytes) => {
+    const frame = decodeMessage(bytes);
+    if (frame.type === FrameType.hello) hellos.push(decodeHello(frame.payload));
+    if (frame.type === FrameType.data && dropData) return; // lost with the connection
+    return original(connection, bytes);
+  };
+  const sent = session.sendMessage("Chat", new TextEncoder().encode("{}"));
+  await sent;
+  assert.equal(session.unacked.length, 1);
+  dropData = false;
+  [...relay.connections][0].socket.close(1006);
+  await new Promise((resolve) => setTimeout(resolve, 80));
+  assert.equal(hellos.length, 1);
+  assert.equal(hellos[0].resumeAfter, 1n); // its own joined frame
+  assert.equal(session.unacked.length, 0); // re-sent after the welcome and acknowledged
+  assert.equal(session.state, "joined");
+  session.leave();
+  assert.equal(session.state, "ended");
+});

@@ -1,0 +1,49 @@
+// The coordination channel over a GroupSession (Sources/PlaybackCoordinator/GroupSessionCoordinationChannel.swift):
+// CoordinationMessages travel as envelopes named "CoordinationMessage", reliable, to every member;
+// a retain key K becomes the retained-message name K (relay key HMAC("message:" + K)). The relay
+// does not echo a member's own messages, so each is reported back to the local coordinator at its
+// ack, with the relay's stamp as sequence. Messages are delivered in strictly increasing sequence
+// (a message that would not be is dropped). Participants are 16-hex-digit ids.
+
+import { COORDINATION_MESSAGE_NAME, decodeMessageBody, encodeMessageBody } from "./messages.js";
+import { participantName } from "./session.js";
+
+export class GroupSessionCoordinationChannel {
+  /** @param {import("./session.js").GroupSession} session an open (welcomed) or joined session. */
+  constructor(session) {
+    this.session = session;
+    this.localParticipant = session.localName;
+    this.lastSequence = null;
+    this.dropped = 0;
+    /** Receives channel events: {type: "message", message, sender, sequence} | {type: "joined"|"left", member}. */
+    this.onevent = () => {};
+    session.onmessage = (name, body, context) => {
+      if (name !== COORDINATION_MESSAGE_NAME) return;
+      let message;
+      try {
+        message = decodeMessageBody(body);
+      } catch {
+        return; // not a CoordinationMessage: dropped, as Swift's messenger drops what does not decode
+      }
+      this.deliver(message, participantName(context.sender), context.sequence);
+    };
+    session.onpresence = (type, participant) => this.onevent({ type, member: participantName(participant) });
+  }
+
+  deliver(message, sender, sequence) {
+    if (this.lastSequence !== null && sequence <= this.lastSequence) {
+      this.dropped += 1;
+      return;
+    }
+    this.lastSequence = sequence;
+    this.onevent({ type: "message", message, sender, sequence });
+  }
+
+  /** Sends a message to the group (the sender included, at its ack), retained under `retainKey` when given. */
+  send(message, retainKey = null) {
+    return this.session.sendMessage(COORDINATION_MESSAGE_NAME, encodeMessageBody(message), {
+      retainName: retainKey,
+      onAck: (stamp) => this.deliver(message, this.localParticipant, stamp),
+    });
+  }
+}
