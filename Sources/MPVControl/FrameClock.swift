@@ -36,6 +36,9 @@ public struct FrameClock: Sendable {
     public var maximumUncertainty: Double
     /// How many recent changes the estimate looks at.
     public var window: Int
+    /// Changes older than this before the newest one are not used (seconds): an estimate never
+    /// rests on stale brackets when new ones stop being tight.
+    public var maximumAge: Double
 
     private var last: (position: Double, at: ReferenceTime)?
     private(set) public var changes: [Change] = []
@@ -43,11 +46,13 @@ public struct FrameClock: Sendable {
     /// Creates an estimator.
     ///
     /// - Parameters:
-    ///   - maximumUncertainty: seconds (default 1 ms).
+    ///   - maximumUncertainty: seconds (default 0.5 ms: brackets up to 1 ms).
     ///   - window: changes (default 5).
-    public init(maximumUncertainty: Double = 0.001, window: Int = 5) {
+    ///   - maximumAge: seconds (default 1).
+    public init(maximumUncertainty: Double = 0.0005, window: Int = 5, maximumAge: Double = 1) {
         self.maximumUncertainty = maximumUncertainty
         self.window = window
+        self.maximumAge = maximumAge
     }
 
     /// Forgets everything (after a seek, a pause or an item change).
@@ -78,9 +83,12 @@ public struct FrameClock: Sendable {
     }
 
     /// The error (item seconds the player runs ahead of `motion`; negative: behind), from the
-    /// last ``window`` tight changes, or `nil` without any.
-    public func error(for motion: CommandSchedule.Motion) -> Double? {
-        let tight = changes.suffix(4 * window).filter { $0.uncertainty <= maximumUncertainty && $0.instant >= motion.referenceTime }
+    /// last ``window`` tight changes (at or after `since`, when given), or `nil` without any.
+    public func error(for motion: CommandSchedule.Motion, since: ReferenceTime? = nil) -> Double? {
+        guard let newest = changes.last else { return nil }
+        var oldest = max(motion.referenceTime, newest.instant - .secondsRounded(maximumAge))
+        if let since { oldest = max(oldest, since) }
+        let tight = changes.suffix(4 * window).filter { $0.uncertainty <= maximumUncertainty && $0.instant >= oldest }
         let recent = tight.suffix(window).map { $0.position - motion.itemTime(at: $0.instant) }
         guard !recent.isEmpty else { return nil }
         let sorted = recent.sorted()

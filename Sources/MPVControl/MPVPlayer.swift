@@ -62,10 +62,13 @@ public actor MPVPlayer: CoordinatedPlayer {
         public var restartDelay: Double = 0.15
         /// The first guess of the time from `pause=no` to the position moving (seconds); learned.
         public var unpauseLatency: Double = 0.0
-        /// Half the gap between the two samples taken around a predicted frame change (seconds).
-        public var bracket: Double = 0.0003
+        /// Sampling turns dense this long before a predicted frame change, and stays dense until
+        /// twice as long after it (seconds).
+        public var denseWindow: Double = 0.0015
+        /// The sampling interval around a predicted frame change (seconds).
+        public var denseSampling: Double = 0.0002
         /// The sampling interval when no frame change is predicted (seconds).
-        public var fallbackSampling: Double = 0.001
+        public var fallbackSampling: Double = 0.002
 
         public init() {}
     }
@@ -115,6 +118,11 @@ public actor MPVPlayer: CoordinatedPlayer {
     private var frameClock = FrameClock()
     private var trim = 1.0
     private var lastCorrection: ReferenceTime?
+    /// When the speed last changed: the controller judges only frame changes after it (plus a frame,
+    /// since mpv applies a speed from the next frame change), so it never reacts twice to one error.
+    private var speedChangedAt: ReferenceTime?
+    /// When the last fine error estimate was had.
+    private var lastFineAt: ReferenceTime?
     private var unpauseLatency: Double
     private var learnLatency = false
     /// The coordinator, while ``run(coordinator:)`` runs (for readiness reports).
@@ -324,7 +332,7 @@ public actor MPVPlayer: CoordinatedPlayer {
                 continue
             }
             if let current, current.rate > 0, playing {
-                try await track(current)
+                try await track(current, before: next.map { $0.referenceTime - .secondsRounded(configuration.prepareHorizon) })
                 continue
             }
             var pause = 0.02
@@ -337,10 +345,7 @@ public actor MPVPlayer: CoordinatedPlayer {
     private func transition(to next: CommandSchedule.Motion, from current: CommandSchedule.Motion?) async throws {
         if next.rate > 0 {
             if playing, let current, applied == current, current.rate > 0, current.isContinued(by: next) {
-                // A rate change only: at the instant.
-                try await wait(until: next.referenceTime)
-                try await setSpeed(next.rate * trim)
-                applied = next
+                try await changeRate(from: current, to: next)
                 return
             }
             if playing {
@@ -374,6 +379,37 @@ public actor MPVPlayer: CoordinatedPlayer {
             // Stay in this branch no longer than the instant: the loop then finds it applied.
             try await wait(until: next.referenceTime)
         }
+    }
+
+    /// A rate change without a jump in item time.
+    ///
+    /// mpv applies a new `speed` from the next frame change on: the frame due next still comes at its
+    /// old-speed time (measured: a change to 0.5 made every later frame 8-35 ms early, by the rest of
+    /// the frame in progress). So the command goes out mid-frame, where it surely lands on the change
+    /// ending the frame in progress at the group's instant (`boundary`); from there the player is
+    /// ahead by (old - new rate) x (boundary - instant), the same for every player, and the first
+    /// speed removes that over ``Configuration/trimWindow`` before the controller takes over.
+    private func changeRate(from current: CommandSchedule.Motion, to next: CommandSchedule.Motion) async throws {
+        guard let timeline = items[next.item]?.timeline, let frame = timeline.frame(displayedAt: next.itemTime),
+            frame + 1 < timeline.frameCount
+        else {
+            try await wait(until: next.referenceTime)
+            try await setSpeed(next.rate)
+            applied = next
+            return
+        }
+        let start = timeline.presentationTime(ofFrame: frame)
+        let end = timeline.presentationTime(ofFrame: frame + 1)
+        let running = current.rate * trim
+        let boundary = next.referenceTime + .secondsRounded((end - next.itemTime) / running)
+        let frameStart = next.referenceTime - .secondsRounded((next.itemTime - start) / running)
+        try await wait(until: frameStart + (boundary - frameStart) / 2)
+        let ahead = (current.rate - next.rate) * (boundary - next.referenceTime).secondsValue
+        trim = min(1 + configuration.maximumTrim, max(1 - configuration.maximumTrim, 1 - ahead / configuration.trimWindow / next.rate))
+        try await setSpeed(next.rate * trim)
+        applied = next
+        frameClock.reset()
+        lastCorrection = reference.now().map { $0 + .secondsRounded(configuration.trimWindow) }
     }
 
     /// Starts `motion`, already in force, a little in the future (a late command, a re-anchoring).
@@ -414,7 +450,9 @@ public actor MPVPlayer: CoordinatedPlayer {
     }
 
     /// One step of tracking: one position sample, and a correction when due.
-    private func track(_ motion: CommandSchedule.Motion) async throws {
+    ///
+    /// - Parameter deadline: wake no later than this (the next motion's preparation).
+    private func track(_ motion: CommandSchedule.Motion, before deadline: ReferenceTime?) async throws {
         guard let item = items[motion.item] else { return }
         let reply = try await connection.get("time-pos")
         if let position = reply.data.number, reply.succeeded {
@@ -426,21 +464,30 @@ public actor MPVPlayer: CoordinatedPlayer {
             try await correct(motion, item: item)
             if !playing { return }
         }
-        // Sample next just before and just after the predicted change of frame.
+        // Sleep until shortly before the predicted change of frame, then sample densely until it is
+        // seen (or clearly missed), so that a late wake-up only costs a few extra samples.
         let error = frameClock.error(for: motion) ?? 0
         var pause = configuration.fallbackSampling
         if let shown = frameClock.lastPosition, let index = item.timeline.frame(displayedAt: shown + 1e-6),
             index + 1 < item.timeline.frameCount
         {
             let nextPTS = item.timeline.presentationTime(ofFrame: index + 1)
-            let predicted = motion.referenceTime + .secondsRounded((nextPTS - error - motion.itemTime) / motion.rate)
-            let untilBefore = (predicted - now).secondsValue - configuration.bracket
-            if untilBefore > 0 {
-                pause = min(untilBefore, configuration.correctionInterval)
-            } else if untilBefore > -2 * configuration.bracket {
-                pause = 2 * configuration.bracket
+            // From the last change seen, at the speed mpv runs now (the group's rate times the trim);
+            // before any change, from the group's timeline and the error estimate.
+            let predicted: ReferenceTime
+            if let change = frameClock.changes.last, change.position == shown {
+                predicted = change.instant + .secondsRounded((nextPTS - shown) / (motion.rate * trim))
+            } else {
+                predicted = motion.referenceTime + .secondsRounded((nextPTS - error - motion.itemTime) / motion.rate)
+            }
+            let untilDense = (predicted - now).secondsValue - configuration.denseWindow
+            if untilDense > 0 {
+                pause = min(untilDense, configuration.correctionInterval)
+            } else if (now - predicted).secondsValue < 2 * configuration.denseWindow {
+                pause = configuration.denseSampling
             }
         }
+        if let deadline { pause = min(pause, max(0, (deadline - now).secondsValue)) }
         // A plain sleep: samples are stamped when taken, so a late wake costs nothing but a wider
         // bracket, and busy-waiting here would hold a core per player.
         try await Task.sleep(for: .secondsRounded(pause))
@@ -449,7 +496,10 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// Looks at the error and trims the speed, or seeks.
     private func correct(_ motion: CommandSchedule.Motion, item: Item) async throws {
         let frameInterval = item.timeline.duration / Double(max(1, item.timeline.frameCount))
-        let fine = frameClock.error(for: motion)
+        let settled = speedChangedAt.map { $0 + .secondsRounded(frameInterval / motion.rate) }
+        let fine = frameClock.error(for: motion, since: settled)
+        let now = reference.now()
+        if fine != nil { lastFineAt = now }
         guard let error = fine ?? frameClock.coarseError(for: motion, frameInterval: frameInterval) else { return }
         if learnLatency, let fine {
             // The first fine error after an unpause says how late the position started moving.
@@ -463,7 +513,14 @@ public actor MPVPlayer: CoordinatedPlayer {
             try await restart(motion)
             return
         }
-        guard fine != nil else { return }
+        guard fine != nil else {
+            // No tight measurement for a second: run at the group's rate rather than keep a trim blindly.
+            if trim != 1, let now, (lastFineAt.map { (now - $0).secondsValue > 1 } ?? true) {
+                trim = 1
+                try await setSpeed(motion.rate)
+            }
+            return
+        }
         let wanted: Double
         if abs(error) <= configuration.deadband {
             wanted = 1
@@ -532,6 +589,7 @@ public actor MPVPlayer: CoordinatedPlayer {
     private func setSpeed(_ requested: Double) async throws {
         let speed = (requested * 1e6).rounded() / 1e6
         guard abs(speed - known.speed) >= Self.speedTolerance else { return }
+        speedChangedAt = reference.now()
         known.ownSpeeds.append((speed, ContinuousClock.now))
         if known.ownSpeeds.count > 64 { known.ownSpeeds.removeFirst(known.ownSpeeds.count - 64) }
         known.speed = speed
