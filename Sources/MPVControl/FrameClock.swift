@@ -49,7 +49,7 @@ public struct FrameClock: Sendable {
     ///   - maximumUncertainty: seconds (default 0.5 ms: brackets up to 1 ms).
     ///   - window: changes (default 5).
     ///   - maximumAge: seconds (default 1).
-    public init(maximumUncertainty: Double = 0.0005, window: Int = 5, maximumAge: Double = 1) {
+    public init(maximumUncertainty: Double = 0.0005, window: Int = 7, maximumAge: Double = 1) {
         self.maximumUncertainty = maximumUncertainty
         self.window = window
         self.maximumAge = maximumAge

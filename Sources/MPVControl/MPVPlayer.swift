@@ -45,7 +45,7 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// Tuning; the defaults and why are in docs/mpv.md.
     public struct Configuration: Sendable, Hashable {
         /// Errors smaller than this are left alone (seconds of item time).
-        public var deadband: Double = 0.0008
+        public var deadband: Double = 0.0004
         /// A `speed` trim removes the measured error over about this long (seconds).
         public var trimWindow: Double = 0.5
         /// The largest trim, as a fraction of the rate.
