@@ -69,6 +69,9 @@ public actor MPVPlayer: CoordinatedPlayer {
         public var denseSampling: Double = 0.0002
         /// The sampling interval when no frame change is predicted (seconds).
         public var fallbackSampling: Double = 0.002
+        /// How far mpv's audio clock steps back per unit of speed change on a file with audio
+        /// (seconds; measured 0.19 s with mpv's default audio buffer).
+        public var audioBuffer: Double = 0.19
 
         public init() {}
     }
@@ -123,6 +126,8 @@ public actor MPVPlayer: CoordinatedPlayer {
     private var speedChangedAt: ReferenceTime?
     /// When the last fine error estimate was had.
     private var lastFineAt: ReferenceTime?
+    /// Whether the loaded item plays an audio track: mpv then times video by the audio clock.
+    private var hasAudio = false
     private var unpauseLatency: Double
     private var learnLatency = false
     /// The coordinator, while ``run(coordinator:)`` runs (for readiness reports).
@@ -344,7 +349,7 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// Carries out `next` at its instant, from whatever the player does now.
     private func transition(to next: CommandSchedule.Motion, from current: CommandSchedule.Motion?) async throws {
         if next.rate > 0 {
-            if playing, let current, applied == current, current.rate > 0, current.isContinued(by: next) {
+            if playing, let current, applied == current, current.rate > 0, current.isContinued(by: next), !hasAudio {
                 try await changeRate(from: current, to: next)
                 return
             }
@@ -497,7 +502,10 @@ public actor MPVPlayer: CoordinatedPlayer {
     private func correct(_ motion: CommandSchedule.Motion, item: Item) async throws {
         let frameInterval = item.timeline.duration / Double(max(1, item.timeline.frameCount))
         let settled = speedChangedAt.map { $0 + .secondsRounded(frameInterval / motion.rate) }
-        let fine = frameClock.error(for: motion, since: settled)
+        // With audio, mpv's clock steps back by (speed change) x its audio buffer while a trim lasts
+        // (measured: -(s-1) x 0.19 s), and video follows it: that step is not an error to correct.
+        let audioStep = hasAudio ? motion.rate * (trim - 1) * configuration.audioBuffer : 0
+        let fine = frameClock.error(for: motion, since: settled).map { $0 + audioStep }
         let now = reference.now()
         if fine != nil { lastFineAt = now }
         guard let error = fine ?? frameClock.coarseError(for: motion, frameInterval: frameInterval) else { return }
@@ -550,6 +558,7 @@ public actor MPVPlayer: CoordinatedPlayer {
         if let open = try? await connection.get("path"), open.data.string == item.path, known.loads == 0 {
             // Already open (``preload(_:on:timeout:)``).
             loadedItem = identifier
+            hasAudio = await audioPlays()
             return
         }
         coordinator.reportReadiness(.loading)
@@ -561,7 +570,14 @@ public actor MPVPlayer: CoordinatedPlayer {
         try await waitFor(timeout: 30) { known.loads > loads && known.restarts > restarts || known.loadError != nil }
         if let error = known.loadError { throw MPVError.cannotPlay(item.path, error) }
         loadedItem = identifier
+        hasAudio = await audioPlays()
         coordinator.reportReadiness(.ready)
+    }
+
+    /// Whether mpv plays an audio track for the loaded file.
+    private func audioPlays() async -> Bool {
+        guard let reply = try? await connection.get("current-tracks/audio/id") else { return false }
+        return reply.succeeded && reply.data.number != nil
     }
 
     private func seekIfNeeded(to itemTime: Double) async throws {

@@ -14,8 +14,9 @@ struct BenchKeypressCommand: AsyncParsableCommand {
             `coplay join --mpv-socket`), all on loopback. Each round: the group plays for a while (`coplay \
             control play`), then the space key is sent to the first mpv through its IPC (`keypress space`, \
             the same path as a key typed in its window), and every mpv's `pause` and `time-pos` are polled \
-            every millisecond until all are paused on the same frame. Reports keypress-to-all-stopped \
-            (p50/p95/max) and the share of rounds that ended on one frame for every player.
+            every millisecond until all are paused on the same frame; then each mpv's decoded picture \
+            (`screenshot-to-file … video`) is compared byte for byte. Reports keypress-to-all-stopped \
+            (p50/p95/max) and the share of pauses on which every player shows the identical picture.
 
             Example: coplay bench keypress --players 3 --rounds 20
             """
@@ -119,15 +120,30 @@ struct BenchKeypressCommand: AsyncParsableCommand {
             guard let stopped else { throw ValidationError("round \(round): the players did not all stop within 10 s") }
             let latency = (stopped - pressed) * 1000
             latencies.append(latency)
-            let agreed = frames.first.map { first in frames.allSatisfy { $0 == first } } ?? false
+            // The decoded pictures themselves, byte for byte (mpv's PNGs of one frame are identical), once
+            // no mpv is still seeking: a snapping seek reports its target in time-pos before the frame is
+            // decoded.
+            try await Self.poll(seconds: 5) {
+                for connection in connections where (try? await connection.get("seeking"))?.data.bool != false { return false }
+                return true
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            var pictures: [Data] = []
+            for (index, connection) in connections.enumerated() {
+                let path = work.appendingPathComponent("round\(round)-m\(index + 1).png").path
+                try await connection.run(["screenshot-to-file", path, "video"])
+                pictures.append((try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data())
+            }
+            let agreed = !pictures[0].isEmpty && pictures.allSatisfy { $0 == pictures[0] }
             if agreed { sameFrame += 1 }
-            progress(String(format: "round %d: all stopped %.1f ms after the key; frames %@", round, latency,
-                            frames.map { $0.map { String(format: "%.3f", $0) } ?? "-" }.joined(separator: " ")))
+            progress(String(format: "round %d: all stopped %.1f ms after the key; frames %@; pictures %@", round, latency,
+                            frames.map { $0.map { String(format: "%.3f", $0) } ?? "-" }.joined(separator: " "),
+                            agreed ? "identical" : "DIFFERENT"))
         }
         let sorted = latencies.sorted()
         func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))] }
         print(String(
-            format: "keypress-to-all-stopped over %d rounds, %d mpv players: p50 %.1f ms, p95 %.1f ms, max %.1f ms; same frame on %d of %d pauses",
+            format: "keypress-to-all-stopped over %d rounds, %d mpv players: p50 %.1f ms, p95 %.1f ms, max %.1f ms; identical pictures on %d of %d pauses",
             rounds, players, percentile(0.5), percentile(0.95), sorted.last ?? 0, sameFrame, rounds))
         for connection in connections { await connection.close() }
         if out == nil { try? FileManager.default.removeItem(at: work) }
