@@ -188,7 +188,12 @@ let package = Package(
         ),
         .testTarget(
             name: "PlaybackCoordinatorTests",
-            dependencies: ["PlaybackCoordinator", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: [
+                "PlaybackCoordinator", "GroupSessions",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

@@ -14,6 +14,8 @@ packages=(
   mpv                                            # --player mpv: the real player coplay drives (tests, bench)
   xvfb xauth                                     # a virtual X display: the windowed mpv test
 )
+# The web client's tests run under Node's built-in runner (Node 20 is on the machine image; Debian's otherwise).
+command -v node >/dev/null || packages+=(nodejs)
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(syncplay-server syncplay)
 fi
