@@ -43,7 +43,7 @@ struct MPVPlayerCLITests {
         return all[pause...].last { $0["type"] as? String == "stopped" }
     }
 
-    @Test("a pause typed in one mpv stops every player, mpv and headless, on the same frame", .timeLimit(.minutes(4)))
+    @Test("a pause, a seek and a speed key typed in one mpv move every player, mpv and headless; the pause lands on one frame", .timeLimit(.minutes(4)))
     func keypressPausesEveryone() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.mpv), "mpv is missing: scripts/install-deps.sh installs it")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-mpv-\(UUID().uuidString.prefix(8))")
@@ -110,6 +110,31 @@ struct MPVPlayerCLITests {
         // The adapter's own pause did not echo back as a second command.
         let pauses = Self.events(attached).filter { $0["type"] as? String == "pause" && $0["originator"] as? String == "ma" }
         #expect(pauses.count == 1, "the keypress became \(pauses.count) pause commands")
+
+        // The person's seek key (RIGHT: 5 s ahead) and speed key (]: x1.1) in mpv move the whole group too.
+        let resume = try await CoplayProcess.run(["control", invite, "play"], timeout: 60)
+        #expect(resume.status == 0, "control play failed: \(resume.stderr)")
+        #expect(await launched.out.wait(for: .seconds(30)) { lines in
+            PlaybackSessionCLITests.events(lines).filter { $0["type"] as? String == "play" }.count >= 2
+        })
+        try await person.run(["keypress", "RIGHT"])
+        for (name, child) in [("host", host), ("mb", launched)] {
+            #expect(await child.out.wait(for: .seconds(30)) { lines in
+                PlaybackSessionCLITests.events(lines).contains { $0["type"] as? String == "seek" && $0["originator"] as? String == "ma" }
+            }, "\(name) did not follow the person's seek key")
+        }
+        try await person.run(["keypress", "]"])
+        for (name, child) in [("host", host), ("mb", launched)] {
+            #expect(await child.out.wait(for: .seconds(30)) { lines in
+                PlaybackSessionCLITests.events(lines).contains {
+                    $0["type"] as? String == "rate" && $0["originator"] as? String == "ma"
+                        && abs((($0["rate"] as? Double) ?? 0) - 1.1) < 0.001
+                }
+            }, "\(name) did not follow the person's speed key")
+        }
+        // None of the adapter's own seeks and trims came back as the person's commands.
+        let proposed = Self.events(attached).filter { ["seek", "rate"].contains($0["type"] as? String) && $0["originator"] as? String == "ma" }
+        #expect(proposed.count == 2, "the person's two keys became \(proposed.count) commands")
 
         // The person quits their mpv: that member leaves cleanly, the others carry on.
         try? await person.run(["quit"])
