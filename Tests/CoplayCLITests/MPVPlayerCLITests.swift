@@ -53,14 +53,8 @@ struct MPVPlayerCLITests {
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
 
-        let port = CoplayProcess.freePort()
-        let relay = try Child(["serve", "--listen", "127.0.0.1:\(port)"])
-        children.append(relay)
-        #expect(await relay.out.wait(for: .seconds(30)) { $0.contains { $0.contains("listening") } })
-        let host = try Child(["host", media, "--relay", "127.0.0.1:\(port)", "--name", "host", "--frames"])
-        children.append(host)
-        #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
-        let invite = try #require(host.out.snapshot.first)
+        let (_, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(
+            media: media, hostArguments: ["--name", "host", "--frames"], children: &children)
 
         // One mpv the person runs (attached with --mpv-socket), one that coplay starts itself.
         let socket = directory.appendingPathComponent("person.sock").path
@@ -170,14 +164,7 @@ struct MPVPlayerCLITests {
             try await Task.sleep(for: .milliseconds(50))
         }
 
-        let port = CoplayProcess.freePort()
-        let relay = try Child(["serve", "--listen", "127.0.0.1:\(port)"])
-        children.append(relay)
-        #expect(await relay.out.wait(for: .seconds(30)) { $0.contains { $0.contains("listening") } })
-        let host = try Child(["host", media, "--relay", "127.0.0.1:\(port)", "--name", "host"])
-        children.append(host)
-        #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
-        let invite = try #require(host.out.snapshot.first)
+        let (_, _, invite) = try await PlaybackSessionCLITests.startRelayAndHost(media: media, children: &children)
 
         // Two windowed mpvs side by side on the virtual screen, each driven by its own member.
         var connections: [MPVConnection] = []

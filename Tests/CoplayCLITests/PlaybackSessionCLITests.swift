@@ -88,6 +88,23 @@ struct PlaybackSessionCLITests {
         events(lines).last { $0["type"] as? String == "stopped" }
     }
 
+    /// `coplay serve` on a free loopback port and `coplay host MEDIA` on it (both appended to `children`,
+    /// which the caller stops); returns the port, the host and the invite it printed.
+    static func startRelayAndHost(
+        media: String, hostArguments: [String] = ["--name", "host"], children: inout [Child]
+    ) async throws -> (port: Int, host: Child, invite: String) {
+        let port = CoplayProcess.freePort()
+        let relay = try Child(["serve", "--listen", "127.0.0.1:\(port)"])
+        children.append(relay)
+        #expect(await relay.out.wait(for: .seconds(30)) { $0.contains { $0.contains("listening") } })
+        let host = try Child(["host", media, "--relay", "127.0.0.1:\(port)"] + hostArguments)
+        children.append(host)
+        #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
+        let invite = try #require(host.out.snapshot.first)
+        #expect(invite.hasPrefix("coplay://127.0.0.1:\(port)/"))
+        return (port, host, invite)
+    }
+
     @Test("three joiners present every frame within 1 ms (p99) and pause on the same frame", .timeLimit(.minutes(6)))
     func threeJoinersInStep() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-cli-\(UUID().uuidString)")
@@ -102,16 +119,7 @@ struct PlaybackSessionCLITests {
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
 
-        let port = CoplayProcess.freePort()
-        let relay = try Child(["serve", "--listen", "127.0.0.1:\(port)"])
-        children.append(relay)
-        #expect(await relay.out.wait(for: .seconds(30)) { $0.contains { $0.contains("listening") } })
-
-        let host = try Child(["host", media, "--relay", "127.0.0.1:\(port)", "--name", "host"])
-        children.append(host)
-        #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
-        let invite = try #require(host.out.snapshot.first)
-        #expect(invite.hasPrefix("coplay://127.0.0.1:\(port)/"))
+        let (_, _, invite) = try await Self.startRelayAndHost(media: media, children: &children)
 
         var joiners: [Child] = []
         for number in 1...3 {
@@ -199,14 +207,7 @@ struct PlaybackSessionCLITests {
 
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let port = CoplayProcess.freePort()
-        let relay = try Child(["serve", "--listen", "127.0.0.1:\(port)"])
-        children.append(relay)
-        #expect(await relay.out.wait(for: .seconds(30)) { $0.contains { $0.contains("listening") } })
-        let host = try Child(["host", media, "--relay", "127.0.0.1:\(port)"])
-        children.append(host)
-        #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
-        let invite = try #require(host.out.snapshot.first)
+        let (port, _, invite) = try await Self.startRelayAndHost(media: media, hostArguments: [], children: &children)
 
         // A wrong secret: flip one character of the secret.
         let hash = try #require(invite.firstIndex(of: "#"))
