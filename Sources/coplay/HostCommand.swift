@@ -36,6 +36,7 @@ struct HostCommand: AsyncParsableCommand {
 
     func validate() throws {
         _ = try TimeEndpoint(parsing: relay)
+        try players.check(simulation)
     }
 
     func run() async throws {

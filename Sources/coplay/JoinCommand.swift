@@ -46,6 +46,7 @@ struct JoinCommand: AsyncParsableCommand {
 
     func validate() throws {
         _ = try PlaybackCommandOptions.invite(invite)
+        try players.check(simulation)
     }
 
     func run() async throws {

@@ -36,6 +36,13 @@ struct PlayerOptions: ParsableArguments {
         if let mpvSocket, mpvSocket.isEmpty { throw ValidationError("--mpv-socket needs a path") }
     }
 
+    /// Refuses the headless decoder's simulation options with mpv (mpv is a real decoder).
+    func check(_ simulation: PlaybackSimulationOptions) throws {
+        if usesMPV, simulation.startLatency != 0 || simulation.decoderDriftPPM != 0 {
+            throw ValidationError("--start-latency and --decoder-drift-ppm simulate the headless player's decoder; they do not apply to mpv")
+        }
+    }
+
     /// Whether the member drives mpv.
     var usesMPV: Bool { player == .mpv || mpvSocket != nil }
 }

@@ -229,11 +229,15 @@ struct MPVPlayerCLITests {
         #expect(!result.stderr.contains("relay"), "it tried the relay first: \(result.stderr)")
     }
 
-    @Test("--mpv-arg without --player mpv is refused")
+    @Test("--mpv-arg without --player mpv, and the headless decoder's simulation with mpv, are refused")
     func mpvArgNeedsMPV() async throws {
         let result = try await CoplayProcess.run(["join", "coplay://127.0.0.1:9/00#AA", "x.mp4", "--mpv-arg=--fs"], timeout: 30)
         #expect(result.status != 0)
         #expect(result.stderr.contains("--mpv-arg needs --player mpv"), "stderr: \(result.stderr)")
+        let simulated = try await CoplayProcess.run(
+            ["join", "coplay://127.0.0.1:9/00#AA", "x.mp4", "--player", "mpv", "--start-latency", "5"], timeout: 30)
+        #expect(simulated.status != 0)
+        #expect(simulated.stderr.contains("do not apply to mpv"), "stderr: \(simulated.stderr)")
     }
 }
 
