@@ -235,7 +235,10 @@ struct MPVPlayerCLITests {
         #expect(result.status != 0)
         #expect(result.stderr.contains("--mpv-arg needs --player mpv"), "stderr: \(result.stderr)")
         let simulated = try await CoplayProcess.run(
-            ["join", "coplay://127.0.0.1:9/00#AA", "x.mp4", "--player", "mpv", "--start-latency", "5"], timeout: 30)
+            [
+                "join", "coplay://127.0.0.1:9/00000000000000000000000000000000#AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                "x.mp4", "--player", "mpv", "--start-latency", "5",
+            ], timeout: 30)
         #expect(simulated.status != 0)
         #expect(simulated.stderr.contains("do not apply to mpv"), "stderr: \(simulated.stderr)")
     }
