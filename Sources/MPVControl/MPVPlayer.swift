@@ -510,9 +510,13 @@ public actor MPVPlayer: CoordinatedPlayer {
         if fine != nil { lastFineAt = now }
         guard let error = fine ?? frameClock.coarseError(for: motion, frameInterval: frameInterval) else { return }
         if learnLatency, let fine {
-            // The first fine error after an unpause says how late the position started moving.
+            // The first fine error after an unpause says how late the position started moving; an error
+            // of a whole frame is a start mpv placed a frame off (seen with audio tracks), not a latency
+            // to learn: learning it made the next start a frame off the other way.
             learnLatency = false
-            unpauseLatency = min(0.05, max(0, unpauseLatency - fine / motion.rate * 0.7))
+            if abs(fine) < min(0.005, frameInterval / 4) {
+                unpauseLatency = min(0.05, max(0, unpauseLatency - fine / motion.rate * 0.7))
+            }
         }
         // A coarse error (no tight bracket yet) is only trusted beyond a whole frame more.
         let threshold = configuration.seekThreshold + (fine == nil ? frameInterval : 0)
