@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import MPVControl
 import PlaybackCoordinator
+import Synchronization
 
 /// Which player a `coplay host` / `join` member drives.
 enum PlayerKind: String, ExpressibleByArgument, CaseIterable, Sendable {
@@ -112,7 +113,6 @@ final class LateReference: Sendable {
     }
 }
 
-import Synchronization
 
 private final class LockedReference: Sendable {
     private let value = Mutex<(any ReferenceTimeSource)?>(nil)

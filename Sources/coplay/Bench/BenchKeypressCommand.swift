@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MPVControl
 import SyncBench
+import Synchronization
 
 /// `coplay bench keypress`: how long a pause typed in one mpv takes to stop every mpv of the group,
 /// and whether they all stop on the same frame.
@@ -188,5 +189,3 @@ struct BenchKeypressCommand: AsyncParsableCommand {
         }
     }
 }
-
-import Synchronization
