@@ -414,7 +414,7 @@ public actor MPVPlayer: CoordinatedPlayer {
         try await setSpeed(next.rate * trim)
         applied = next
         frameClock.reset()
-        lastCorrection = reference.now().map { $0 + .secondsRounded(configuration.trimWindow) }
+        lastCorrection = reference.now()
     }
 
     /// Starts `motion`, already in force, a little in the future (a late command, a re-anchoring).
