@@ -104,18 +104,11 @@ struct MemberRunner {
 
 /// A reference clock set once the member has one, read by the mpv connection's stamps (NaN before).
 final class LateReference: Sendable {
-    private let box = LockedReference()
+    private let reference = Mutex<(any ReferenceTimeSource)?>(nil)
 
-    func set(_ reference: any ReferenceTimeSource) { box.set(reference) }
+    func set(_ reference: any ReferenceTimeSource) { self.reference.withLock { $0 = reference } }
 
     var stamp: @Sendable () -> Double {
-        { [box] in box.get()?.now()?.seconds ?? .nan }
+        { [self] in reference.withLock { $0 }?.now()?.seconds ?? .nan }
     }
-}
-
-
-private final class LockedReference: Sendable {
-    private let value = Mutex<(any ReferenceTimeSource)?>(nil)
-    func set(_ reference: any ReferenceTimeSource) { value.withLock { $0 = reference } }
-    func get() -> (any ReferenceTimeSource)? { value.withLock { $0 } }
 }

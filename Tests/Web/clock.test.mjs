@@ -8,20 +8,14 @@ import {
   errorBound, makeSample, ntpFromUnixNanoseconds, offsetAtLocal, rawDifference, sampleFromTimestamps, secondsSince,
   unixNanosecondsFromMilliseconds, unixNanosecondsFromNTP,
 } from "../../Web/static/clock.js";
+import { xorshift } from "./support.mjs";
 
 const T = ntpFromUnixNanoseconds(1_790_000_000_000_000_000n);
 
 /** A deterministic generator in [0, 1). */
 function uniform(seed) {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 4294967296;
-  };
+  const next = xorshift(seed);
+  return () => next() / 4294967296;
 }
 
 test("NTP <-> Unix nanoseconds as ReferenceTime+NTP.swift converts them", () => {

@@ -10,21 +10,11 @@ import {
   decodeWelcome, encodeAck, encodeError, encodeFrame, encodeHello, encodeRoute, encodeTimeReply, encodeTimeRequest,
   encodeWelcome, makeFrame,
 } from "../../Web/static/frame.js";
+import { xorshift } from "./support.mjs";
 
 const session = fromHex("00112233445566778899aabbccddeeff");
 
-/** A small deterministic generator (xorshift), so failures reproduce. */
-function generator(seed) {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x;
-  };
-}
+const generator = xorshift;
 
 test("a frame encodes to the documented header layout", () => {
   const frame = makeFrame({ type: FrameType.ping, flags: 0x0102, session, sender: 0x0123456789abcdefn, sequence: 7n, payload: Uint8Array.of(9) });
