@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import PlaybackCoordinator
 
 /// A client of mpv's JSON IPC (`--input-ipc-server=PATH`) on its Unix socket: commands with their
 /// replies, and mpv's events, each stamped on the event loop with a clock the caller chooses.
@@ -86,11 +87,7 @@ public final class MPVConnection: Sendable {
     }
 
     /// `CLOCK_REALTIME` in seconds.
-    public static let realtime: @Sendable () -> Double = {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-    }
+    public static let realtime: @Sendable () -> Double = { Realtime.now() }
 
     /// Sends one command (mpv's `command` array) and waits for its reply.
     ///
