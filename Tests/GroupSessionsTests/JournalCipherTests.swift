@@ -102,13 +102,27 @@ struct JournalCipherTests {
         }
     }
 
-    @Test("the journal works over the in-memory transport too (same hub rules)")
-    func inMemory() async throws {
+    @Test("an AES-256-GCM session's journal seals with AES-256-GCM: the ChaCha20-Poly1305 key cannot open it")
+    func journalFollowsTheSuite() throws {
+        let secret = Array(repeating: UInt8(7), count: 32)
+        let aes = SessionKeys(secret: secret, session: SessionID(high: 1, low: 2), suite: .aes256GCM)
+        let id = AttachmentID.random()
+        let cipher = JournalCipher(keys: aes, id: id, uploader: Self.uploader)
+        #expect(cipher.suite == .aes256GCM)
+        let plain = Data("attachment".utf8)
+        let sealed = try cipher.sealChunk(plain, index: 0, size: 10, chunkSize: 100)
+        #expect(try cipher.openChunk(sealed, index: 0, size: 10, chunkSize: 100) == plain)
+        let chacha = JournalCipher(keys: Self.keys, id: id, uploader: Self.uploader)
+        #expect(throws: (any Error).self) { try chacha.openChunk(sealed, index: 0, size: 10, chunkSize: 100) }
+    }
+
+    @Test("the journal works over the in-memory transport too (same hub rules)", arguments: PayloadSuite.allCases)
+    func inMemory(suite: PayloadSuite) async throws {
         var limits = HubLimits()
         limits.journal.quota = 300_000
         let transport = InMemoryTransport(limits: limits)
         let center = GroupActivityCenter<WatchMovie>(transport: transport)
-        let invite = Invite.generate(host: "127.0.0.1", port: 1)
+        let invite = Invite.generate(host: "127.0.0.1", port: 1, suite: suite)
         let a = try await center.activate(WatchMovie(movie: "mem"), invite: invite)
         try await a.join()
         let journal = GroupSessionJournal(session: a)

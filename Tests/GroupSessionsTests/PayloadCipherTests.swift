@@ -7,8 +7,9 @@ struct PayloadCipherTests {
     let invite = Invite.generate(host: "127.0.0.1", port: 1)
     let alice = ParticipantID(rawValue: 0xA)
 
-    @Test("seal then open returns the plaintext; the ciphertext does not contain it")
-    func sealOpen() throws {
+    @Test("seal then open returns the plaintext; the ciphertext does not contain it", arguments: PayloadSuite.allCases)
+    func sealOpen(suite: PayloadSuite) throws {
+        let invite = Invite.generate(host: "127.0.0.1", port: 1, suite: suite)
         var cipher = PayloadCipher(keys: SessionKeys(invite: invite))
         let canary = Array("CANARY-plaintext-1234".utf8)
         let frame = try cipher.seal(canary, route: DataRoute(senderSequence: 1), flags: [], sender: alice)
@@ -19,8 +20,9 @@ struct PayloadCipherTests {
         #expect(route.senderSequence == 1)
     }
 
-    @Test("a flipped bit anywhere in the sealed part or the bound header is rejected")
-    func tamper() throws {
+    @Test("a flipped bit anywhere in the sealed part or the bound header is rejected", arguments: PayloadSuite.allCases)
+    func tamper(suite: PayloadSuite) throws {
+        let invite = Invite.generate(host: "127.0.0.1", port: 1, suite: suite)
         var cipher = PayloadCipher(keys: SessionKeys(invite: invite))
         let frame = try cipher.seal(Array("hello".utf8), route: DataRoute(senderSequence: 3, retainKey: [7, 7]), flags: [], sender: alice)
         let receiver = PayloadCipher(keys: SessionKeys(invite: invite))
@@ -43,6 +45,21 @@ struct PayloadCipherTests {
         restamped.sequence = 999
         restamped.flags = .replayed
         #expect(throws: Never.self) { var r = receiver; _ = try r.open(restamped) }
+    }
+
+    @Test("a frame sealed under one suite does not open under the other (keys differ per suite)")
+    func suitesDoNotMix() throws {
+        var chacha = PayloadCipher(keys: SessionKeys(invite: invite))
+        var aesInvite = invite
+        aesInvite.suite = .aes256GCM
+        var aes = PayloadCipher(keys: SessionKeys(invite: aesInvite))
+        let fromChaCha = try chacha.seal(Array("x".utf8), route: DataRoute(senderSequence: 1), flags: [], sender: alice)
+        let fromAES = try aes.seal(Array("x".utf8), route: DataRoute(senderSequence: 1), flags: [], sender: alice)
+        #expect(throws: (any Error).self) { try aes.open(fromChaCha) }
+        #expect(throws: (any Error).self) { try chacha.open(fromAES) }
+        let chachaKey = SessionKeys(invite: invite).payloadKey(for: alice).withUnsafeBytes { Array($0) }
+        let aesKey = SessionKeys(invite: aesInvite).payloadKey(for: alice).withUnsafeBytes { Array($0) }
+        #expect(chachaKey != aesKey)
     }
 
     @Test("a different secret for the same session cannot open, and gets a different join token")

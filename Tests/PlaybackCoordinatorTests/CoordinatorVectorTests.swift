@@ -444,6 +444,26 @@ struct VectorSegment: Codable, Equatable {
         #expect(try cipher.open(frame).plaintext == Array(hexBytes(stored.plaintext)))
     }
 
+    /// GroupSessions' AES-256-GCM suite produces the frame the rules (and the browser) produce, and
+    /// opens it; the other suite's cipher refuses it (keys are per suite).
+    @Test func aesSuiteMatchesTheVector() throws {
+        let stored = try JSONDecoder().decode(Vector.self, from: Data(contentsOf: Self.file))
+        var bytes = ByteBuffer(bytes: Array(hexBytes(stored.aesFrame)))
+        let frame = try #require(try FrameCodec.decode(from: &bytes))
+        let secret = (0..<32).map { UInt8($0 &* 7 &+ 3) }
+        let keys = SessionKeys(secret: secret, session: frame.session, suite: .aes256GCM)
+        #expect(Self.hex(keys.payloadKey(for: frame.sender).withUnsafeBytes { Array($0) }) == stored.aesPayloadKey)
+        var cipher = PayloadCipher(keys: keys)
+        let opened = try cipher.open(frame)
+        #expect(opened.plaintext == Array(hexBytes(stored.plaintext)))
+        let resealed = try cipher.seal(opened.plaintext, route: opened.route, flags: [], sender: frame.sender)
+        var resealedBytes = ByteBuffer()
+        FrameCodec.encode(resealed, into: &resealedBytes)
+        #expect(Self.hex(resealedBytes.readableBytesView) == stored.aesFrame)
+        var chacha = PayloadCipher(keys: SessionKeys(secret: secret, session: frame.session, suite: .chaCha20Poly1305))
+        #expect(throws: (any Error).self) { try chacha.open(frame) }
+    }
+
     private func hexBytes(_ text: String) -> [UInt8] {
         var result: [UInt8] = []
         var index = text.startIndex

@@ -1,8 +1,9 @@
 import Foundation
 
-/// An invitation to a group session: `coplay://HOST:PORT/SESSION#SECRET`.
+/// An invitation to a group session: `coplay://HOST:PORT/SESSION[?aead=SUITE]#SECRET`.
 ///
-/// `HOST:PORT` names the relay, `SESSION` is the 32-hex-digit ``SessionID`` and `SECRET` is
+/// `HOST:PORT` names the relay, `SESSION` is the 32-hex-digit ``SessionID``, the optional
+/// `aead` query names the session's ``PayloadSuite`` (absent: ChaCha20-Poly1305) and `SECRET` is
 /// 32 random bytes in unpadded base64url. The secret sits in the URL fragment, which URL
 /// handling never sends to a server; coplay never sends it anywhere either: it only feeds
 /// ``SessionKeys``. Whoever holds the invite can join and read the session.
@@ -24,23 +25,31 @@ public struct Invite: Hashable, Sendable, CustomStringConvertible {
     public var session: SessionID
     /// The session secret (never sent to the relay).
     public var secret: [UInt8]
+    /// The algorithm that seals the session's payloads.
+    public var suite: PayloadSuite
 
     /// Creates an invite from its parts.
-    public init(host: String, port: Int, session: SessionID, secret: [UInt8]) {
+    public init(host: String, port: Int, session: SessionID, secret: [UInt8], suite: PayloadSuite = .default) {
         self.host = host
         self.port = port
         self.session = session
         self.secret = secret
+        self.suite = suite
     }
 
     /// A new session on the relay at `host:port` with a fresh random identifier and secret.
-    public static func generate(host: String, port: Int) -> Invite {
+    ///
+    /// - Parameter suite: the session's AEAD; `.aes256GCM` lets browsers join.
+    public static func generate(host: String, port: Int, suite: PayloadSuite = .default) -> Invite {
         var rng = SystemRandomNumberGenerator()
         let secret = (0..<secretLength).map { _ in UInt8.random(in: .min ... .max, using: &rng) }
-        return Invite(host: host, port: port, session: .random(), secret: secret)
+        return Invite(host: host, port: port, session: .random(), secret: secret, suite: suite)
     }
 
-    /// Parses `coplay://HOST:PORT/SESSION#SECRET`.
+    /// Parses `coplay://HOST:PORT/SESSION[?aead=SUITE]#SECRET`.
+    ///
+    /// Other query parameters are reserved and ignored; an `aead` this version does not know is an
+    /// error, never a silent fallback to another algorithm.
     ///
     /// - Throws: ``InviteError`` naming the part that is wrong.
     public init(parsing text: String) throws(InviteError) {
@@ -53,7 +62,19 @@ public struct Invite: Hashable, Sendable, CustomStringConvertible {
         let fragment = rest[rest.index(after: hash)...]
         guard let slash = beforeFragment.firstIndex(of: "/") else { throw .missingSession }
         let authority = beforeFragment[..<slash]
-        let sessionText = beforeFragment[beforeFragment.index(after: slash)...]
+        var sessionText = beforeFragment[beforeFragment.index(after: slash)...]
+        var suite = PayloadSuite.default
+        if let question = sessionText.firstIndex(of: "?") {
+            let query = sessionText[sessionText.index(after: question)...]
+            sessionText = sessionText[..<question]
+            for parameter in query.split(separator: "&") {
+                let pair = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                guard pair[0] == "aead" else { continue }
+                let value = pair.count > 1 ? String(pair[1]) : ""
+                guard let named = PayloadSuite(rawValue: value.lowercased()) else { throw .unknownSuite(value) }
+                suite = named
+            }
+        }
 
         // Host and port; IPv6 literals are bracketed.
         let host: Substring
@@ -79,19 +100,23 @@ public struct Invite: Hashable, Sendable, CustomStringConvertible {
         guard let secret = Base64URL.decode(fragment), secret.count == Self.secretLength else {
             throw .badSecret
         }
-        self.init(host: String(host), port: port, session: session, secret: secret)
+        self.init(host: String(host), port: port, session: session, secret: secret, suite: suite)
     }
 
-    /// The invite URL.
+    /// The invite URL (`?aead=` only for a suite other than the default).
     public var description: String {
-        let hostPart = host.contains(":") ? "[\(host)]" : host
-        return "coplay://\(hostPart):\(port)/\(session)#\(Base64URL.encode(secret))"
+        "\(address)#\(Base64URL.encode(secret))"
     }
 
     /// The invite without its secret, safe to log.
     public var redacted: String {
+        "\(address)#…"
+    }
+
+    private var address: String {
         let hostPart = host.contains(":") ? "[\(host)]" : host
-        return "coplay://\(hostPart):\(port)/\(session)#…"
+        let query = suite == .default ? "" : "?aead=\(suite)"
+        return "coplay://\(hostPart):\(port)/\(session)\(query)"
     }
 }
 

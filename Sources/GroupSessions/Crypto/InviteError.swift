@@ -1,7 +1,7 @@
 /// Why a string is not a valid coplay invite.
 public struct InviteError: Error, Hashable, Sendable, CustomStringConvertible {
     private enum Code: Hashable, Sendable {
-        case badScheme, missingPort, badPort, badHost, missingSession, badSession, missingSecret, badSecret
+        case badScheme, missingPort, badPort, badHost, missingSession, badSession, missingSecret, badSecret, unknownSuite
     }
 
     private let code: Code
@@ -23,6 +23,8 @@ public struct InviteError: Error, Hashable, Sendable, CustomStringConvertible {
     public static var missingSecret: Self { Self(code: .missingSecret, detail: "") }
     /// The secret is not 32 bytes of base64url (its content is never echoed).
     public static var badSecret: Self { Self(code: .badSecret, detail: "") }
+    /// The `aead` query names no ``PayloadSuite`` this version knows.
+    public static func unknownSuite(_ text: String) -> Self { Self(code: .unknownSuite, detail: String(text.prefix(40))) }
 
     public var description: String {
         let form = "expected coplay://HOST:PORT/SESSION#SECRET"
@@ -35,6 +37,9 @@ public struct InviteError: Error, Hashable, Sendable, CustomStringConvertible {
         case .badSession: return "invite session \"\(detail)\" is not 32 hexadecimal digits"
         case .missingSecret: return "invite has no #SECRET fragment; \(form)"
         case .badSecret: return "invite secret is not 32 bytes of base64url"
+        case .unknownSuite:
+            let known = PayloadSuite.allCases.map(\.rawValue).joined(separator: ", ")
+            return "invite asks for the cipher \"\(detail)\", which this coplay does not speak (known: \(known))"
         }
     }
 }

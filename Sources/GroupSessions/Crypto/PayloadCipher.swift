@@ -1,7 +1,8 @@
 import Crypto
 import NIOCore
 
-/// Seals and opens data-frame payloads with ChaCha20-Poly1305.
+/// Seals and opens data-frame payloads with the session's ``PayloadSuite`` (ChaCha20-Poly1305 or
+/// AES-256-GCM).
 ///
 /// The nonce is `0x00000000 || senderSequence (u64, big-endian)` under the sender's own key,
 /// so it never repeats while the sender's counter only increases. The associated data binds
@@ -43,10 +44,10 @@ public struct PayloadCipher: Sendable {
         return key
     }
 
-    private static func nonce(_ sequence: UInt64) -> ChaChaPoly.Nonce {
+    private static func nonce(_ sequence: UInt64) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: 12)
         withUnsafeBytes(of: sequence.bigEndian) { bytes.replaceSubrange(4..<12, with: $0) }
-        return try! ChaChaPoly.Nonce(data: bytes)  // 12 bytes is always a valid nonce
+        return bytes
     }
 
     /// Builds a sealed data frame.
@@ -62,13 +63,12 @@ public struct PayloadCipher: Sendable {
     ) throws -> Frame {
         let aad = Self.associatedData(
             version: Frame.version, flags: flags, session: keys.session, sender: sender, route: route)
-        let box = try ChaChaPoly.seal(
-            plaintext, using: key(for: sender), nonce: Self.nonce(route.senderSequence), authenticating: aad)
+        let sealed = try AEAD.seal(
+            plaintext, suite: keys.suite, key: key(for: sender), nonce: Self.nonce(route.senderSequence), authenticating: aad)
         var payload = ByteBuffer()
-        payload.reserveCapacity(route.encodedLength + box.ciphertext.count + 16)
+        payload.reserveCapacity(route.encodedLength + sealed.count)
         route.encode(into: &payload)
-        payload.writeBytes(box.ciphertext)
-        payload.writeBytes(box.tag)
+        payload.writeBytes(sealed)
         return Frame(type: .data, flags: flags, session: keys.session, sender: sender, payload: payload)
     }
 
@@ -81,12 +81,11 @@ public struct PayloadCipher: Sendable {
         var payload = frame.payload
         let route = try DataRoute.decode(from: &payload)
         guard payload.readableBytes >= 16 else { throw PayloadDecodingError.truncated(.data, "sealed box") }
-        let ciphertext = payload.readBytes(length: payload.readableBytes - 16)!
-        let tag = payload.readBytes(length: 16)!
+        let sealed = payload.readBytes(length: payload.readableBytes)!
         let aad = Self.associatedData(
             version: frame.version, flags: frame.flags, session: frame.session, sender: frame.sender, route: route)
-        let box = try ChaChaPoly.SealedBox(nonce: Self.nonce(route.senderSequence), ciphertext: ciphertext, tag: tag)
-        let plaintext = try ChaChaPoly.open(box, using: key(for: frame.sender), authenticating: aad)
-        return (route, Array(plaintext))
+        let plaintext = try AEAD.open(
+            sealed, suite: keys.suite, key: key(for: frame.sender), nonce: Self.nonce(route.senderSequence), authenticating: aad)
+        return (route, plaintext)
     }
 }

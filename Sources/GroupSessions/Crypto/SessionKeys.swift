@@ -5,8 +5,9 @@ import NIOCore
 ///
 /// - The **join token** admits a connection to the session at the relay. The relay keeps
 ///   only its SHA-256 (``joinTokenHash``), registered by the first connection.
-/// - A **payload key per sender** (ChaCha20-Poly1305) seals every data payload. Per-sender
-///   keys make the nonce simply the sender's own sequence number, unique per key.
+/// - A **payload key per sender** seals every data payload with the session's ``PayloadSuite``
+///   (its own HKDF info per suite). Per-sender keys make the nonce simply the sender's own
+///   sequence number, unique per key.
 /// - A **retain-key hasher** turns retained-message names into opaque 16-byte keys.
 ///
 /// The salt is the session identifier, so two sessions sharing a secret still get distinct keys.
@@ -19,6 +20,8 @@ import NIOCore
 public struct SessionKeys: Sendable {
     /// The session these keys belong to.
     public let session: SessionID
+    /// The algorithm that seals the session's payloads.
+    public let suite: PayloadSuite
     // Raw key bytes: swift-crypto's SymmetricKey is not Sendable on every platform.
     private let secret: [UInt8]
     /// The 32-byte join token sent in ``FrameType/hello``.
@@ -27,12 +30,13 @@ public struct SessionKeys: Sendable {
 
     /// Derives the keys for `invite`'s session.
     public init(invite: Invite) {
-        self.init(secret: invite.secret, session: invite.session)
+        self.init(secret: invite.secret, session: invite.session, suite: invite.suite)
     }
 
     /// Derives the keys for `session` from a raw secret.
-    public init(secret: [UInt8], session: SessionID) {
+    public init(secret: [UInt8], session: SessionID, suite: PayloadSuite = .default) {
         self.session = session
+        self.suite = suite
         self.secret = secret
         let key = SymmetricKey(data: secret)
         let salt = session.bytes
@@ -47,9 +51,9 @@ public struct SessionKeys: Sendable {
     /// The SHA-256 of a join token: all the relay keeps to admit members.
     public static func joinTokenHash(_ token: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: token)) }
 
-    /// The payload key of `sender`.
+    /// The payload key of `sender` under the session's suite.
     public func payloadKey(for sender: ParticipantID) -> SymmetricKey {
-        var info = Array("coplay v1 payload".utf8)
+        var info = Array(suite.payloadKeyInfo.utf8)
         withUnsafeBytes(of: sender.rawValue.bigEndian) { info.append(contentsOf: $0) }
         return HKDF<SHA256>.deriveKey(
             inputKeyMaterial: SymmetricKey(data: secret), salt: session.bytes, info: info, outputByteCount: 32)

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import NIOCore
 
-/// Seals and opens one attachment's metadata and chunks with ChaCha20-Poly1305.
+/// Seals and opens one attachment's metadata and chunks with the session's ``PayloadSuite``.
 ///
 /// The key is derived from the uploader's payload key (``SessionKeys/payloadKey(for:)``) with
 /// HKDF-SHA256, salt = the attachment id, info = `coplay v1 journal`: one key per uploader and
@@ -25,6 +25,8 @@ public struct JournalCipher: Sendable {
     public let id: AttachmentID
     /// Who uploaded it (its key derives the attachment key).
     public let uploader: ParticipantID
+    /// The algorithm (the session's suite).
+    public let suite: PayloadSuite
     // Raw key bytes: SymmetricKey is not Sendable on every platform.
     private let key: [UInt8]
 
@@ -33,6 +35,7 @@ public struct JournalCipher: Sendable {
         self.session = keys.session
         self.id = id
         self.uploader = uploader
+        self.suite = keys.suite
         key = HKDF<SHA256>.deriveKey(
             inputKeyMaterial: keys.payloadKey(for: uploader), salt: id.bytes, info: Array("coplay v1 journal".utf8),
             outputByteCount: 32
@@ -55,18 +58,17 @@ public struct JournalCipher: Sendable {
         return Array(buffer.readableBytesView)
     }
 
-    private static func nonce(_ index: UInt64) -> ChaChaPoly.Nonce {
+    private static func nonce(_ index: UInt64) -> [UInt8] {
         var bytes = [UInt8](repeating: index == metadataIndex ? 0xFF : 0, count: 12)
         withUnsafeBytes(of: index.bigEndian) { bytes.replaceSubrange(4..<12, with: $0) }
-        return try! ChaChaPoly.Nonce(data: bytes)  // 12 bytes is always a valid nonce
+        return bytes
     }
 
     /// Seals the metadata.
     public func sealMetadata(_ metadata: AttachmentMetadata) throws -> [UInt8] {
-        let box = try ChaChaPoly.seal(
-            metadata.encoded(), using: SymmetricKey(data: key), nonce: Self.nonce(Self.metadataIndex),
+        try AEAD.seal(
+            metadata.encoded(), suite: suite, key: SymmetricKey(data: key), nonce: Self.nonce(Self.metadataIndex),
             authenticating: associatedData(kind: 1, size: metadata.size, chunkSize: metadata.chunkSize, index: Self.metadataIndex))
-        return Array(box.ciphertext) + Array(box.tag)
     }
 
     /// Opens the metadata of an announced attachment and checks it against the clear header.
@@ -76,12 +78,10 @@ public struct JournalCipher: Sendable {
     public func openMetadata(of header: JournalHeader) throws -> AttachmentMetadata {
         let sealed = header.sealedMetadata
         guard sealed.count >= 16 else { throw GroupSessionError.protocolViolation("attachment metadata is truncated") }
-        let box = try ChaChaPoly.SealedBox(
-            nonce: Self.nonce(Self.metadataIndex), ciphertext: sealed.dropLast(16), tag: sealed.suffix(16))
-        let plaintext = try ChaChaPoly.open(
-            box, using: SymmetricKey(data: key),
+        let plaintext = try AEAD.open(
+            sealed, suite: suite, key: SymmetricKey(data: key), nonce: Self.nonce(Self.metadataIndex),
             authenticating: associatedData(kind: 1, size: header.size, chunkSize: header.chunkSize, index: Self.metadataIndex))
-        let metadata = try AttachmentMetadata(decoding: Array(plaintext))
+        let metadata = try AttachmentMetadata(decoding: plaintext)
         guard metadata.size == header.size, metadata.chunkSize == header.chunkSize else {
             throw GroupSessionError.protocolViolation("attachment header disagrees with its sealed metadata")
         }
@@ -94,14 +94,10 @@ public struct JournalCipher: Sendable {
     public func sealChunk(
         _ plaintext: some DataProtocol, index: Int, size: UInt64, chunkSize: UInt32
     ) throws -> ByteBuffer {
-        let box = try ChaChaPoly.seal(
-            plaintext, using: SymmetricKey(data: key), nonce: Self.nonce(UInt64(index)),
+        let sealed = try AEAD.seal(
+            plaintext, suite: suite, key: SymmetricKey(data: key), nonce: Self.nonce(UInt64(index)),
             authenticating: associatedData(kind: 2, size: size, chunkSize: chunkSize, index: UInt64(index)))
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(box.ciphertext.count + 16)
-        buffer.writeBytes(box.ciphertext)
-        buffer.writeBytes(box.tag)
-        return buffer
+        return ByteBuffer(bytes: sealed)
     }
 
     /// Opens chunk `index`.
@@ -110,11 +106,9 @@ public struct JournalCipher: Sendable {
     ///   attachment or session, or the sizes differ from the sealing ones.
     public func openChunk(_ sealed: ByteBuffer, index: Int, size: UInt64, chunkSize: UInt32) throws -> Data {
         guard sealed.readableBytes >= 16 else { throw GroupSessionError.protocolViolation("chunk \(index) is truncated") }
-        let bytes = Data(sealed.readableBytesView)
-        let box = try ChaChaPoly.SealedBox(
-            nonce: Self.nonce(UInt64(index)), ciphertext: bytes.prefix(bytes.count - 16), tag: bytes.suffix(16))
-        return try ChaChaPoly.open(
-            box, using: SymmetricKey(data: key),
+        let plaintext = try AEAD.open(
+            sealed.readableBytesView, suite: suite, key: SymmetricKey(data: key), nonce: Self.nonce(UInt64(index)),
             authenticating: associatedData(kind: 2, size: size, chunkSize: chunkSize, index: UInt64(index)))
+        return Data(plaintext)
     }
 }

@@ -34,7 +34,7 @@ extension GroupActivityCenter {
         _ activity: Activity, replacing current: GroupSession<Activity>, timeout: Duration = .seconds(30)
     ) async throws -> GroupSession<Activity> {
         guard case .joined = current.state else { throw GroupSessionError.notJoined }
-        let invite = Invite.generate(host: current.invite.host, port: current.invite.port)
+        let invite = Invite.generate(host: current.invite.host, port: current.invite.port, suite: current.invite.suite)
         let engine = try await SessionEngine.open(
             invite: invite, transport: transport, activityIdentifier: Activity.activityIdentifier, logger: logger,
             policy: reconnectPolicy, timeout: timeout)
