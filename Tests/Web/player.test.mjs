@@ -1,0 +1,171 @@
+// The <video> adapter (Web/static/player.js) on a fake element and manual time: commands carried out
+// at their instants, the closed loop's estimate and corrections, pause snapping, readiness reports.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+import { THRESHOLDS, VideoPlayer, correctionFor, estimateError, rankFromTop } from "../../Web/static/player.js";
+import { FrameGrid, makeMotion, motionItemTime, msToNs } from "../../Web/static/schedule.js";
+import { FakeVideo, ManualTime } from "./fakes.mjs";
+
+function setup(videoOptions = {}, playerOptions = {}) {
+  const time = new ManualTime();
+  const video = new FakeVideo(time, { offsetMs: 250, ...videoOptions });
+  const player = new VideoPlayer({
+    video, item: "clip", grid: new FrameGrid(0, 0.04, 60), timers: time, timeOrigin: () => 0, realtime: () => time.now / 1000,
+    clock: { nowMs: () => time.now, offsetMs: () => video.offsetMs }, timing: { spinMs: 0 }, ...playerOptions,
+  });
+  const events = [];
+  const readiness = [];
+  player.onevent = (e) => events.push(e);
+  player.onreadiness = (r) => readiness.push(r);
+  player.start();
+  const command = (kind, itemTime, atMs, extra = {}) => ({
+    kind, itemTime, referenceTime: msToNs(atMs), originator: "ann", expectedItemIdentifier: "clip", revision: 1n, ...extra,
+  });
+  /** The element's position error now (item seconds ahead of `motion`). */
+  const error = (motion) => video.position() - motionItemTime(motion, time.now);
+  return { time, video, player, events, readiness, command, error };
+}
+
+test("rankFromTop, estimateError and correctionFor", () => {
+  assert.equal(rankFromTop([3, 1, 2], 0), 3);
+  assert.equal(rankFromTop([3, 1, 2], 1), 2);
+  assert.equal(rankFromTop([3], 5), 3);
+  assert.equal(rankFromTop([], 1), null);
+  const motion = makeMotion({ item: "clip", itemTime: 0, referenceTime: msToNs(1000), rate: 1 });
+  // Frames of a player 10 ms ahead, shown 0-13 ms late: the estimate sees the least late ones.
+  const samples = [0, 3.3, 6.7, 10, 13.3, 0, 3.3, 6.7, 10, 13.3].map((lag, i) => ({ mediaTime: i * 0.04, refMs: 1000 + i * 40 - 10 + lag }));
+  const e = estimateError(samples, motion, 1, 1500);
+  assert.ok(Math.abs(e - 0.010) < 1e-9, `error ${e}`);
+  // Projected at the element's actual speed (a 2 % trim).
+  const trimmed = samples.map((s, i) => ({ mediaTime: i * 0.04 * 1.02, refMs: 1000 + i * 40 }));
+  assert.ok(Math.abs(estimateError(trimmed, motion, 1.02, 1400) - 0.4 * 0.02) < 1e-9);
+
+  const t = THRESHOLDS.video;
+  assert.deepEqual(correctionFor(0.0009, 1, t), { action: "trim", factor: 1 });
+  assert.deepEqual(correctionFor(0.3, 1, t), { action: "seek" });
+  assert.ok(Math.abs(correctionFor(0.010, 1, t).factor - 0.99) < 1e-12, "10 ms ahead: 1 % slower for a second");
+  assert.ok(Math.abs(correctionFor(-0.010, 0.5, t).factor - 1.02) < 1e-12, "behind at half speed");
+  assert.equal(correctionFor(0.2, 1, t).factor, 0.95, "trims are clamped");
+});
+
+test("play starts the media clock at the instant, at the item time", async () => {
+  const { time, video, player, command, error, events } = setup();
+  await time.advance(100);
+  const at = time.now + 200;
+  player.handle(command("seek", 5, at));
+  player.handle(command("play", 5, at, { rate: 1 }));
+  await time.advance(400);
+  const play = video.calls.find((c) => c[0] === "play");
+  assert.ok(play, "played");
+  assert.equal(play[1], at, "play() at the instant");
+  const motion = makeMotion({ item: "clip", itemTime: 5, referenceTime: msToNs(at), rate: 1 });
+  assert.ok(Math.abs(error(motion)) < 1e-6, `error ${error(motion)}`);
+  await time.advance(2000);
+  assert.ok(Math.abs(error(motion)) < 1e-6);
+  assert.ok(player.errorMs !== null && Math.abs(player.errorMs) <= 1, `estimate ${player.errorMs} ms`);
+  assert.ok(!events.some((e) => e.type === "correction"), "nothing to correct");
+});
+
+test("a start latency is trimmed away", async () => {
+  const { time, video, player, command, error, events } = setup({ startLatencyMs: 12 });
+  await time.advance(100);
+  const at = time.now + 200;
+  player.handle(command("play", 0, at, { rate: 1 }));
+  const motion = makeMotion({ item: "clip", itemTime: 0, referenceTime: msToNs(at), rate: 1 });
+  await time.advance(800);
+  assert.ok(Math.abs(error(motion) + 0.012) < 1e-6, `starts 12 ms late: ${error(motion)}`);
+  await time.advance(4000);
+  assert.ok(events.some((e) => e.type === "correction" && e.detail === "rate"));
+  assert.ok(Math.abs(error(motion)) < 0.002, `trimmed to ${error(motion) * 1000} ms`);
+  // A pause and a new start: the learned latency is not re-learnt from a large error, the trims are.
+  assert.ok(video.playbackRate > 0.95 && video.playbackRate < 1.05);
+});
+
+test("pause stops on the group's frame: seeks just past its presentation time", async () => {
+  const { time, video, player, command, events } = setup();
+  const at = time.now + 200;
+  player.handle(command("play", 0, at, { rate: 1 }));
+  await time.advance(1500);
+  const pauseAt = time.now + 300;
+  const itemTime = motionItemTime(makeMotion({ item: "clip", itemTime: 0, referenceTime: msToNs(at), rate: 1 }), pauseAt);
+  player.handle(command("pause", itemTime, pauseAt));
+  await time.advance(500);
+  assert.ok(video.paused);
+  const frame = Math.floor(itemTime / 0.04 + 1e-9);
+  assert.ok(Math.abs(video.currentTime - (frame * 0.04 + 0.0005)) < 1e-9, `at ${video.currentTime}, frame ${frame}`);
+  const pause = video.calls.find((c) => c[0] === "pause");
+  assert.equal(pause[1], pauseAt, "paused at the instant");
+  const stopped = events.find((e) => e.type === "stopped");
+  assert.equal(stopped.index, frame);
+  assert.equal(stopped.detail, "paused");
+});
+
+test("a large error is re-anchored with a seek", async () => {
+  const { time, video, player, command, error, events } = setup();
+  const at = time.now + 200;
+  player.handle(command("play", 0, at, { rate: 1 }));
+  const motion = makeMotion({ item: "clip", itemTime: 0, referenceTime: msToNs(at), rate: 1 });
+  await time.advance(1500);
+  video.jump(0.4);
+  await time.advance(2000);
+  assert.ok(events.some((e) => e.type === "correction" && e.detail === "seek" && e.errorMs > 300), JSON.stringify(events));
+  assert.ok(Math.abs(error(motion)) < 1e-5, `after the seek: ${error(motion)}`);
+  assert.ok(!video.paused);
+});
+
+test("a rate change without a jump sets playbackRate at the instant", async () => {
+  const { time, video, player, command } = setup();
+  const at = time.now + 200;
+  player.handle(command("play", 0, at, { rate: 1 }));
+  await time.advance(1000);
+  const change = time.now + 300;
+  const itemTime = (change - at) / 1000;
+  player.handle(command("play", itemTime, change, { rate: 2, revision: 2n }));
+  await time.advance(290);
+  assert.equal(video.playbackRate, 1);
+  await time.advance(20);
+  assert.equal(video.playbackRate, 2);
+  const motion = makeMotion({ item: "clip", itemTime, referenceTime: msToNs(change), rate: 2 });
+  await time.advance(1000);
+  assert.ok(Math.abs(video.position() - motionItemTime(motion, time.now)) < 1e-6);
+  assert.equal(video.calls.filter((c) => c[0] === "seek").length, 0, "no seek for a rate change");
+});
+
+test("a late command starts a restart delay ahead", async () => {
+  const { time, video, player, command, error } = setup();
+  const at = time.now - 2000; // the group has been playing for 2 s
+  player.handle(command("play", 0, at, { rate: 1 }));
+  const motion = makeMotion({ item: "clip", itemTime: 0, referenceTime: msToNs(at), rate: 1 });
+  await time.advance(1000);
+  assert.ok(!video.paused);
+  assert.ok(Math.abs(error(motion)) < 1e-6, `${error(motion)}`);
+});
+
+test("the element's seeking and waiting become readiness reports", async () => {
+  const { time, video, readiness, player } = setup();
+  video.currentTime = 3;
+  await time.advance(10);
+  assert.deepEqual(readiness, ["ready", "seeking", "ready"]);
+  player.playing = true;
+  video.dispatch("waiting");
+  video.dispatch("playing");
+  assert.deepEqual(readiness.slice(3), ["starved", "ready"]);
+});
+
+test("an item the page does not have: paused, a notice, commands resume later", async () => {
+  const { time, video, player, command } = setup();
+  const notices = [];
+  player.onnotice = (n) => notices.push(n);
+  player.handle(command("play", 0, time.now + 200, { rate: 1 }));
+  await time.advance(1000);
+  player.holdForeignItem("other");
+  await time.advance(10);
+  assert.ok(video.paused);
+  assert.deepEqual(notices.at(-1), { kind: "foreignItem", detail: "other" });
+  player.handle(command("play", 2, time.now + 200, { rate: 1, revision: 5n }));
+  await time.advance(500);
+  assert.ok(!video.paused);
+  assert.equal(notices.at(-1), null);
+});

@@ -1,0 +1,624 @@
+// The `<video>` player adapter: the browser twin of Sources/MPVControl/MPVPlayer.swift (and of the
+// headless player's contract in Sources/PlaybackCoordinator/HeadlessPlayer.swift). The coordinator's
+// commands (shell.js -> `handle(command)`) become, at their reference instants on the synced clock:
+//
+//   play   paused at the item time (a seek ahead of the instant), `play()` a learned start latency
+//          before the instant, so the media clock starts moving at the instant;
+//   pause  `pause()` at the instant, then a seek to the group's frame (the frame grid from the
+//          activity when known), so every member stops on the same picture;
+//   rate   `playbackRate` at the instant when the motion continues; a jump restarts;
+//   buffer like pause, while the group waits for a suspended member;
+//   seek   nothing by itself (the play / pause for the same instant carries it).
+//
+// Closed loop while playing: every presented frame is sampled with `requestVideoFrameCallback`
+// (`performance.timeOrigin + expectedDisplayTime` against `mediaTime`, on the reference clock). The
+// error is the player's position minus the group timeline's, projected to now at the element's actual
+// speed; frames are shown on a frame-clock tick after their time, so a frame only ever looks late and
+// the estimate is the second largest of the per-frame errors (equivalently the least "wall time minus
+// media time", the media-clock origin). Small errors are trimmed with
+// `playbackRate`, large ones re-anchored with a seek. Thresholds: `THRESHOLDS` below.
+//
+// The `<video>`'s own waiting / seeking / stalls become readiness reports (readiness.js), which the
+// coordinator turns into buffering / stallRecovery suspensions.
+//
+// Everything the adapter touches is injected (the element, the clock, timers), so Node tests drive it
+// with a fake element and a manual clock.
+
+import { Readiness } from "./readiness.js";
+import { CommandSchedule, isContinued, motionItemTime, sameMotion } from "./schedule.js";
+
+/**
+ * Correction thresholds. Starting values, to be re-picked from measurements in headless Chromium
+ * (see Web/README.md): PLAYERS.md saw a `playbackRate` change jump playback by 20-30 ms on media with
+ * an audio track (even muted), while on video-only media a 1 s nudge moved it as predicted within
+ * 0.6 ms. So media with audio get their own set.
+ */
+export const THRESHOLDS = Object.freeze({
+  video: Object.freeze({
+    /** Errors at or below this are left alone: the element runs at the group's rate (ms of item time). */
+    deadbandMs: 1,
+    /** A trim removes the measured error over about this long (s): proportional control. */
+    trimWindowS: 1,
+    /** The largest trim, as a fraction of the group's rate (±5 %). */
+    maximumTrim: 0.05,
+    /** Errors above this are corrected by a re-anchoring seek rather than a trim (ms of item time). */
+    seekThresholdMs: 250,
+  }),
+  audio: Object.freeze({
+    // The same until measured: with an audio track every trim itself may jump by tens of ms.
+    deadbandMs: 1,
+    trimWindowS: 1,
+    maximumTrim: 0.05,
+    seekThresholdMs: 250,
+  }),
+});
+
+/** Sampling and timing settings (milliseconds unless named otherwise). */
+export const TIMING = Object.freeze({
+  /** Frames looked at for one estimate: the most recent this long. */
+  windowMs: 1000,
+  /**
+   * The estimate: the per-frame error of this rank from the top (0: the largest). Frames are shown
+   * on the 60 Hz frame clock, so their lag behind the media clock cycles (25 fps: 5 phases 3.3 ms
+   * apart, measured in Chromium 156; the least lag is steady to ~0.05 ms); with two cycles in the
+   * window the second largest error is a least-lag frame, and one odd frame cannot move it.
+   */
+  rankFromTop: 1,
+  /** At least this many frames (since the last start, seek or rate change) before judging: two 60 Hz / 25 fps cycles. */
+  minimumSamples: 10,
+  /** Frames within this after a start or a rate change are not judged (the change settling). */
+  settleMs: 120,
+  /** How often the error is looked at. */
+  correctionIntervalMs: 100,
+  /** How long before its instant a motion is prepared (the seek of a start, the paused position). */
+  prepareHorizonMs: 250,
+  /** A motion that must be (re)started late starts at least this far ahead; grows with slow seeks. */
+  restartDelayMs: 300,
+  /** Sleep until this long before an instant, then spin on the clock. */
+  spinMs: 3,
+  /** The first guess of the time from `play()` to the media clock moving; learned from errors. */
+  startLatencyMs: 0,
+  /** The learned start latency stays within [0, this]. */
+  maximumStartLatencyMs: 60,
+  /** After a pause, seek this far past the frame's presentation time so rounding cannot show the previous frame (s). */
+  snapEpsilon: 0.0005,
+  /** Without any frame sample for this long while playing, the position is judged from `currentTime`. */
+  coarseAfterMs: 1000,
+  /** Give up waiting for a seek after this long. */
+  seekTimeoutMs: 10000,
+  /** rVFC samples kept for `samples()`. */
+  keptSamples: 1500,
+});
+
+/** The value of rank `rank` from the top of `values` (0: the largest; clamped), or null when empty. */
+export function rankFromTop(values, rank) {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => b - a);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank))];
+}
+
+/**
+ * The player's error (item seconds ahead of the group; negative: behind) at reference ms `nowMs`
+ * from frame samples taken while the element ran at `speed`: each sample's position projected to
+ * now at that speed, minus the group's item time now; a frame shown late only looks behind, so the
+ * estimate is the value of rank `rank` from the top of those.
+ *
+ * @param {Array<{refMs: number, mediaTime: number}>} samples
+ */
+export function estimateError(samples, motion, speed, nowMs, rank = TIMING.rankFromTop) {
+  const groupNow = motionItemTime(motion, nowMs);
+  const errors = samples.map((s) => s.mediaTime + (speed * (nowMs - s.refMs)) / 1000 - groupNow);
+  return rankFromTop(errors, rank);
+}
+
+/**
+ * What to do about an error (seconds of item time): `{action: "seek"}`, or `{action: "trim",
+ * factor}` where the element should run at rate x factor (1: no trim).
+ */
+export function correctionFor(error, rate, thresholds = THRESHOLDS.video) {
+  const errorMs = error * 1000;
+  if (Math.abs(errorMs) > thresholds.seekThresholdMs) return { action: "seek" };
+  if (Math.abs(errorMs) <= thresholds.deadbandMs) return { action: "trim", factor: 1 };
+  const raw = 1 - error / thresholds.trimWindowS / rate;
+  return { action: "trim", factor: Math.min(1 + thresholds.maximumTrim, Math.max(1 - thresholds.maximumTrim, raw)) };
+}
+
+/** Whether an element plays an audio track (Chromium: decoded audio bytes; Firefox: mozHasAudio; tracks where exposed). */
+export function hasAudioTrack(video) {
+  if (typeof video.mozHasAudio === "boolean") return video.mozHasAudio;
+  if (video.audioTracks !== undefined && video.audioTracks !== null && typeof video.audioTracks.length === "number") return video.audioTracks.length > 0;
+  if (typeof video.webkitAudioDecodedByteCount === "number") return video.webkitAudioDecodedByteCount > 0;
+  return false;
+}
+
+const HAVE_CURRENT_DATA = 2;
+const HAVE_FUTURE_DATA = 3;
+
+/**
+ * Drives one `<video>` element from the coordinator's commands.
+ *
+ * ```js
+ * const player = new VideoPlayer({ video, clock, item: activity.item, grid: FrameGrid.fromActivity(activity) });
+ * player.onreadiness = (r) => shell.reportReadiness(r);
+ * player.onevent = (event) => log(event);
+ * player.start();
+ * shell = new CoordinatorShell({ ..., player });
+ * ```
+ */
+export class VideoPlayer {
+  /**
+   * @param {object} options
+   * @param {HTMLVideoElement} options.video
+   * @param {{nowMs(): number|null, offsetMs(): number}} options.clock the reference clock in
+   *   milliseconds of Unix time, and reference minus local (`performance.timeOrigin + performance.now()`).
+   * @param {string|null} options.item the item identifier of the loaded media.
+   * @param {import("./schedule.js").FrameGrid|null} [options.grid] its frame grid, when constant.
+   * @param {{setTimeout, clearTimeout}} [options.timers]
+   * @param {() => number} [options.timeOrigin] `performance.timeOrigin`.
+   * @param {() => number} [options.realtime] seconds since the Unix epoch, to stamp events.
+   * @param {object} [options.timing] overrides of TIMING.
+   * @param {object} [options.thresholds] overrides of THRESHOLDS ({video, audio}).
+   */
+  constructor({ video, clock, item, grid = null, timers = globalThis, timeOrigin = () => performance.timeOrigin, realtime = () => Date.now() / 1000, timing = {}, thresholds = {} }) {
+    this.video = video;
+    this.clock = clock;
+    this.item = item;
+    this.grid = grid;
+    this.timers = timers;
+    this.timeOrigin = timeOrigin;
+    this.realtime = realtime;
+    this.timing = { ...TIMING, ...timing };
+    this.thresholdSets = { ...THRESHOLDS, ...thresholds };
+    this.schedule = new CommandSchedule();
+    this.applied = null;
+    this.playing = false;
+    this.trim = 1;
+    this.startLatencyMs = this.timing.startLatencyMs;
+    this.restartDelayMs = this.timing.restartDelayMs;
+    this.learnLatency = false;
+    this.judgeFrom = -Infinity; // reference ms: samples before this are not judged
+    this.lastCorrectionMs = -Infinity;
+    this.lastSampleMs = -Infinity;
+    this.startedAtMs = -Infinity;
+    this.samplesKept = []; // {wallMs, mediaTime, rate, referenceOffsetMs, refMs}
+    this.errorMs = null; // the latest estimate (ms of item time), null when not playing
+    this.foreignItem = null;
+    this.ended = false;
+    this.stopped = true;
+    this.wakeUp = null;
+    this.readiness = Readiness.loading;
+    this.ownSeek = false;
+    this.mutedByPolicy = false;
+    /** Readiness reports ("ready" | "loading" | "seeking" | "starved"). */
+    this.onreadiness = () => {};
+    /** Events: stopped, correction, commandIgnored (PlaybackEvent-like objects). */
+    this.onevent = () => {};
+    /** Something the person should know: {kind: "autoplay" | "foreignItem" | "ended" | "error", detail} or null. */
+    this.onnotice = () => {};
+  }
+
+  /** The thresholds in force (audio or video-only media). */
+  get thresholds() {
+    return hasAudioTrack(this.video) ? this.thresholdSets.audio : this.thresholdSets.video;
+  }
+
+  // MARK: Life cycle
+
+  /** Starts following commands and the element's events. */
+  start() {
+    if (!this.stopped) return;
+    this.stopped = false;
+    const v = this.video;
+    this.listeners = {
+      seeking: () => this.reportReadiness(Readiness.seeking),
+      seeked: () => this.reportReadiness(v.readyState >= HAVE_CURRENT_DATA ? Readiness.ready : Readiness.loading),
+      waiting: () => this.reportReadiness(v.seeking ? Readiness.seeking : this.playing ? Readiness.starved : Readiness.loading),
+      stalled: () => {
+        if (this.playing && v.readyState < HAVE_FUTURE_DATA) this.reportReadiness(Readiness.starved);
+      },
+      playing: () => this.reportReadiness(Readiness.ready),
+      canplay: () => {
+        if (!v.seeking) this.reportReadiness(Readiness.ready);
+      },
+      loadeddata: () => {
+        if (!v.seeking) this.reportReadiness(Readiness.ready);
+      },
+      ended: () => {
+        this.ended = true;
+        this.onnotice({ kind: "ended", detail: "the end of the media" });
+      },
+      pause: () => {
+        // The element paused without us (the browser, picture-in-picture, a media key): follow the
+        // group again at the next step.
+        if (this.playing && !this.pausing) {
+          this.playing = false;
+          this.applied = null;
+          this.wake();
+        }
+      },
+    };
+    for (const [name, listener] of Object.entries(this.listeners)) v.addEventListener(name, listener);
+    this.reportReadiness(v.readyState >= HAVE_CURRENT_DATA && !v.seeking ? Readiness.ready : Readiness.loading);
+    this.watchFrames();
+    this.loop().catch((error) => this.onnotice({ kind: "error", detail: `the player stopped: ${error?.message ?? error}` }));
+  }
+
+  /** Stops (the element is paused). */
+  stop() {
+    this.stopped = true;
+    for (const [name, listener] of Object.entries(this.listeners ?? {})) this.video.removeEventListener(name, listener);
+    this.pauseElement();
+    this.wake();
+  }
+
+  reportReadiness(readiness) {
+    if (readiness === this.readiness) return;
+    this.readiness = readiness;
+    this.onreadiness(readiness);
+  }
+
+  /** A coordinator command (PlaybackControlDelegate.handle). */
+  handle(command) {
+    if (command.expectedItemIdentifier !== this.item) {
+      this.onevent({
+        type: "commandIgnored", realtime: this.realtime(), originator: command.originator, item: command.expectedItemIdentifier,
+        revision: command.revision, detail: "item not loaded",
+      });
+      return;
+    }
+    if (this.foreignItem !== null) {
+      this.foreignItem = null;
+      this.onnotice(null);
+    }
+    this.schedule.insert(command);
+    this.wake();
+  }
+
+  /**
+   * The group moved to an item this page does not have: stay paused where we are and say so (the
+   * coordinator sends no commands for it; when the group comes back, commands resume).
+   */
+  holdForeignItem(item) {
+    if (this.foreignItem === item) return;
+    this.foreignItem = item;
+    this.schedule.clear();
+    this.applied = null;
+    this.pauseElement();
+    this.playing = false;
+    this.errorMs = null;
+    this.onnotice({ kind: "foreignItem", detail: item });
+    this.wake();
+  }
+
+  // MARK: Frame samples
+
+  watchFrames() {
+    const v = this.video;
+    if (typeof v.requestVideoFrameCallback !== "function") return;
+    const callback = (now, metadata) => {
+      if (this.stopped) return;
+      this.recordFrame(metadata);
+      v.requestVideoFrameCallback(callback);
+    };
+    v.requestVideoFrameCallback(callback);
+  }
+
+  /** One presented frame (`requestVideoFrameCallback` metadata). */
+  recordFrame(metadata) {
+    const offset = this.clock.offsetMs();
+    const wallMs = this.timeOrigin() + metadata.expectedDisplayTime;
+    const sample = { wallMs, mediaTime: metadata.mediaTime, rate: this.video.playbackRate, referenceOffsetMs: offset, refMs: wallMs + offset, playing: this.playing && !this.video.paused && !this.video.seeking };
+    this.samplesKept.push(sample);
+    if (this.samplesKept.length > this.timing.keptSamples) this.samplesKept.splice(0, this.samplesKept.length - this.timing.keptSamples);
+    if (sample.playing) this.lastSampleMs = sample.refMs;
+  }
+
+  /** Recent samples `{wallMs, mediaTime, rate, referenceOffsetMs}` (wallMs: performance.timeOrigin + expectedDisplayTime). */
+  samples() {
+    return this.samplesKept.map(({ wallMs, mediaTime, rate, referenceOffsetMs }) => ({ wallMs, mediaTime, rate, referenceOffsetMs }));
+  }
+
+  /** Samples the controller may judge now. */
+  judgeable(nowMs) {
+    const from = Math.max(this.judgeFrom, nowMs - this.timing.windowMs);
+    return this.samplesKept.filter((s) => s.playing && s.refMs >= from && s.refMs <= nowMs + 50);
+  }
+
+  // MARK: The control loop (MPVPlayer.control)
+
+  wake() {
+    const wake = this.wakeUp;
+    this.wakeUp = null;
+    wake?.();
+  }
+
+  /** Sleeps `ms`, or until a command arrives. */
+  sleep(ms) {
+    return new Promise((resolve) => {
+      const timer = this.timers.setTimeout(() => {
+        if (this.wakeUp === resolve) this.wakeUp = null;
+        resolve();
+      }, Math.max(0, ms));
+      this.wakeUp = () => {
+        this.timers.clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  /** Sleeps until reference ms `instant` (not interrupted by commands); spins the last `spinMs`. */
+  async waitUntil(instant) {
+    for (;;) {
+      const now = this.clock.nowMs();
+      if (now === null || now >= instant) return;
+      const remaining = instant - now;
+      if (remaining > this.timing.spinMs) {
+        await new Promise((resolve) => this.timers.setTimeout(resolve, remaining - this.timing.spinMs));
+        continue;
+      }
+      if (this.timing.spinMs <= 0) return;
+      while ((this.clock.nowMs() ?? Infinity) < instant) {
+        // spin: a few milliseconds at most
+      }
+      return;
+    }
+  }
+
+  async loop() {
+    while (!this.stopped) {
+      const now = this.clock.nowMs();
+      if (now === null || this.foreignItem !== null) {
+        await this.sleep(50);
+        continue;
+      }
+      this.schedule.prune(now - 5000);
+      const current = this.schedule.motionAt(now);
+      const next = this.schedule.nextAfter(now);
+      if (next !== null && sameMotion(this.applied, next)) {
+        // Already carried out (started a latency ahead of its instant): let the instant come.
+        await this.waitUntil(next.referenceMs);
+        continue;
+      }
+      if (next !== null && next.referenceMs - now <= this.timing.prepareHorizonMs) {
+        await this.transition(next, current);
+        continue;
+      }
+      if (current !== null && !sameMotion(this.applied, current)) {
+        await this.restart(current);
+        continue;
+      }
+      let pause = 50;
+      if (current !== null && current.rate > 0 && this.playing) {
+        pause = this.timing.correctionIntervalMs;
+        if (now - this.lastCorrectionMs >= this.timing.correctionIntervalMs) {
+          this.lastCorrectionMs = now;
+          await this.correct(current, now);
+          continue;
+        }
+      }
+      if (next !== null) pause = Math.min(pause, Math.max(1, next.referenceMs - now - this.timing.prepareHorizonMs));
+      await this.sleep(pause);
+    }
+  }
+
+  /** Carries out `next` at its instant, from whatever the element does now. */
+  async transition(next, current) {
+    if (next.rate > 0) {
+      if (this.playing && current !== null && sameMotion(this.applied, current) && current.rate > 0 && isContinued(current, next)) {
+        // A rate change without a jump: at the instant.
+        await this.waitUntil(next.referenceMs);
+        this.setRate(next.rate, 1);
+        this.applied = next;
+        return;
+      }
+      if (this.playing) {
+        // A jump while playing: play on until the instant, then restart at the new time.
+        await this.waitUntil(next.referenceMs);
+        this.pauseElement();
+        await this.restart(next);
+        return;
+      }
+      await this.seekTo(next.itemTime);
+      this.setRate(next.rate, 1);
+      if (await this.startAt(next.referenceMs, next)) this.applied = next;
+      return;
+    }
+    let stoppedAt = null;
+    if (this.playing) {
+      await this.waitUntil(next.referenceMs);
+      this.pauseElement();
+      stoppedAt = this.realtime();
+    }
+    await this.seekTo(this.snap(next.itemTime));
+    this.emitStopped(next, stoppedAt ?? this.realtime());
+    this.applied = next;
+    // Stay here no longer than the instant: the loop then finds it applied.
+    await this.waitUntil(next.referenceMs);
+  }
+
+  /** Starts `motion`, already in force, a little in the future (a late command, a re-anchoring). */
+  async restart(motion) {
+    if (this.clock.nowMs() === null) return;
+    if (motion.rate === 0) {
+      this.pauseElement();
+      await this.seekTo(this.snap(motion.itemTime));
+      this.emitStopped(motion, this.realtime());
+      this.applied = motion;
+      return;
+    }
+    this.pauseElement();
+    const later = this.clock.nowMs() + this.restartDelayMs;
+    const target = motionItemTime(motion, later);
+    const seekStarted = this.clock.nowMs();
+    await this.seekTo(target);
+    const seekMs = (this.clock.nowMs() ?? seekStarted) - seekStarted;
+    this.setRate(motion.rate, 1);
+    if (await this.startAt(later, motion)) {
+      this.applied = motion;
+    } else {
+      // The seek took longer than the delay allowed: allow more next time.
+      this.restartDelayMs = Math.min(2000, Math.max(this.restartDelayMs * 2, 2 * seekMs + this.timing.spinMs));
+    }
+  }
+
+  /**
+   * Starts the element so its media clock moves from reference ms `instant` on (it is paused at the
+   * motion's item time for that instant). Returns false when the instant is too close or past.
+   */
+  async startAt(instant, motion) {
+    const duration = this.video.duration;
+    if (Number.isFinite(duration) && motionItemTime(motion, instant) >= duration - 1e-3) {
+      // Past the end: show the last picture, do not play.
+      this.ended = true;
+      this.onnotice({ kind: "ended", detail: "the group is past the end of the media" });
+      return true;
+    }
+    const now = this.clock.nowMs();
+    if (now === null || instant - this.startLatencyMs < now) return false;
+    await this.waitUntil(instant - this.startLatencyMs);
+    this.ended = false;
+    this.playElement();
+    this.playing = true;
+    this.startedAtMs = instant;
+    this.judgeFrom = instant + this.timing.settleMs;
+    this.lastCorrectionMs = instant;
+    this.learnLatency = true;
+    return true;
+  }
+
+  /** One look at the error, then a trim or a re-anchoring seek. */
+  async correct(motion, now) {
+    if (this.ended || this.video.paused) {
+      this.errorMs = null;
+      return;
+    }
+    const samples = this.judgeable(now);
+    const speed = motion.rate * this.trim;
+    let error = null;
+    let fine = false;
+    if (samples.length >= this.timing.minimumSamples) {
+      error = estimateError(samples, motion, speed, now, this.timing.rankFromTop);
+      fine = true;
+    } else if (now - Math.max(this.lastSampleMs, this.startedAtMs) > this.timing.coarseAfterMs && !this.video.seeking) {
+      // No frames seen for a while: the element's own clock, judged only beyond a frame more.
+      error = this.video.currentTime - motionItemTime(motion, now);
+    }
+    if (error === null) return;
+    this.errorMs = error * 1000;
+    const thresholds = this.thresholds;
+    if (fine && this.learnLatency) {
+      this.learnLatency = false;
+      const frame = this.grid?.interval ?? 0.04;
+      if (Math.abs(error) < Math.min(0.005, frame / 4)) {
+        this.startLatencyMs = Math.min(this.timing.maximumStartLatencyMs, Math.max(0, this.startLatencyMs - (error * 1000 * 0.7) / motion.rate));
+      }
+    }
+    const slack = fine ? 0 : (this.grid?.interval ?? 0.04) * 1000;
+    if (Math.abs(error * 1000) > thresholds.seekThresholdMs + slack) {
+      this.emitCorrection("seek", error * 1000, null);
+      this.errorMs = null;
+      await this.restart(motion);
+      return;
+    }
+    if (!fine) return;
+    const { factor } = correctionFor(error, motion.rate, thresholds);
+    if (Math.abs(factor - this.trim) > 1e-6) {
+      this.setRate(motion.rate, factor);
+      this.emitCorrection("rate", error * 1000, motion.rate * factor);
+    }
+  }
+
+  // MARK: Element operations
+
+  setRate(rate, trim) {
+    this.trim = trim;
+    const wanted = rate * trim;
+    if (this.video.playbackRate !== wanted) {
+      this.video.playbackRate = wanted;
+      const now = this.clock.nowMs();
+      if (now !== null) this.judgeFrom = Math.max(this.judgeFrom, now + this.timing.settleMs);
+    }
+  }
+
+  playElement() {
+    let result;
+    try {
+      result = this.video.play();
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    Promise.resolve(result).catch((error) => {
+      if (error?.name !== "NotAllowedError" || this.video.muted) {
+        if (error?.name !== "AbortError") this.onnotice({ kind: "error", detail: `the browser would not play: ${error?.message ?? error}` });
+        return;
+      }
+      // Autoplay with sound refused: play muted, and offer to unmute.
+      this.video.muted = true;
+      this.mutedByPolicy = true;
+      this.onnotice({ kind: "autoplay", detail: "the browser started playback muted" });
+      if (this.playing) {
+        this.applied = null;
+        this.playing = false;
+        this.wake();
+      }
+    });
+  }
+
+  pauseElement() {
+    this.pausing = true;
+    try {
+      if (!this.video.paused) this.video.pause();
+    } finally {
+      this.pausing = false;
+    }
+    this.playing = false;
+    this.errorMs = null;
+  }
+
+  /** The time to show for a stop at `itemTime`: just past its frame's presentation time. */
+  snap(itemTime) {
+    if (this.grid === null) return itemTime;
+    return this.grid.snap(itemTime) + this.timing.snapEpsilon;
+  }
+
+  /** Seeks (paused) and waits until the element has the picture. */
+  async seekTo(itemTime) {
+    const v = this.video;
+    let target = Math.max(0, itemTime);
+    if (Number.isFinite(v.duration) && target > v.duration) target = v.duration;
+    if (Math.abs(v.currentTime - target) < 1e-6 && !v.seeking) return;
+    await new Promise((resolve) => {
+      let timer = null;
+      const done = () => {
+        v.removeEventListener("seeked", done);
+        if (timer !== null) this.timers.clearTimeout(timer);
+        resolve();
+      };
+      v.addEventListener("seeked", done);
+      timer = this.timers.setTimeout(done, this.timing.seekTimeoutMs);
+      v.currentTime = target;
+    });
+  }
+
+  // MARK: Events
+
+  emitStopped(motion, stamp) {
+    this.errorMs = null;
+    this.onevent({
+      type: "stopped", realtime: stamp, item: motion.item, itemTime: motion.itemTime, referenceTime: motion.referenceMs / 1000,
+      index: this.grid?.frameDisplayedAt(motion.itemTime) ?? undefined, detail: motion.waiting ? "waiting" : "paused",
+    });
+  }
+
+  emitCorrection(kind, errorMs, rate) {
+    this.onevent({ type: "correction", realtime: this.realtime(), errorMs, rate: rate ?? undefined, detail: kind });
+  }
+
+  /** The state for the page and its test hook. */
+  get status() {
+    return {
+      playing: this.playing, trim: this.trim, errorMs: this.errorMs, startLatencyMs: this.startLatencyMs, readiness: this.readiness,
+      foreignItem: this.foreignItem, ended: this.ended, hasAudio: hasAudioTrack(this.video),
+    };
+  }
+}

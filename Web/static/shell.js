@@ -1,0 +1,255 @@
+// The coordinator's shell in the browser: the counterpart of Sources/PlaybackCoordinator/PlaybackCoordinator.swift
+// over coordinator.js's CoordinatorCore. It feeds channel events to the core at the reference clock's
+// current time, runs the tick timer (presence, suspension timeouts), carries out the core's actions
+// (messages to the channel, commands to the player, events to listeners), offers the group commands
+// (play, pause, rate, seek, item, suspensions) and turns the player's readiness into suspensions.
+
+import { CoordinatorCore, PlaybackCoordinatorError, defaultConfiguration, milliseconds } from "./coordinator.js";
+import { ReadinessFollower } from "./readiness.js";
+
+/** The coordinator cannot propose anything before the reference clock is synchronized. */
+export class NotSynchronizedError extends Error {
+  constructor() {
+    super("the reference clock is not synchronized yet");
+    this.name = "NotSynchronizedError";
+  }
+}
+
+/** GroupPlayback.Options' coordinator defaults for a member that presents frames: a lead of at least 120 ms. */
+export function playbackConfiguration() {
+  return { ...defaultConfiguration(), minimumLead: milliseconds(120) };
+}
+
+export class CoordinatorShell {
+  /**
+   * @param {object} options
+   * @param {{send(message, retainKey): Promise, localParticipant: string}} options.channel the coordination channel;
+   *   the shell takes over its `onevent`.
+   * @param {{now(): bigint|null}} options.reference the shared reference clock (ReferenceTime ns).
+   * @param {{handle(command): void}} options.player the local player.
+   * @param {object} [options.configuration] CoordinatorCore tuning.
+   * @param {string|null} [options.localItem]
+   * @param {((item: string) => boolean)|null} [options.canPresent]
+   * @param {string|null} [options.name] the local member's display name.
+   * @param {Array} [options.backlog] channel events received before the shell existed, in order.
+   * @param {() => number} [options.realtime] seconds since the Unix epoch, to stamp events.
+   * @param {{setTimeout, clearTimeout}} [options.timers]
+   * @param {(message: string, error?: unknown) => void} [options.log]
+   */
+  constructor({
+    channel, reference, player, configuration = playbackConfiguration(), localItem = null, canPresent = null, name = null,
+    backlog = [], realtime = () => Date.now() / 1000, timers = globalThis, log = () => {},
+  }) {
+    this.channel = channel;
+    this.reference = reference;
+    this.player = player;
+    this.realtime = realtime;
+    this.timers = timers;
+    this.log = log;
+    this.core = new CoordinatorCore({ participant: channel.localParticipant, configuration, localItem, canPresent, name });
+    this.lastNow = 0n;
+    this.running = false;
+    this.tickTimer = null;
+    /** Every event, as it happens (PlaybackEvent fields plus `realtime`). */
+    this.onevent = () => {};
+    this.readiness = new ReadinessFollower({
+      graceMs: Number(configuration.readinessGrace ?? milliseconds(100)) / 1e6,
+      begin: (reason) => this.beginSuspension(reason),
+      end: (id) => this.endSuspension(id),
+      timers,
+      log,
+    });
+    this.backlog = backlog;
+  }
+
+  /** The local participant (16 hex digits). */
+  get participant() {
+    return this.core.participant;
+  }
+
+  /** Starts: the backlog first, then live channel events and the tick timer. */
+  start() {
+    if (this.running) return;
+    this.running = true;
+    for (const event of this.backlog.splice(0)) this.perform(this.core.receive(event, this.now()));
+    this.channel.onevent = (event) => {
+      if (this.running) this.perform(this.core.receive(event, this.now()));
+    };
+    this.tick();
+  }
+
+  /** Stops the tick timer and readiness following; channel events are then ignored. */
+  stop() {
+    this.running = false;
+    if (this.tickTimer !== null) this.timers.clearTimeout(this.tickTimer);
+    this.tickTimer = null;
+    this.readiness.stop();
+  }
+
+  tick() {
+    this.tickTimer = null;
+    if (!this.running) return;
+    const now = this.now();
+    this.perform(this.core.tick(now));
+    let pause = milliseconds(250);
+    const deadline = this.core.nextTickDeadline;
+    if (deadline !== null) {
+      const until = deadline - this.now();
+      pause = until < pause ? (until > 0n ? until : 0n) : pause;
+    }
+    this.tickTimer = this.timers.setTimeout(() => this.tick(), Number(pause) / 1e6 + 0.1);
+  }
+
+  // MARK: State
+
+  /** The group's accepted state, or null. */
+  get state() {
+    return this.core.state;
+  }
+
+  /** The group's item time now, or null before any state. */
+  get currentItemTime() {
+    return this.core.effectiveItemTime(this.now());
+  }
+
+  /** Whether the group waits for a suspended member now. */
+  get isWaiting() {
+    return this.core.isWaiting(this.now());
+  }
+
+  /**
+   * The members as the page shows them: `{id, name, local, item, delayMs, suspended: [{reason, waits}]}`,
+   * the local member first.
+   */
+  members() {
+    const now = this.now();
+    const list = [];
+    const ids = new Set(this.core.members);
+    ids.add(this.core.participant);
+    for (const id of ids) {
+      const report = this.core.reports.get(id);
+      const suspended = [];
+      for (const record of this.core.suspensions.values()) {
+        if (record.participant !== id || record.endReported) continue;
+        if (now >= CoordinatorCore.waitEnd(record)) continue;
+        suspended.push({ reason: record.reason, waits: record.counted, pending: now < record.begin });
+      }
+      list.push({
+        id,
+        name: this.core.names.get(id) ?? null,
+        local: id === this.core.participant,
+        joined: this.core.members.has(id),
+        item: id === this.core.participant ? this.core.localItem : report?.item ?? null,
+        delayMs: report === undefined ? null : Number(report.observedDelay) / 1e6,
+        suspended,
+      });
+    }
+    list.sort((a, b) => (a.local !== b.local ? (a.local ? -1 : 1) : (a.name ?? a.id).localeCompare(b.name ?? b.id)));
+    return list;
+  }
+
+  /** How events name a member. */
+  label(member) {
+    return this.core.label(member);
+  }
+
+  // MARK: Group commands (this member is the originator)
+
+  /** Proposes a rate (0 pauses). */
+  async rate(rate) {
+    await this.send(this.core.proposeRate(rate, this.synchronizedNow()));
+  }
+
+  /** Resumes at the intended rate. */
+  async play() {
+    await this.send(this.core.proposePlay(this.synchronizedNow()));
+  }
+
+  async pause() {
+    await this.rate(0);
+  }
+
+  /** Proposes a seek to `itemTime` seconds, keeping the rate. */
+  async seek(itemTime) {
+    await this.send(this.core.proposeSeek(itemTime, this.synchronizedNow()));
+  }
+
+  /** Moves the group to `identifier` at `itemTime`. */
+  async item(identifier, itemTime = 0) {
+    await this.send(this.core.proposeItem(identifier, itemTime, this.synchronizedNow()));
+  }
+
+  /** Tells the core which item the local player has loaded. */
+  setLocalItem(identifier) {
+    this.perform(this.core.setLocalItem(identifier));
+  }
+
+  /** Gives the player the group's current state again. */
+  reapplyCurrentState() {
+    this.perform(this.core.reapplyCurrentState());
+  }
+
+  /** Begins a suspension; resolves with its id. */
+  async beginSuspension(reason) {
+    const { id, actions } = this.core.beginSuspension(reason, this.synchronizedNow());
+    await this.send(actions);
+    return id;
+  }
+
+  /** Ends a local suspension, optionally proposing an item time. */
+  async endSuspension(id, itemTime = null) {
+    await this.send(this.core.endSuspension(id, itemTime, this.synchronizedNow()));
+  }
+
+  /** The player's readiness ("ready" | "loading" | "seeking" | "starved"); repeats are ignored. */
+  reportReadiness(readiness) {
+    this.readiness.report(readiness);
+  }
+
+  // MARK: Plumbing
+
+  now() {
+    const now = this.reference.now();
+    if (now !== null && now > this.lastNow) this.lastNow = now;
+    return this.lastNow;
+  }
+
+  synchronizedNow() {
+    if (this.reference.now() === null) throw new NotSynchronizedError();
+    return this.now();
+  }
+
+  async send(actions) {
+    for (const action of actions) {
+      if (action.type === "send") {
+        await this.channel.send(action.message, action.retainKey);
+      } else {
+        this.perform([action]);
+      }
+    }
+  }
+
+  perform(actions) {
+    for (const action of actions) {
+      switch (action.type) {
+        case "send":
+          this.channel.send(action.message, action.retainKey).catch((error) => this.log("send failed", error));
+          break;
+        case "command":
+          try {
+            this.player.handle(action.command);
+          } catch (error) {
+            this.log("the player refused a command", error);
+          }
+          break;
+        case "event":
+          this.onevent({ ...action.event, realtime: this.realtime() });
+          break;
+        default:
+          break;
+      }
+    }
+  }
+}
+
+export { PlaybackCoordinatorError };
