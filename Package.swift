@@ -68,12 +68,24 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The browser client (HTML, CSS, JavaScript modules) as resources the relay serves.
+        .target(
+            name: "WebClient",
+            path: "Web",
+            exclude: ["README.md", "PROTOCOL-WEB.md"],
+            sources: ["WebClient.swift"],
+            resources: [.copy("static")],
+            swiftSettings: strict
+        ),
         .target(
             name: "SessionRelay",
             dependencies: [
                 "GroupSessions",
                 "ClockSync",
+                "WebClient",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),

@@ -90,9 +90,20 @@ public final class TimeServer<C: Clock>: Sendable where C.Duration == Duration {
     ///   - configuration: Where to listen and what to serve.
     ///   - clock: The monotonic clock the timescale follows.
     ///   - logger: Where lifecycle events are logged (info and below).
-    public init(configuration: Configuration, clock: C, logger: Logger) {
+    public convenience init(configuration: Configuration, clock: C, logger: Logger) {
+        self.init(configuration: configuration, timescale: LocalTimescale(clock: clock), logger: logger)
+    }
+
+    /// Creates a server on an existing timescale, so that it serves the same clock as another
+    /// service of the process (the relay answers in-band time requests on its timescale).
+    ///
+    /// - Parameters:
+    ///   - configuration: Where to listen and what to serve.
+    ///   - timescale: The timescale to serve (plus the configuration's fixed offset).
+    ///   - logger: Where lifecycle events are logged (info and below).
+    public init(configuration: Configuration, timescale: LocalTimescale<C>, logger: Logger) {
         self.configuration = configuration
-        self.timescale = LocalTimescale(clock: clock)
+        self.timescale = timescale
         self.logger = logger
         self.address = configuration.eventLoopGroup.any().makePromise(of: SocketAddress.self)
     }

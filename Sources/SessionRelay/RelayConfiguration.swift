@@ -1,3 +1,4 @@
+import ClockSync
 import GroupSessions
 import NIOSSL
 
@@ -26,6 +27,12 @@ public struct RelayConfiguration: Sendable {
     /// restart; `nil` keeps everything in memory. Everything stored there is either sealed by the
     /// members (payloads, attachments) or opaque to the relay (hashes, sequence numbers).
     public var dataDirectory: String?
+    /// The browser client's files, served over HTTP on the relay's port; `nil` serves none (the
+    /// WebSocket endpoint `/ws` is there either way).
+    public var webClient: WebClientFiles?
+    /// The NTP timescale in-band time requests are answered on; give the relay's UDP time server
+    /// the same one, so both serve one clock.
+    public var timescale = LocalTimescale(clock: ContinuousClock())
 
     /// Creates a configuration with the protocol's default limits.
     public init(

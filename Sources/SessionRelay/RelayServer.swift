@@ -6,9 +6,10 @@ import NIOSSL
 import ServiceLifecycle
 import Synchronization
 
-/// The coplay relay: accepts member connections over TCP (optionally TLS), routes sealed
-/// frames between the members of each session through a ``SessionHub``, and never sees a
-/// secret or a plaintext payload.
+/// The coplay relay: accepts member connections over TCP (optionally TLS) or a WebSocket on the
+/// same port, routes sealed frames between the members of each session through a ``SessionHub``,
+/// and never sees a secret or a plaintext payload. The same port serves the browser client's
+/// files over HTTP and answers in-band time requests (see `RelayServer+Pipeline.swift`).
 ///
 /// Each connection runs as a child task of a discarding task group: one reader feeding the
 /// hub, one writer draining the connection's ``FrameOutbox``. The hub and all outboxes sit
@@ -38,6 +39,7 @@ public final class RelayServer: Service, Sendable {
     let now: @Sendable () -> Duration
     private let bound = Mutex<(address: SocketAddress?, waiters: [CheckedContinuation<SocketAddress, any Error>])>((nil, []))
     private let eventLoopGroup: any EventLoopGroup
+    private let timeLimiter = TimeRequestLimiter()
 
     /// Creates a relay; it listens when ``run()`` is called.
     ///
@@ -91,7 +93,8 @@ public final class RelayServer: Service, Sendable {
     public func run() async throws {
         let configuration = self.configuration
         if let directory = configuration.dataDirectory { try openStore(directory) }
-        let server: NIOAsyncChannel<NIOAsyncChannel<Frame, Frame>, Never>
+        let server: NIOAsyncChannel<PendingConnection, Never>
+        let settings = PipelineSettings(configuration: configuration, timeLimiter: timeLimiter, logger: logger)
         do {
             server = try await ServerBootstrap(group: eventLoopGroup)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -99,13 +102,7 @@ public final class RelayServer: Service, Sendable {
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
                 .bind(host: configuration.host, port: configuration.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        if let tls = configuration.tls {
-                            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
-                        }
-                        try channel.pipeline.syncOperations.addHandler(
-                            ByteToMessageHandler(FrameDecoder(maximumFrameLength: configuration.maximumFrameLength)))
-                        try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
-                        return try NIOAsyncChannel<Frame, Frame>(wrappingChannelSynchronously: channel)
+                        try Self.configurePipeline(of: channel, settings: settings)
                     }
                 }
         } catch {
@@ -129,8 +126,11 @@ public final class RelayServer: Service, Sendable {
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { await self.tickLoop() }
                 try await server.executeThenClose { inbound in
-                    for try await connection in inbound {
-                        group.addTask { await self.handle(connection) }
+                    for try await pending in inbound {
+                        group.addTask {
+                            // HTTP connections that only fetch the page end here with nil.
+                            if let connection = try? await pending.get() { await self.handle(connection) }
+                        }
                     }
                 }
             }

@@ -10,9 +10,11 @@ struct HostCommand: AsyncParsableCommand {
         commandName: "host",
         abstract: "Create a playback session for FILE, print its invite, and play as a member.",
         discussion: """
-            The first line of standard output is the invite (coplay://HOST:PORT/SESSION#SECRET): give it \
-            to `coplay join` and `coplay control`. The session starts paused at 0; events follow, one per \
-            line. The relay must be running (`coplay serve`). Stops on SIGINT or SIGTERM.
+            The first line of standard output is the invite (coplay://HOST:PORT/SESSION?aead=...#SECRET): \
+            give it to `coplay join` and `coplay control`. The second is the link for browsers \
+            (http://HOST:PORT/#invite=...): the page the relay serves joins the session, end-to-end \
+            encrypted, and plays each person's own copy. The session starts paused at 0; events follow, \
+            one per line. The relay must be running (`coplay serve`). Stops on SIGINT or SIGTERM.
 
             --player mpv plays in mpv instead of the headless player (see `coplay join --help`). \
             --item adds media the group can switch to (coplay control INVITE item ID); the simulation \
@@ -28,6 +30,12 @@ struct HostCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The relay (TCP and UDP time).", valueName: "host:port"))
     var relay: String = "127.0.0.1:7000"
 
+    @Option(
+        help: ArgumentHelp(
+            "The session's cipher: aes-256-gcm (browsers can join) or chacha20-poly1305 (native members only).",
+            valueName: "NAME"))
+    var cipher: String = PayloadSuite.aes256GCM.rawValue
+
     @OptionGroup var options: PlaybackCommandOptions
 
     @OptionGroup(title: "Player") var players: PlayerOptions
@@ -36,7 +44,16 @@ struct HostCommand: AsyncParsableCommand {
 
     func validate() throws {
         _ = try TimeEndpoint(parsing: relay)
+        _ = try suite()
         try players.check(simulation)
+    }
+
+    func suite() throws -> PayloadSuite {
+        guard let suite = PayloadSuite(rawValue: cipher.lowercased()) else {
+            let known = PayloadSuite.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ValidationError("unknown --cipher \(cipher) (known: \(known))")
+        }
+        return suite
     }
 
     func run() async throws {
@@ -44,7 +61,7 @@ struct HostCommand: AsyncParsableCommand {
         let logger = options.logger("coplay.host")
         let (timeline, info) = try await PlaybackMember.loadMedia(file)
         let extraItems = try await options.extraItems()
-        let invite = Invite.generate(host: endpoint.host, port: endpoint.port)
+        let invite = Invite.generate(host: endpoint.host, port: endpoint.port, suite: try suite())
         let activity = WatchTogetherActivity(
             item: timeline.identifier, fingerprint: "\(info.fingerprint)", title: URL(fileURLWithPath: file).lastPathComponent)
         let output = EventOutput(format: options.events, frames: options.frames)
@@ -56,6 +73,11 @@ struct HostCommand: AsyncParsableCommand {
             let member = try await PlaybackMember.open(
                 invite: invite, entry: .create(activity), clockDriftPPM: drift, logger: logger)
             EventOutput.printLine("\(invite)")
+            if invite.suite == .aes256GCM {
+                EventOutput.printLine(invite.webPageURL())
+            } else {
+                EventOutput.printLine("(browsers cannot join a \(invite.suite) session: host with --cipher aes-256-gcm)")
+            }
             return member
         }
     }

@@ -15,6 +15,11 @@ struct ServeCommand: AsyncParsableCommand {
             The relay never sees session secrets or plaintext. It prints one line, \
             "coplay relay listening on HOST:PORT", once it accepts connections, and shuts down \
             gracefully on SIGTERM or SIGINT. The protocol is described in docs/protocol.md.
+
+            The same port serves the browser client: http://HOST:PORT/ (https with --tls) is the \
+            page, /ws the WebSocket that carries the relay protocol for it, and the relay answers \
+            NTP time requests on UDP at the same port number and in-band for browsers. \
+            `coplay host` prints each session's page link.
             """
     )
 
@@ -53,6 +58,15 @@ struct ServeCommand: AsyncParsableCommand {
             valueName: "SECONDS"))
     var idleTimeout: Double = 45
 
+    @Option(
+        help: ArgumentHelp(
+            "Serve the browser client from this directory instead of the copy built into coplay (for working on the page).",
+            valueName: "DIR"))
+    var webRoot: String?
+
+    @Flag(help: "Do not serve the browser client's page (the WebSocket endpoint /ws stays).")
+    var noWeb = false
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -85,10 +99,34 @@ struct ServeCommand: AsyncParsableCommand {
     /// The relay's NTPv4 time server (ClockSync) for UDP `host:port`: the same port number as the TCP
     /// relay, so members' `TimeClient`s sync against the relay they connect to. A generous per-address
     /// bucket (64 requests/s), since many members can share one address (loopback, NAT).
-    static func timeServer(host: String, port: Int, logger: Logger) -> TimeServer<ContinuousClock> {
+    static func timeServer(
+        host: String, port: Int, timescale: LocalTimescale<ContinuousClock>, logger: Logger
+    ) -> TimeServer<ContinuousClock> {
         var core = TimeServerCore.Configuration()
         core.rateLimit = .init(burst: 256, rate: 64)
-        return TimeServer(configuration: .init(host: host, port: port, core: core), logger: logger)
+        return TimeServer(configuration: .init(host: host, port: port, core: core), timescale: timescale, logger: logger)
+    }
+
+    /// The browser client's files: `--web-root`, else the copy built next to the binary.
+    func webClient() throws -> WebClientFiles? {
+        guard !noWeb else { return nil }
+        guard let directory = webRoot ?? WebClientFiles.defaultDirectory() else {
+            // A binary copied without its resources still relays (browsers need the page from elsewhere).
+            Self.warn(
+                "coplay serve: the browser client's files are not next to this binary (coplay_WebClient.resources); "
+                    + "serving the relay without the page (--web-root DIR serves the repository's Web/static)")
+            return nil
+        }
+        do {
+            return try WebClientFiles(directory: directory)
+        } catch {
+            throw ValidationError("cannot serve the browser client from \(directory): \(error)")
+        }
+    }
+
+    /// Writes a line to standard error.
+    static func warn(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 
     /// Writes a line to standard output unbuffered, so a supervising process sees it at once.
@@ -122,6 +160,7 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ValidationError("cannot load --tls \(tls[0]) \(tls[1]): \(error)")
             }
         }
+        configuration.webClient = try webClient()
         let relay = RelayServer(configuration: configuration, logger: logger)
         var services: [any Service] = [relay]
         var metricsServer: MetricsServer?
@@ -137,6 +176,8 @@ struct ServeCommand: AsyncParsableCommand {
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         let tlsEnabled = configuration.tls != nil
+        let timescale = configuration.timescale
+        let webFiles = configuration.webClient?.count
         let metricsEndpoint = metricsServer
         let metricsHost = try metrics.map { try Self.hostPort($0, option: "--metrics").host }
         let serviceLogger = logger
@@ -145,11 +186,16 @@ struct ServeCommand: AsyncParsableCommand {
             tasks.addTask {
                 // TCP binds first (port 0 picks a free port); UDP then binds the same port number.
                 let bound = try await relay.boundPort()
-                let time = Self.timeServer(host: host, port: bound, logger: serviceLogger)
+                let time = Self.timeServer(
+                    host: host, port: bound, timescale: timescale, logger: serviceLogger)
                 try await withThrowingDiscardingTaskGroup { server in
                     server.addTask { try await time.run() }
                     _ = try await time.boundAddress()
                     Self.say("coplay relay listening on \(host):\(bound)\(tlsEnabled ? " (TLS)" : "")")
+                    if let webFiles {
+                        let authority = host.contains(":") ? "[\(host)]:\(bound)" : "\(host):\(bound)"
+                        Self.say("coplay web client on \(tlsEnabled ? "https" : "http")://\(authority)/ (\(webFiles) files)")
+                    }
                     if let metricsEndpoint, let metricsHost {
                         Self.say("coplay relay metrics on http://\(metricsHost):\(try await metricsEndpoint.boundPort())/metrics")
                     }

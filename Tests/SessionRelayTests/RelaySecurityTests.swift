@@ -257,6 +257,9 @@ struct RelaySecurityTests {
             let first = try await RawClient.connect(port: port, invite: invite)
             _ = try await RawClient.connect(port: port, invite: invite)
             let connection = try await RelayTransport(host: "127.0.0.1", port: port).connect(logger: Logger(label: "x"))
+            // The relay learns what a connection speaks from its first bytes (relay frames, HTTP or a
+            // WebSocket on one port), so the refusal answers the first frame, as a real member's hello.
+            try connection.send(Frame(type: .ping, session: invite.session, sender: ParticipantID(rawValue: 3)))
             var frames: [Frame] = []
             for try await frame in connection.inbound { frames.append(frame) }  // ends when the relay closes
             #expect(frames.count == 1)

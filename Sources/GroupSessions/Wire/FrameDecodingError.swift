@@ -8,6 +8,7 @@ public struct FrameDecodingError: Error, Hashable, Sendable, CustomStringConvert
         case tooShort(UInt32)
         case tooLarge(UInt32, limit: Int)
         case unsupportedVersion(UInt8)
+        case notOneFrame(messageLength: Int)
     }
 
     private let code: Code
@@ -18,6 +19,9 @@ public struct FrameDecodingError: Error, Hashable, Sendable, CustomStringConvert
     public static func tooLarge(length: UInt32, limit: Int) -> Self { Self(code: .tooLarge(length, limit: limit)) }
     /// The version byte names a protocol version this build does not speak.
     public static func unsupportedVersion(_ version: UInt8) -> Self { Self(code: .unsupportedVersion(version)) }
+    /// A message-framed transport (WebSocket) delivered a message that is not exactly one frame:
+    /// shorter than its length prefix says, or with bytes after the frame.
+    public static func notOneFrame(messageLength: Int) -> Self { Self(code: .notOneFrame(messageLength: messageLength)) }
 
     /// The relay error code that answers this failure.
     public var relayErrorCode: RelayErrorCode {
@@ -25,6 +29,7 @@ public struct FrameDecodingError: Error, Hashable, Sendable, CustomStringConvert
         case .tooShort: .malformed
         case .tooLarge: .frameTooLarge
         case .unsupportedVersion: .unsupportedVersion
+        case .notOneFrame: .malformed
         }
     }
 
@@ -36,6 +41,8 @@ public struct FrameDecodingError: Error, Hashable, Sendable, CustomStringConvert
             "frame length \(length) exceeds the limit of \(limit) bytes"
         case .unsupportedVersion(let version):
             "protocol version \(version) is not supported (this build speaks version \(Frame.version))"
+        case .notOneFrame(let length):
+            "a \(length)-byte WebSocket message is not exactly one frame (each binary message carries one whole frame)"
         }
     }
 }

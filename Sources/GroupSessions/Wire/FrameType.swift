@@ -34,6 +34,11 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let ping = FrameType(rawValue: 0x0B)
     /// Answer to ``ping``.
     public static let pong = FrameType(rawValue: 0x0C)
+    /// Client to relay: an NTP-style time request over the relay connection (``TimeExchangePayload``),
+    /// for members that cannot send UDP (browsers). Allowed before ``hello``; never stamped or stored.
+    public static let timeRequest = FrameType(rawValue: 0x0D)
+    /// Relay to client: the answer to ``timeRequest`` (sender 0, sequence 0).
+    public static let timeReply = FrameType(rawValue: 0x0E)
 
     public var description: String {
         switch self {
@@ -49,6 +54,8 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .error: "error"
         case .ping: "ping"
         case .pong: "pong"
+        case .timeRequest: "timeRequest"
+        case .timeReply: "timeReply"
         default: "type(0x\(String(rawValue, radix: 16)))"
         }
     }
