@@ -45,7 +45,7 @@ enum FormatProbe {
             path: path,
             formatName: formatName(ctx),
             size: file.size,
-            fingerprint: ContentFingerprint(size: file.size, head: file.head, tail: file.tail, durationMicroseconds: duration?.value)
+            fingerprint: ContentFingerprint(size: file.size, head: file.head, tail: file.tail)
         )
         info.formatLongName = ctx.pointee.iformat?.pointee.long_name.map { String(cString: $0) }
         info.duration = duration

@@ -12,7 +12,7 @@ extension MediaInfo {
     ///
     /// ```swift
     /// let data = try info.ffprobeJSON(frameTimes: false)
-    /// // {"streams":[{"index":0,"codec_name":"h264",...}],"format":{"duration":"3.000000",...},"fingerprint":"v1:..."}
+    /// // {"streams":[{"index":0,"codec_name":"h264",...}],"format":{"duration":"3.000000",...},"fingerprint":"v2:..."}
     /// ```
     ///
     /// - Parameters:

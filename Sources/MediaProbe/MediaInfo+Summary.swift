@@ -4,7 +4,7 @@ extension MediaInfo {
     /// ```
     /// samples/cfr-25.mp4: mov,mp4,m4a,3gp,3g2,mj2, 3.000000 s from 0.000000 s, 157 kb/s, 59189 bytes
     ///   #0 video  h264   320x240     25/1 fps (avg 25/1)  tb 1/12800  75 frames
-    ///   fingerprint v1:59189:3000000:5d1c...
+    ///   fingerprint v2:59189:5d1c...
     /// ```
     public var summary: String {
         var header = "\(path): \(formatName)"

@@ -19,6 +19,13 @@ public struct WatchTogetherActivity: GroupActivity, Hashable {
     public var fingerprint: String
     /// A human-readable title (the host's file name).
     public var title: String
+    /// The item's duration in seconds, when known.
+    public var duration: Double?
+    /// Seconds between frames, for media on a constant frame grid: members that cannot probe the
+    /// media themselves (browsers) snap pauses to the group's frame with it.
+    public var frameInterval: Double?
+    /// The first frame's presentation time in seconds (with ``frameInterval``).
+    public var firstFrameTime: Double?
 
     /// Creates an activity.
     ///
@@ -26,10 +33,18 @@ public struct WatchTogetherActivity: GroupActivity, Hashable {
     ///   - item: the item identifier.
     ///   - fingerprint: the media's content fingerprint.
     ///   - title: a title for people.
-    public init(item: String, fingerprint: String, title: String) {
+    ///   - timeline: the item's frames; a constant grid is published for members that cannot probe.
+    public init(item: String, fingerprint: String, title: String, timeline: MediaTimeline? = nil) {
         self.item = item
         self.fingerprint = fingerprint
         self.title = title
+        if let timeline {
+            duration = timeline.duration
+            if case .grid(let start, let interval, _) = timeline.frames {
+                frameInterval = interval
+                firstFrameTime = start
+            }
+        }
     }
 
     public var metadata: GroupActivityMetadata {

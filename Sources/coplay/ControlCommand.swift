@@ -28,7 +28,7 @@ struct ControlCommand: AsyncParsableCommand {
               coplay control "$INVITE" play
               coplay control "$INVITE" seek 2.5
               coplay control "$INVITE" rate 0.5
-              coplay control "$INVITE" item 'v1:…'   (an item the players loaded with --item; ID as `coplay probe` prints it)
+              coplay control "$INVITE" item 'v2:…'   (an item the players loaded with --item; ID as `coplay probe` prints it)
               coplay control "$INVITE" suspend 2
               coplay control "$INVITE" suspend 1.5 --reason stallRecovery
             """

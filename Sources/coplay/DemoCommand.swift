@@ -65,7 +65,8 @@ struct DemoCommand: AsyncParsableCommand {
             let invite = Invite.generate(host: "127.0.0.1", port: port)
             EventOutput.printLine("demo: relay on 127.0.0.1:\(port), \(players) players, \(URL(fileURLWithPath: file).lastPathComponent) (\(timeline.frameCount) frames, \(String(format: "%.2f", timeline.duration)) s)")
             let activity = WatchTogetherActivity(
-                item: timeline.identifier, fingerprint: "\(info.fingerprint)", title: URL(fileURLWithPath: file).lastPathComponent)
+                item: timeline.identifier, fingerprint: "\(info.fingerprint)", title: URL(fileURLWithPath: file).lastPathComponent,
+            timeline: timeline)
             var members: [PlaybackMember] = []
             members.append(try await PlaybackMember.open(invite: invite, entry: .create(activity), logger: logger))
             for _ in 1..<players {

@@ -63,7 +63,8 @@ struct HostCommand: AsyncParsableCommand {
         let extraItems = try await options.extraItems()
         let invite = Invite.generate(host: endpoint.host, port: endpoint.port, suite: try suite())
         let activity = WatchTogetherActivity(
-            item: timeline.identifier, fingerprint: "\(info.fingerprint)", title: URL(fileURLWithPath: file).lastPathComponent)
+            item: timeline.identifier, fingerprint: "\(info.fingerprint)", title: URL(fileURLWithPath: file).lastPathComponent,
+            timeline: timeline)
         let output = EventOutput(format: options.events, frames: options.frames)
         let runner = MemberRunner(
             media: [(timeline, file)] + extraItems, name: options.name ?? "host", publishInitialState: true, output: output,

@@ -58,7 +58,10 @@ struct PlaybackMember: Sendable {
         } catch {
             throw PlaybackSetupError.relayUnreachable(address, error)
         }
-        if case .accept(let expected?, let file) = entry, session.activity.fingerprint != expected {
+        // Fingerprints compare by value: a v1 (with duration) and a v2 of the same bytes agree.
+        if case .accept(let expected?, let file) = entry,
+            ContentFingerprint(session.activity.fingerprint) != ContentFingerprint(expected)
+        {
             session.leave()
             throw PlaybackSetupError.mediaMismatch(
                 file: file ?? "the file", local: expected, session: session.activity.fingerprint,

@@ -44,7 +44,7 @@ struct ProbeCommandTests {
         #expect(lines[0].hasPrefix("\(Self.sample("cfr-29.97.mov")): mov,mp4,m4a,3gp,3g2,mj2, 3.003000 s"))
         #expect(lines[1].contains("video") && lines[1].contains("h264") && lines[1].contains("320x240") && lines[1].contains("30000/1001 fps"))
         #expect(lines[2].contains("audio") && lines[2].contains("aac") && lines[2].contains("48000 Hz") && lines[2].hasSuffix("eng"))
-        #expect(lines[3].hasPrefix("  fingerprint v1:"))
+        #expect(lines[3].hasPrefix("  fingerprint v2:"))
         #expect(lines[4].hasPrefix("\(Self.sample("tone.flac")): flac, 3.000000 s"))
     }
 
@@ -66,7 +66,7 @@ struct ProbeCommandTests {
         }
         #expect(myFormat["nb_streams"] as? Int == theirFormat["nb_streams"] as? Int)
         let fingerprint = try #require(mine["fingerprint"] as? String)
-        #expect(fingerprint.hasPrefix("v1:"))
+        #expect(fingerprint.hasPrefix("v2:"))
 
         let myStreams = try #require(mine["streams"] as? [[String: Any]])
         let theirStreams = try #require(theirs["streams"] as? [[String: Any]])
