@@ -28,28 +28,35 @@ import { Readiness } from "./readiness.js";
 import { CommandSchedule, isContinued, motionItemTime, sameMotion } from "./schedule.js";
 
 /**
- * Correction thresholds. Starting values, to be re-picked from measurements in headless Chromium
- * (see Web/README.md): PLAYERS.md saw a `playbackRate` change jump playback by 20-30 ms on media with
- * an audio track (even muted), while on video-only media a 1 s nudge moved it as predicted within
- * 0.6 ms. So media with audio get their own set.
+ * Correction thresholds, picked from measurements in headless Chromium 156 (Web/README.md, "Timing").
+ *
+ * What rVFC shows of the media clock is quantized: a frame is displayed on a 60 Hz tick, so at 25 fps
+ * the per-frame errors take 5 levels 3.33 ms apart and the estimate moves in 3.33 ms steps as the
+ * media clock slides past the tick phase. Chromium's renderer also tolerates some drift between the
+ * media clock and the frames it shows and catches up in whole-tick steps after a `playbackRate`
+ * change (seen: a 1.1 % trim for 0.4 s moved the displayed frames by 10 ms, not 4). With a 1 ms dead
+ * band the controller never settles (it chased the steps: ±10 ms swings); a dead band wider than one
+ * step always has a level inside it, and gentle, rare trims keep the renderer from stepping. Starts
+ * are precise on their own (two pages started 0.03-0.1 ms apart). PLAYERS.md also saw a rate change
+ * jump playback by 20-30 ms on media with an audio track, so media with audio get their own set:
+ * no trims in practice (only a re-anchoring restart beyond the seek threshold).
  */
 export const THRESHOLDS = Object.freeze({
   video: Object.freeze({
     /** Errors at or below this are left alone: the element runs at the group's rate (ms of item time). */
-    deadbandMs: 1,
+    deadbandMs: 4,
     /** A trim removes the measured error over about this long (s): proportional control. */
-    trimWindowS: 1,
-    /** The largest trim, as a fraction of the group's rate (±5 %). */
-    maximumTrim: 0.05,
-    /** Errors above this are corrected by a re-anchoring seek rather than a trim (ms of item time). */
-    seekThresholdMs: 250,
+    trimWindowS: 2,
+    /** The largest trim, as a fraction of the group's rate. */
+    maximumTrim: 0.02,
+    /** Errors above this are corrected by a re-anchoring restart rather than a trim (ms of item time). */
+    seekThresholdMs: 120,
   }),
   audio: Object.freeze({
-    // The same until measured: with an audio track every trim itself may jump by tens of ms.
-    deadbandMs: 1,
-    trimWindowS: 1,
-    maximumTrim: 0.05,
-    seekThresholdMs: 250,
+    deadbandMs: 30,
+    trimWindowS: 2,
+    maximumTrim: 0.02,
+    seekThresholdMs: 60,
   }),
 });
 
@@ -66,8 +73,8 @@ export const TIMING = Object.freeze({
   rankFromTop: 1,
   /** At least this many frames (since the last start, seek or rate change) before judging: two 60 Hz / 25 fps cycles. */
   minimumSamples: 10,
-  /** Frames within this after a start or a rate change are not judged (the change settling). */
-  settleMs: 120,
+  /** Frames within this after a start or a rate change are not judged (the renderer catching up with the clock). */
+  settleMs: 300,
   /** How often the error is looked at. */
   correctionIntervalMs: 100,
   /** How long before its instant a motion is prepared (the seek of a start, the paused position). */
@@ -78,8 +85,8 @@ export const TIMING = Object.freeze({
   spinMs: 3,
   /** The first guess of the time from `play()` to the media clock moving; learned from errors. */
   startLatencyMs: 0,
-  /** The learned start latency stays within [0, this]. */
-  maximumStartLatencyMs: 60,
+  /** The learned start latency stays within [0, this] (less than the restart delay). */
+  maximumStartLatencyMs: 200,
   /** After a pause, seek this far past the frame's presentation time so rounding cannot show the previous frame (s). */
   snapEpsilon: 0.0005,
   /** Without any frame sample for this long while playing, the position is judged from `currentTime`. */
@@ -507,11 +514,12 @@ export class VideoPlayer {
     this.errorMs = error * 1000;
     const thresholds = this.thresholds;
     if (fine && this.learnLatency) {
+      // The first estimate after a start says how late the media clock started moving. With an audio
+      // track Chromium's clock starts with the audio output, measured 75-90 ms after play(): learnt
+      // whole at once (the restart that follows then lands); small errors are learnt partly.
       this.learnLatency = false;
-      const frame = this.grid?.interval ?? 0.04;
-      if (Math.abs(error) < Math.min(0.005, frame / 4)) {
-        this.startLatencyMs = Math.min(this.timing.maximumStartLatencyMs, Math.max(0, this.startLatencyMs - (error * 1000 * 0.7) / motion.rate));
-      }
+      const gain = Math.abs(error) < Math.min(0.005, (this.grid?.interval ?? 0.04) / 4) ? 0.7 : 1;
+      this.startLatencyMs = Math.min(this.timing.maximumStartLatencyMs, Math.max(0, this.startLatencyMs - (error * 1000 * gain) / motion.rate));
     }
     const slack = fine ? 0 : (this.grid?.interval ?? 0.04) * 1000;
     if (Math.abs(error * 1000) > thresholds.seekThresholdMs + slack) {
