@@ -13,6 +13,7 @@ packages=(
   openssl                                        # the relay TLS tests make a certificate
   mpv                                            # --player mpv: the real player coplay drives (tests, bench)
   xvfb xauth                                     # a virtual X display: the windowed mpv test
+  prometheus                                     # promtool check metrics and a real Prometheus scraping the relay
 )
 # The web client's tests run under Node's built-in runner (Node 20 is on the machine image; Debian's otherwise).
 command -v node >/dev/null || packages+=(nodejs)

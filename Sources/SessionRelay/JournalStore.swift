@@ -120,6 +120,14 @@ public final class JournalStore: JournalStorage {
         journals.withLock { $0[session]?.values.reduce(0) { $0 + ($1.stored?.header.storedBytes ?? 0) } ?? 0 }
     }
 
+    public func totalStoredBytes() -> Int {
+        journals.withLock { journals in
+            journals.values.reduce(0) { sum, entries in
+                sum + entries.values.reduce(0) { $0 + ($1.stored?.header.storedBytes ?? 0) }
+            }
+        }
+    }
+
     public func beginUpload(_ header: JournalHeader, in session: SessionID) throws {
         let path = attachmentPath(session, header.id)
         try Self.makeDirectory(path)

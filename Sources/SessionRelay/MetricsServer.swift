@@ -1,28 +1,43 @@
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 import ServiceLifecycle
 import Synchronization
 
-/// A minimal HTTP/1.1 endpoint serving a ``RelayServer``'s ``RelayMetrics`` as Prometheus text
-/// on `GET /metrics` (any other path: 404). One request per connection.
+/// The relay's Prometheus endpoint: `GET /metrics` (or `/`) answers the text exposition of a
+/// ``RelayPrometheus`` registry, brought up to date with ``RelayServer/updateMetrics()`` first.
+///
+/// HTTP/1.1 through swift-nio's codec (keep-alive, pipelining, 400 for malformed requests); a
+/// connection that sends nothing for ``readTimeout`` is closed, so idle or stalled scrapers cannot
+/// pile up. Other paths get 404, other methods 405.
 ///
 /// ```swift
-/// let metrics = MetricsServer(host: "127.0.0.1", port: 9100, relay: relay, logger: logger)
-/// // add both to a ServiceGroup
+/// let prometheus = RelayPrometheus()
+/// configuration.metricsFactory = prometheus.factory
+/// let relay = RelayServer(configuration: configuration, logger: logger)
+/// let metrics = MetricsServer(host: "127.0.0.1", port: 9100, relay: relay, prometheus: prometheus, logger: logger)
+/// // run both in a ServiceGroup
 /// ```
 public final class MetricsServer: Service, Sendable {
+    /// How long a connection may stay silent.
+    public static let readTimeout = TimeAmount.seconds(10)
+
     private let host: String
     private let port: Int
     private let relay: RelayServer
+    private let prometheus: RelayPrometheus
     private let logger: Logger
     private let bound = Mutex<(port: Int?, waiters: [CheckedContinuation<Int, any Error>])>((nil, []))
 
     /// Creates a metrics endpoint for `relay` at `host:port` (0 picks a free port).
-    public init(host: String, port: Int, relay: RelayServer, logger: Logger) {
+    ///
+    /// - Parameter prometheus: the registry `relay`'s ``RelayConfiguration/metricsFactory`` writes to.
+    public init(host: String, port: Int, relay: RelayServer, prometheus: RelayPrometheus, logger: Logger) {
         self.host = host
         self.port = port
         self.relay = relay
+        self.prometheus = prometheus
         self.logger = logger
     }
 
@@ -40,64 +55,113 @@ public final class MetricsServer: Service, Sendable {
 
     /// Serves until cancelled or gracefully shut down.
     public func run() async throws {
-        let server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+        let scrape: @Sendable () -> [UInt8] = { [relay, prometheus] in
+            relay.updateMetrics()
+            return prometheus.exposition()
+        }
+        let channel: any Channel
         do {
-            server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .bind(host: host, port: port) { channel in
+                .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                        let sync = channel.pipeline.syncOperations
+                        try sync.addHandler(IdleStateHandler(readTimeout: Self.readTimeout))
+                        try sync.configureHTTPServerPipeline(withErrorHandling: true)
+                        try sync.addHandler(MetricsHandler(scrape: scrape))
                     }
                 }
+                .bind(host: host, port: port)
+                .get()
         } catch {
-            let waiters = bound.withLock { state in
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            for waiter in waiters { waiter.resume(throwing: error) }
+            settle(.failure(error))
             throw error
         }
-        let port = server.channel.localAddress?.port ?? self.port
-        let waiters = bound.withLock { state in
-            state.port = port
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume(returning: port) }
+        let port = channel.localAddress?.port ?? self.port
+        settle(.success(port))
         logger.info("metrics listening", metadata: ["address": "\(host):\(port)"])
         try await withGracefulShutdownHandler {
-            try await withThrowingDiscardingTaskGroup { group in
-                try await server.executeThenClose { inbound in
-                    for try await connection in inbound {
-                        group.addTask { await self.serve(connection) }
-                    }
-                }
+            try await withTaskCancellationHandler {
+                try await channel.closeFuture.get()
+            } onCancel: {
+                channel.close(promise: nil)
             }
         } onGracefulShutdown: {
-            server.channel.close(promise: nil)
+            channel.close(promise: nil)
         }
     }
 
-    private func serve(_ channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
-        try? await channel.executeThenClose { inbound, outbound in
-            var request = ByteBuffer()
-            for try await chunk in inbound {
-                var chunk = chunk
-                request.writeBuffer(&chunk)
-                if request.readableBytesView.firstRange(of: Array("\r\n\r\n".utf8)) != nil || request.readableBytes > 8192 {
-                    break
-                }
-            }
-            let line = String(decoding: request.readableBytesView.prefix { $0 != 0x0D }, as: UTF8.self)
-            let parts = line.split(separator: " ")
-            let ok = parts.count >= 2 && parts[0] == "GET" && (parts[1] == "/metrics" || parts[1] == "/")
-            let body = ok ? relay.metrics.prometheusText : "not found\n"
-            let head =
-                "HTTP/1.1 \(ok ? "200 OK" : "404 Not Found")\r\n"
-                + "Content-Type: \(ok ? "text/plain; version=0.0.4" : "text/plain")\r\n"
-                + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
-            try await outbound.write(ByteBuffer(string: head + body))
-            outbound.finish()
+    private func settle(_ result: Result<Int, any Error>) {
+        let waiters = bound.withLock { state in
+            if case .success(let port) = result { state.port = port }
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(with: result) }
+    }
+}
+
+/// Answers one request at a time (the pipelining handler in front serialises them).
+private final class MetricsHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let scrape: @Sendable () -> [UInt8]
+    private var head: HTTPRequestHead?
+
+    init(scrape: @escaping @Sendable () -> [UInt8]) {
+        self.scrape = scrape
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            context.close(promise: nil)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let request):
+            head = request
+        case .body:
+            break
+        case .end:
+            guard let request = head else { return }
+            head = nil
+            respond(to: request, context: context)
+        }
+    }
+
+    private func respond(to request: HTTPRequestHead, context: ChannelHandlerContext) {
+        let path = request.uri.prefix { $0 != "?" }
+        let status: HTTPResponseStatus
+        let body: ByteBuffer
+        var headers = HTTPHeaders()
+        if request.method != .GET && request.method != .HEAD {
+            status = .methodNotAllowed
+            headers.add(name: "Allow", value: "GET, HEAD")
+            body = ByteBuffer(string: "method not allowed\n")
+            headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
+        } else if path == "/metrics" || path == "/" {
+            status = .ok
+            body = ByteBuffer(bytes: scrape())
+            headers.add(name: "Content-Type", value: "text/plain; version=0.0.4; charset=utf-8")
+        } else {
+            status = .notFound
+            body = ByteBuffer(string: "not found: the metrics are at /metrics\n")
+            headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
+        }
+        headers.add(name: "Content-Length", value: "\(body.readableBytes)")
+        let keepAlive = request.isKeepAlive
+        if !keepAlive { headers.add(name: "Connection", value: "close") }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))), promise: nil)
+        if request.method != .HEAD { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if !keepAlive {
+            let channel = context.channel
+            done.whenComplete { _ in channel.close(promise: nil) }
         }
     }
 }

@@ -1,4 +1,5 @@
 import ClockSync
+import CoreMetrics
 import GroupSessions
 import NIOSSL
 
@@ -33,6 +34,9 @@ public struct RelayConfiguration: Sendable {
     /// The NTP timescale in-band time requests are answered on; give the relay's UDP time server
     /// the same one, so both serve one clock.
     public var timescale = LocalTimescale(clock: ContinuousClock())
+    /// Where the relay's metrics go (swift-metrics): `coplay serve --metrics` passes
+    /// ``RelayPrometheus/factory``; the default is the process-wide `MetricsSystem.factory`.
+    public var metricsFactory: any MetricsFactory = MetricsSystem.factory
 
     /// Creates a configuration with the protocol's default limits.
     public init(

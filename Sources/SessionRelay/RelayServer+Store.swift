@@ -43,8 +43,11 @@ extension RelayServer {
     /// Lets the hub expire members away longer than the presence grace, four times a second,
     /// until the relay shuts down or is cancelled.
     func tickLoop() async {
+        var ticks = 0
         while !Task.isCancelled {
             do { try await Task.sleep(for: .milliseconds(250)) } catch { return }
+            ticks += 1
+            if ticks % 4 == 0 { updateMetrics() }
             let stop = core.withLock { core -> Bool in
                 guard !core.shuttingDown else { return true }
                 apply(core.hub.tick(now: now()), to: &core)

@@ -28,6 +28,7 @@ public final class RelayServer: Service, Sendable {
         var outboxes: [Int: FrameOutbox] = [:]
         var nextID = 1
         var slowConsumers: UInt64 = 0
+        var errorsSent: [RelayErrorCode: UInt64] = [:]
         var shuttingDown = false
         var store: SessionStore?
     }
@@ -40,6 +41,7 @@ public final class RelayServer: Service, Sendable {
     private let bound = Mutex<(address: SocketAddress?, waiters: [CheckedContinuation<SocketAddress, any Error>])>((nil, []))
     private let eventLoopGroup: any EventLoopGroup
     private let timeLimiter = TimeRequestLimiter()
+    let instruments: RelayInstruments
 
     /// Creates a relay; it listens when ``run()`` is called.
     ///
@@ -57,6 +59,7 @@ public final class RelayServer: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         self.eventLoopGroup = eventLoopGroup
+        instruments = RelayInstruments(factory: configuration.metricsFactory)
         core = Mutex(
             Core(hub: SessionHub(limits: configuration.limits, journal: Self.journalStorage(for: configuration, logger: logger))))
         let start = clock.now
@@ -85,8 +88,17 @@ public final class RelayServer: Service, Sendable {
         core.withLock { core in
             RelayMetrics(
                 connections: core.hub.connectionCount, sessions: core.hub.sessionCount,
-                participants: core.hub.participantCount, counters: core.hub.counters, slowConsumers: core.slowConsumers)
+                participants: core.hub.participantCount, counters: core.hub.counters, slowConsumers: core.slowConsumers,
+                errorsSent: core.errorsSent)
         }
+    }
+
+    /// Brings the swift-metrics instruments up to date (the metrics endpoint calls it before each
+    /// scrape; the relay also does every second).
+    public func updateMetrics() {
+        let snapshot = metrics
+        let journalBytes = core.withLock { $0.hub.journalStorage }.totalStoredBytes()
+        instruments.update(from: snapshot, journalBytes: journalBytes)
     }
 
     /// Listens and serves until cancelled or gracefully shut down.
@@ -173,8 +185,12 @@ public final class RelayServer: Service, Sendable {
             try await channel.executeThenClose { inbound, outbound in
                 try await withThrowingTaskGroup(of: Bool.self) { group in
                     group.addTask {
+                        let latency = self.instruments.deliveryLatency
                         while let batch = await outbox.next() {
                             try await outbound.write(contentsOf: batch)
+                            if let queued = outbox.lastBatchQueuedAt {
+                                latency.recordNanoseconds(queued.duration(to: .now).nanosecondsClamped)
+                            }
                             outbox.written(batch.reduce(0) { $0 + $1.wireLength })
                         }
                         outbound.finish()
@@ -225,6 +241,9 @@ public final class RelayServer: Service, Sendable {
             switch action {
             case .send(let id, let frame, let droppable):
                 guard let outbox = core.outboxes[id] else { continue }
+                if frame.type == .error, let code = frame.payload.getInteger(at: frame.payload.readerIndex, as: UInt16.self) {
+                    core.errorsSent[RelayErrorCode(rawValue: code), default: 0] += 1
+                }
                 switch outbox.enqueue(frame, droppable: droppable) {
                 case .queued, .closed:
                     break
@@ -240,5 +259,15 @@ public final class RelayServer: Service, Sendable {
                 core.outboxes[id]?.close()
             }
         }
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds, clamped to `Int64`.
+    var nanosecondsClamped: Int64 {
+        let (seconds, attoseconds) = components
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return seconds < 0 ? .min : .max }
+        return product.addingReportingOverflow(attoseconds / 1_000_000_000).overflow ? .max : product + attoseconds / 1_000_000_000
     }
 }

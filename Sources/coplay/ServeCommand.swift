@@ -31,7 +31,7 @@ struct ServeCommand: AsyncParsableCommand {
         help: ArgumentHelp("Serve TLS with this PEM certificate chain and private key.", valueName: "CERT KEY"))
     var tls: [String] = []
 
-    @Option(help: "Serve Prometheus text metrics over HTTP at HOST:PORT (GET /metrics).")
+    @Option(help: "Serve Prometheus metrics (swift-metrics, swift-prometheus) over HTTP at HOST:PORT (GET /metrics).")
     var metrics: String?
 
     @Option(
@@ -161,12 +161,15 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         configuration.webClient = try webClient()
+        let prometheus = metrics.map { _ in RelayPrometheus() }
+        if let prometheus { configuration.metricsFactory = prometheus.factory }
         let relay = RelayServer(configuration: configuration, logger: logger)
         var services: [any Service] = [relay]
         var metricsServer: MetricsServer?
-        if let metrics {
+        if let metrics, let prometheus {
             let (metricsHost, metricsPort) = try Self.hostPort(metrics, option: "--metrics")
-            let server = MetricsServer(host: metricsHost, port: metricsPort, relay: relay, logger: logger)
+            let server = MetricsServer(
+                host: metricsHost, port: metricsPort, relay: relay, prometheus: prometheus, logger: logger)
             metricsServer = server
             services.append(server)
         }

@@ -15,6 +15,8 @@ public protocol JournalStorage: AnyObject, Sendable {
     func attachments(in session: SessionID) -> [StoredAttachment]
     /// Bytes committed for `session` (``JournalHeader/storedBytes`` summed).
     func storedBytes(in session: SessionID) -> Int
+    /// Bytes committed over every session (for metrics).
+    func totalStoredBytes() -> Int
     /// Starts storing an attachment.
     func beginUpload(_ header: JournalHeader, in session: SessionID) throws
     /// Stores the next sealed chunk of an upload in progress.

@@ -34,6 +34,10 @@ public final class MemoryJournalStorage: JournalStorage {
         journals.withLock { $0[session]?.storedBytes ?? 0 }
     }
 
+    public func totalStoredBytes() -> Int {
+        journals.withLock { $0.values.reduce(0) { $0 + $1.storedBytes } }
+    }
+
     public func beginUpload(_ header: JournalHeader, in session: SessionID) throws {
         journals.withLock { $0[session, default: Journal()].entries[header.id] = Entry(header: header) }
     }
