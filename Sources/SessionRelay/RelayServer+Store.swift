@@ -6,54 +6,48 @@ extension RelayServer {
     /// start away, with the presence grace period to reconnect and resume.
     func openStore(_ directory: String) throws {
         let store = try SessionStore(directory: directory, logger: logger)
+        try restore(from: store)
+        logger.info("restored sessions from the data directory", metadata: ["directory": "\(directory)"])
+    }
+
+    /// Restores every session `store` holds (one shard each) and stores new sessions there.
+    func restore(from store: any SessionPersistence) throws {
         let snapshots = try store.load()
-        core.withLock { core in
-            let now = self.now()
-            for snapshot in snapshots { core.hub.restore(snapshot, now: now) }
-            // Sessions the hub did not take (no joined member) are deleted from disk too.
-            for snapshot in snapshots where core.hub.snapshot(of: snapshot.session) == nil {
+        let now = self.now()
+        var restored: [SessionID: SessionShard] = [:]
+        for snapshot in snapshots {
+            var hub = SessionHub<Int>(limits: Self.shardLimits(configuration.limits), journal: journalStorage)
+            hub.restore(snapshot, now: now)
+            // A session the hub did not take (no joined member) is deleted from disk too.
+            guard hub.snapshot(of: snapshot.session) != nil else {
                 store.apply(.deleted(snapshot.session))
+                continue
             }
-            core.hub.recordsStoreEvents = true
+            restored[snapshot.session] = SessionShard(session: snapshot.session, hub: hub, store: store, logger: logger)
+        }
+        core.withLock { core in
+            core.shards.merge(restored) { old, _ in old }
             core.store = store
         }
-        logger.info("restored sessions from the data directory", metadata: [
-            "sessions": "\(snapshots.count)", "directory": "\(directory)",
-        ])
+        logger.info("restored sessions", metadata: ["sessions": "\(restored.count)"])
     }
 
-    /// Writes the hub's pending store events (with the core lock held).
-    func persist(_ core: inout Core) {
-        guard let store = core.store else { return }
-        let events = core.hub.takeStoreEvents()
-        guard !events.isEmpty else { return }
-        var compact: Set<SessionID> = []
-        for event in events {
-            store.apply(event)
-            if case .logged(let session, _) = event, store.needsCompaction(session) { compact.insert(session) }
-        }
-        for session in compact {
-            guard let snapshot = core.hub.snapshot(of: session) else { continue }
-            do { try store.compact(snapshot) } catch {
-                logger.info("could not compact session state", metadata: ["error": "\(error)"])
-            }
-        }
-    }
-
-    /// Lets the hub expire members away longer than the presence grace, four times a second,
-    /// until the relay shuts down or is cancelled.
+    /// Lets every session's hub expire members away longer than the presence grace and idle
+    /// connections, four times a second, until the relay shuts down or is cancelled; updates the
+    /// metrics every second.
     func tickLoop() async {
         var ticks = 0
         while !Task.isCancelled {
             do { try await Task.sleep(for: .milliseconds(250)) } catch { return }
             ticks += 1
             if ticks % 4 == 0 { updateMetrics() }
-            let stop = core.withLock { core -> Bool in
-                guard !core.shuttingDown else { return true }
-                apply(core.hub.tick(now: now()), to: &core)
-                return false
+            let shards = core.withLock { core -> [SessionShard]? in
+                core.shuttingDown ? nil : Array(core.shards.values)
             }
-            if stop { return }
+            guard let shards else { return }
+            let now = self.now()
+            _ = lobby.tick(now: now)
+            for shard in shards where shard.tick(now: now) { retire(shard) }
         }
     }
 }

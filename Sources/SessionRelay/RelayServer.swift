@@ -23,20 +23,31 @@ import Synchronization
 /// try await group.run()
 /// ```
 public final class RelayServer: Service, Sendable {
+    /// What the relay shares across sessions; each session's routing lives in its ``SessionShard``.
     struct Core: ~Copyable {
-        var hub: SessionHub<Int>
+        /// Sessions by id (a shard leaves once it holds neither members nor state).
+        var shards: [SessionID: SessionShard] = [:]
+        /// Every open connection's outbox (for shutdown).
         var outboxes: [Int: FrameOutbox] = [:]
+        var connectionCount = 0
         var nextID = 1
-        var slowConsumers: UInt64 = 0
-        var errorsSent: [RelayErrorCode: UInt64] = [:]
         var shuttingDown = false
-        var store: SessionStore?
+        /// Connections refused at the connection limit.
+        var refusedConnections: UInt64 = 0
+        /// Totals of shards that have left.
+        var retired = RelayMetrics(connections: 0, sessions: 0, participants: 0, counters: HubCounters(), slowConsumers: 0)
+        /// Where restored and new sessions are stored, with `--data-dir`.
+        var store: (any SessionPersistence)?
     }
 
     /// The configuration in force.
     public let configuration: RelayConfiguration
     let logger: Logger
     let core: Mutex<Core>
+    /// Connections that have not said `hello` yet: pings, refusals, undecodable bytes, idleness.
+    let lobby: SessionShard
+    /// Attachments of every session.
+    let journalStorage: any JournalStorage
     let now: @Sendable () -> Duration
     private let bound = Mutex<(address: SocketAddress?, waiters: [CheckedContinuation<SocketAddress, any Error>])>((nil, []))
     private let eventLoopGroup: any EventLoopGroup
@@ -60,8 +71,11 @@ public final class RelayServer: Service, Sendable {
         self.logger = logger
         self.eventLoopGroup = eventLoopGroup
         instruments = RelayInstruments(factory: configuration.metricsFactory)
-        core = Mutex(
-            Core(hub: SessionHub(limits: configuration.limits, journal: Self.journalStorage(for: configuration, logger: logger))))
+        journalStorage = Self.journalStorage(for: configuration, logger: logger)
+        core = Mutex(Core())
+        lobby = SessionShard(
+            session: SessionID(high: 0, low: 0), hub: SessionHub(limits: Self.shardLimits(configuration.limits), journal: journalStorage),
+            store: nil, logger: logger)
         let start = clock.now
         now = { start.duration(to: clock.now) }
     }
@@ -83,21 +97,31 @@ public final class RelayServer: Service, Sendable {
         try await localAddress().port ?? configuration.port
     }
 
-    /// A snapshot of the relay's counters.
+    /// A snapshot of the relay's counters, summed over its sessions.
     public var metrics: RelayMetrics {
-        core.withLock { core in
-            RelayMetrics(
-                connections: core.hub.connectionCount, sessions: core.hub.sessionCount,
-                participants: core.hub.participantCount, counters: core.hub.counters, slowConsumers: core.slowConsumers,
-                errorsSent: core.errorsSent)
+        let (shards, connections, refused, retired) = core.withLock { core in
+            (Array(core.shards.values), core.connectionCount, core.refusedConnections, core.retired)
         }
+        var total = retired
+        total.connections = connections
+        total.counters.framesRefused += refused
+        for shard in shards + [lobby] {
+            shard.state.withLock { state in
+                total.sessions += state.hub.sessionCount
+                total.participants += state.hub.participantCount
+                total.counters += state.hub.counters
+                total.slowConsumers += state.slowConsumers
+                total.errorsSent.merge(state.errorsSent, uniquingKeysWith: +)
+            }
+        }
+        return total
     }
 
     /// Brings the swift-metrics instruments up to date (the metrics endpoint calls it before each
     /// scrape; the relay also does every second).
     public func updateMetrics() {
         let snapshot = metrics
-        let journalBytes = core.withLock { $0.hub.journalStorage }.totalStoredBytes()
+        let journalBytes = journalStorage.totalStoredBytes()
         instruments.update(from: snapshot, journalBytes: journalBytes)
     }
 
@@ -163,17 +187,28 @@ public final class RelayServer: Service, Sendable {
     private func handle(_ channel: NIOAsyncChannel<Frame, Frame>) async {
         let outbox = FrameOutbox(softLimit: configuration.outboxSoftLimit, hardLimit: configuration.outboxHardLimit)
         let peer = channel.channel.remoteAddress.map { "\($0)" } ?? "?"
-        let id: Int? = core.withLock { core in
+        let maximum = configuration.limits.maximumConnections
+        let admission: (id: Int, admitted: Bool)? = core.withLock { core in
             guard !core.shuttingDown else { return nil }
             let id = core.nextID
             core.nextID += 1
             core.outboxes[id] = outbox
-            apply(core.hub.connect(id, now: now()), to: &core)
-            return id
+            guard core.connectionCount < maximum else {
+                core.refusedConnections += 1
+                return (id, false)
+            }
+            core.connectionCount += 1
+            return (id, true)
         }
-        guard let id else {
+        guard let (id, admitted) = admission else {
             try? await channel.executeThenClose { _, _ in }
             return
+        }
+        if admitted {
+            lobby.admit(id, outbox: outbox, now: now())
+        } else {
+            outbox.enqueue(Self.refusal(.tooManyConnections, "relay is at its connection limit"))
+            outbox.close()
         }
         let logger = {
             var logger = self.logger
@@ -181,6 +216,8 @@ public final class RelayServer: Service, Sendable {
             return logger
         }()
         logger.debug("connection opened", metadata: ["peer": "\(peer)"])
+        // The shard this connection's hello took it to; until then, the lobby.
+        let shard = ShardBinding()
         do {
             try await channel.executeThenClose { inbound, outbound in
                 try await withThrowingTaskGroup(of: Bool.self) { group in
@@ -197,19 +234,24 @@ public final class RelayServer: Service, Sendable {
                         return true
                     }
                     group.addTask {
+                        guard admitted else { return false }
+                        var bound: SessionShard?
                         do {
                             for try await frame in inbound {
-                                self.core.withLock { core in
-                                    self.apply(core.hub.receive(frame, from: id, now: self.now()), to: &core)
+                                if let bound {
+                                    bound.withHub { hub in (hub.receive(frame, from: id, now: self.now()), ()) }
+                                } else if frame.type == .hello {
+                                    bound = self.bind(id, outbox: outbox, hello: frame)
+                                    shard.set(bound)
+                                } else {
+                                    self.lobby.withHub { hub in (hub.receive(frame, from: id, now: self.now()), ()) }
                                 }
                             }
                         } catch let error as FrameDecodingError {
                             logger.info("closing a connection that sent undecodable bytes", metadata: ["error": "\(error)"])
-                            self.core.withLock { core in
-                                self.apply(core.hub.decodingFailed(error, on: id), to: &core)
-                            }
+                            (bound ?? self.lobby).withHub { hub in (hub.decodingFailed(error, on: id), ()) }
                         }
-                        self.core.withLock { core in self.apply(core.hub.disconnect(id), to: &core) }
+                        self.leave(id, shard: bound)
                         outbox.close()
                         return false
                     }
@@ -224,42 +266,75 @@ public final class RelayServer: Service, Sendable {
             logger.debug("connection failed", metadata: ["error": "\(error)"])
         }
         outbox.close()
+        if admitted { leave(id, shard: shard.get()) }
         core.withLock { core in
-            apply(core.hub.disconnect(id), to: &core)
-            core.outboxes[id] = nil
+            if core.outboxes.removeValue(forKey: id) != nil, admitted { core.connectionCount -= 1 }
         }
         logger.debug("connection closed")
     }
 
-    /// Carries out hub actions; called with the lock held so queues follow the hub's order.
-    /// Store events are written first, so no `ack` leaves before its frame is on disk.
-    func apply(_ actions: [HubAction<Int>], to core: inout Core) {
-        persist(&core)
-        defer { persist(&core) }
-        var pending = actions[...]
-        while let action = pending.popFirst() {
-            switch action {
-            case .send(let id, let frame, let droppable):
-                guard let outbox = core.outboxes[id] else { continue }
-                if frame.type == .error, let code = frame.payload.getInteger(at: frame.payload.readerIndex, as: UInt16.self) {
-                    core.errorsSent[RelayErrorCode(rawValue: code), default: 0] += 1
-                }
-                switch outbox.enqueue(frame, droppable: droppable) {
-                case .queued, .closed:
-                    break
-                case .dropped:
-                    core.hub.recordDropped(1)
-                case .overflow:
-                    core.slowConsumers += 1
-                    logger.info("closing a slow consumer", metadata: ["connection": "\(id)"])
-                    outbox.close()
-                    pending.append(contentsOf: core.hub.disconnect(id))
-                }
-            case .close(let id):
-                core.outboxes[id]?.close()
+    /// Moves connection `id` from the lobby to the shard of the session its `hello` names
+    /// (created if new), and lets that shard's hub answer the hello.
+    private func bind(_ id: Int, outbox: FrameOutbox, hello: Frame) -> SessionShard {
+        lobby.detach(id)
+        while true {
+            let shard = core.withLock { core in
+                if let shard = core.shards[hello.session] { return shard }
+                let shard = SessionShard(
+                    session: hello.session,
+                    hub: SessionHub(limits: Self.shardLimits(configuration.limits), journal: journalStorage),
+                    store: core.store, logger: logger)
+                core.shards[hello.session] = shard
+                return shard
             }
+            if shard.admit(id, outbox: outbox, now: now(), hello: hello) { return shard }
+            // The shard retired between the lookup and the admission: look again.
         }
     }
+
+    /// Connection `id` is gone: its hub forgets it (presence grace applies), and a shard left
+    /// empty leaves the relay.
+    private func leave(_ id: Int, shard: SessionShard?) {
+        guard let shard else {
+            lobby.detach(id)
+            return
+        }
+        if shard.detach(id) { retire(shard) }
+    }
+
+    /// Takes an empty shard out of the table, keeping its totals.
+    func retire(_ shard: SessionShard) {
+        let totals = shard.state.withLock { state in
+            (state.hub.counters, state.slowConsumers, state.errorsSent)
+        }
+        core.withLock { core in
+            guard core.shards[shard.session] === shard else { return }
+            core.shards[shard.session] = nil
+            core.retired.counters += totals.0
+            core.retired.slowConsumers += totals.1
+            core.retired.errorsSent.merge(totals.2, uniquingKeysWith: +)
+        }
+    }
+
+    /// The limits each session's hub enforces: the relay counts connections itself.
+    static func shardLimits(_ limits: HubLimits) -> HubLimits {
+        var limits = limits
+        limits.maximumConnections = .max
+        return limits
+    }
+
+    /// An error frame from the relay.
+    static func refusal(_ code: RelayErrorCode, _ detail: String) -> Frame {
+        Frame(type: .error, session: SessionID(high: 0, low: 0), sender: .relay,
+              payload: ErrorPayload(code: code, detail: detail).encoded())
+    }
+}
+
+/// The shard a connection's `hello` bound it to, readable after its reader task has ended.
+final class ShardBinding: Sendable {
+    private let shard = Mutex<SessionShard?>(nil)
+    func set(_ value: SessionShard?) { shard.withLock { $0 = value } }
+    func get() -> SessionShard? { shard.withLock { $0 } }
 }
 
 extension Duration {

@@ -2,6 +2,7 @@ import Foundation
 import GroupSessions
 import Logging
 import NIOCore
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -28,15 +29,14 @@ import Musl
 /// `sessions/<hex>/journal/` belongs to the attachment journal and is left alone, except that
 /// deleting a session deletes its whole directory.
 ///
-/// Not thread-safe by itself: the relay calls it with its core lock held.
+/// Calls for one session must not overlap (the relay makes them from that session's writer
+/// queue); calls for different sessions may run concurrently.
 ///
 /// ```swift
 /// let store = try SessionStore(directory: "/var/lib/coplay", logger: logger)
 /// for snapshot in try store.load() { hub.restore(snapshot, now: .zero) }
 /// ```
-public final class SessionStore: @unchecked Sendable {
-    // @unchecked: the relay only touches a store with its core lock held (see RelayServer.apply).
-
+public final class SessionStore: SessionPersistence {
     private struct Metadata: Codable {
         var format = 1
         var tokenHash: String
@@ -59,7 +59,7 @@ public final class SessionStore: @unchecked Sendable {
 
     private let sessionsDirectory: URL
     private let logger: Logger
-    private var logs: [SessionID: OpenLog] = [:]
+    private let logs = Mutex<[SessionID: OpenLog]>([:])
 
     /// Opens (creating if needed) the store under `directory`.
     ///
@@ -74,7 +74,7 @@ public final class SessionStore: @unchecked Sendable {
     }
 
     deinit {
-        for log in logs.values { close(log.descriptor) }
+        logs.withLock { logs in for log in logs.values { close(log.descriptor) } }
     }
 
     private static func makeDirectory(_ url: URL) throws {
@@ -104,7 +104,7 @@ public final class SessionStore: @unchecked Sendable {
 
     /// Whether `session`'s `frames` file has grown enough to be rewritten from a snapshot.
     public func needsCompaction(_ session: SessionID) -> Bool {
-        guard let log = logs[session] else { return false }
+        guard let log = logs.withLock({ $0[session] }) else { return false }
         return log.bytes > log.compactAbove
     }
 
@@ -122,7 +122,7 @@ public final class SessionStore: @unchecked Sendable {
         guard rename(temporary.path, directory.appendingPathComponent("frames").path) == 0 else {
             throw Self.posixError("rename frames")
         }
-        if let old = logs.removeValue(forKey: snapshot.session) { close(old.descriptor) }
+        if let old = logs.withLock({ $0.removeValue(forKey: snapshot.session) }) { close(old.descriptor) }
         try writeMetadata(snapshot)
         _ = try openLog(snapshot.session, size: buffer.readableBytes)
         logger.debug("compacted session state", metadata: ["session": "\(snapshot.session)", "bytes": "\(buffer.readableBytes)"])
@@ -147,12 +147,12 @@ public final class SessionStore: @unchecked Sendable {
     }
 
     private func append(_ frame: Frame, kind: UInt8, to session: SessionID) throws {
-        var log = try logs[session] ?? openLog(session, size: nil)
+        var log = try logs.withLock({ $0[session] }) ?? openLog(session, size: nil)
         var buffer = ByteBuffer()
         Self.encodeRecord(frame, kind: kind, into: &buffer)
         try Self.writeAll(log.descriptor, buffer)
         log.bytes += buffer.readableBytes
-        logs[session] = log
+        logs.withLock { [log] in $0[session] = log }
     }
 
     private func openLog(_ session: SessionID, size: Int?) throws -> OpenLog {
@@ -163,12 +163,12 @@ public final class SessionStore: @unchecked Sendable {
         guard descriptor >= 0 else { throw Self.posixError("open frames") }
         let bytes = size ?? Int(lseek(descriptor, 0, SEEK_END))
         let log = OpenLog(descriptor: descriptor, bytes: bytes, compactAbove: max(Self.compactionThreshold, 2 * bytes))
-        logs[session] = log
+        logs.withLock { $0[session] = log }
         return log
     }
 
     private func delete(_ session: SessionID) throws {
-        if let log = logs.removeValue(forKey: session) { close(log.descriptor) }
+        if let log = logs.withLock({ $0.removeValue(forKey: session) }) { close(log.descriptor) }
         let directory = directory(of: session)
         if FileManager.default.fileExists(atPath: directory.path) { try FileManager.default.removeItem(at: directory) }
     }

@@ -19,4 +19,16 @@ public struct HubCounters: Hashable, Sendable {
 
     /// All zero.
     public init() {}
+
+    /// Adds another hub's totals (a relay runs one hub per session).
+    public static func += (lhs: inout HubCounters, rhs: HubCounters) {
+        lhs.framesReceived += rhs.framesReceived
+        lhs.framesForwarded += rhs.framesForwarded
+        lhs.bytesForwarded += rhs.bytesForwarded
+        lhs.framesRefused += rhs.framesRefused
+        lhs.framesDropped += rhs.framesDropped
+        lhs.duplicatesDropped += rhs.duplicatesDropped
+        lhs.resumes += rhs.resumes
+        lhs.idleConnectionsClosed += rhs.idleConnectionsClosed
+    }
 }

@@ -86,6 +86,10 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
     public var sessionCount: Int { sessions.count }
     /// Joined participants over all sessions.
     public var participantCount: Int { sessions.values.reduce(0) { $0 + $1.joined.count - $1.away.count } }
+    /// The session `connection` was admitted to (by `hello`), if any.
+    public func session(of connection: Connection) -> SessionID? { connections[connection]?.session }
+    /// Whether the hub holds neither connections nor sessions.
+    public var isEmpty: Bool { connections.isEmpty && sessions.isEmpty }
 
     // MARK: Events
 
