@@ -210,3 +210,66 @@ test("a lost connection resumes with resumeAfter and re-sends unacknowledged fra
   session.leave();
   assert.equal(session.state, "ended");
 });
+
+test("a relay that stays away: one reconnect loop, which gives up at its deadline", async () => {
+  const relay = new TestRelay();
+  let attempts = 0;
+  let down = false;
+  const connect = () => {
+    if (!down) return relay.connect();
+    // What a browser WebSocket does when nothing listens: no open, a close.
+    attempts += 1;
+    const socket = { send() { throw new Error("closed"); }, close() {}, onmessage() {}, onclose() {}, onopen() {} };
+    setTimeout(() => socket.onclose(), 1);
+    return socket;
+  };
+  const session = await GroupSession.create({ invite, connect, participant: 9n, policy: { ...policy, giveUpAfter: 150 } });
+  const reconnecting = [];
+  let ended = null;
+  session.onreconnecting = (value) => reconnecting.push(value);
+  session.onend = (reason) => {
+    ended = reason;
+  };
+  await session.open();
+  await session.join();
+  down = true;
+  [...relay.connections][0].socket.close(1001);
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  assert.equal(ended, "connectionLost"); // before the fix every refused attempt restarted the deadline: never
+  assert.deepEqual(reconnecting, [true]);
+  assert.ok(attempts >= 3 && attempts <= 20, `attempts: ${attempts}`); // backoff 10-20 ms over 150 ms, not a storm
+});
+
+test("a relay that comes back: resumed, onreconnecting(true) then (false)", async () => {
+  const relay = new TestRelay();
+  let down = false;
+  const connect = () => {
+    if (!down) return relay.connect();
+    const socket = { send() { throw new Error("closed"); }, close() {}, onmessage() {}, onclose() {}, onopen() {} };
+    setTimeout(() => socket.onclose(), 1);
+    return socket;
+  };
+  const session = await GroupSession.create({ invite, connect, participant: 11n, policy: { ...policy, giveUpAfter: 1000 } });
+  const reconnecting = [];
+  session.onreconnecting = (value) => reconnecting.push(value);
+  await session.open();
+  await session.join();
+  down = true;
+  [...relay.connections][0].socket.close(1001);
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  down = false;
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.deepEqual(reconnecting, [true, false]);
+  assert.equal(session.state, "joined");
+  session.leave();
+});
+
+test("join after the session ended fails instead of waiting forever", async () => {
+  const relay = new TestRelay();
+  const session = await GroupSession.create({ invite, connect: () => relay.connect(), participant: 13n, policy });
+  await session.open();
+  [...relay.connections][0].socket.close(1001); // not joined yet: the session ends
+  await settle();
+  assert.equal(session.state, "ended");
+  await assert.rejects(session.join(), /over/);
+});

@@ -146,11 +146,16 @@ function preciseTime(seconds) {
   return `${clockText(seconds)}.${String(Math.floor(((seconds % 1) + 1) % 1 * 10))}`;
 }
 
+/** Keeps an entry in the hook's events (the last 500). */
+function keepEvent(entry) {
+  state.events.push(entry);
+  if (state.events.length > 500) state.events.splice(0, state.events.length - 500);
+}
+
 /** Adds a line to the event log (and to the hook's events when `event` is given). */
 function logLine(text, kind = "info", event = null) {
   const entry = { ...(event ?? { type: "note" }), text, kind, realtime: event?.realtime ?? Date.now() / 1000 };
-  state.events.push(entry);
-  if (state.events.length > 500) state.events.splice(0, state.events.length - 500);
+  keepEvent(entry);
   const li = document.createElement("li");
   li.dataset.kind = kind;
   const time = document.createElement("time");
@@ -219,9 +224,12 @@ function onPlaybackEvent(event) {
       if (event.detail === "seek") logLine(`Resynchronized with a seek (was ${signedMs(event.errorMs)})`, "warn", event);
       else {
         state.trims += 1; // speed trims are frequent: counted, kept in the hook's events, not logged
-        state.events.push({ ...event, text: "trim", kind: "correction" });
-        if (state.events.length > 500) state.events.splice(0, state.events.length - 500);
+        keepEvent({ ...event, text: "trim", kind: "correction" });
       }
+      break;
+    case "stopped":
+      // The frame this page stopped on (compared with the other members' `stopped` lines): kept for the hook, not logged.
+      keepEvent({ ...event, text: `stopped at frame ${event.index ?? "?"}`, kind: "stopped" });
       break;
     default:
       break;
@@ -552,33 +560,18 @@ async function obtainMedia(mediaParameter, title) {
 
 // MARK: Session
 
-/** The relay connection, watched for the status pill (connects, closes, resumes). */
-function makeConnect(url) {
-  return () => {
-    const inner = openWebSocket(url);
-    const outer = { send: (b) => inner.send(b), close: (c, r) => inner.close(c, r), onmessage() {}, onclose() {}, onopen() {} };
-    let first = true;
-    inner.onopen = () => outer.onopen();
-    inner.onmessage = (data) => {
-      if (first) {
-        first = false;
-        if (state.phase === "reconnecting") {
-          setPhase("joined");
-          hideBanner();
-          logLine("Reconnected to the relay", "info");
-        }
-      }
-      outer.onmessage(data);
-    };
-    inner.onclose = () => {
-      if (state.joined && session?.state === "joined") {
-        setPhase("reconnecting");
-        showBanner("Reconnecting", "The connection to the relay dropped; coplay is resuming the session.", { tone: "warn" });
-      }
-      outer.onclose();
-    };
-    return outer;
-  };
+/** The status pill and banner follow the session's resumes after a lost connection. */
+function onReconnecting(reconnecting) {
+  if (reconnecting) {
+    if (!state.joined) return;
+    setPhase("reconnecting");
+    showBanner("Reconnecting", "The connection to the relay dropped; coplay is resuming the session (it gives up after 30 s).", { tone: "warn" });
+    logLine("Lost the connection to the relay; resuming", "warn");
+  } else if (state.phase === "reconnecting") {
+    setPhase("joined");
+    hideBanner();
+    logLine("Reconnected to the relay", "info");
+  }
 }
 
 function describeOpenFailure(error, wsURL) {
@@ -590,10 +583,14 @@ function describeOpenFailure(error, wsURL) {
   return ["Cannot reach the relay", `No connection to ${wsURL}. Is \`coplay serve\` running, and is this the address it printed?`];
 }
 
-function describeEnd(reason) {
+function describeEnd(reason, wasJoined) {
   if (reason === "ended") return ["Session over", "The host ended the session."];
   if (reason === "left") return ["You left", "This page left the session."];
-  if (reason.startsWith("connectionLost")) return ["Relay closed", `The connection to the relay was lost and could not be resumed. ${reason.replace(/^connectionLost:?\s*/, "")}`.trim()];
+  if (reason.startsWith("connectionLost")) {
+    const detail = reason.replace(/^connectionLost:?\s*/, "");
+    if (!wasJoined) return ["Relay closed", `The relay closed the connection before this page joined. ${detail || "Reload the page once `coplay serve` runs again."}`.trim()];
+    return ["Relay closed", `The connection to the relay was lost and could not be resumed. ${detail || "Playback stopped here; reload the page once `coplay serve` runs again."}`.trim()];
+  }
   if (reason.startsWith("refused")) return ["The relay refused this member", reason.replace(/^refused:\s*/, "")];
   return ["Session over", reason];
 }
@@ -670,7 +667,7 @@ async function main() {
 
   setPhase("connecting");
   const exchange = new TimeExchange({ send: (t1) => session.requestTime(t1), timeout: 1000 });
-  session = await GroupSession.create({ invite, connect: makeConnect(wsURL), localNow: browserLocalNTP });
+  session = await GroupSession.create({ invite, connect: () => openWebSocket(wsURL), localNow: browserLocalNTP });
   state.participantId = session.localName;
   state.name = fragment.name ?? `web-${state.participantId.slice(-4)}`;
   const channel = new GroupSessionCoordinationChannel(session);
@@ -678,14 +675,16 @@ async function main() {
   channel.onevent = (event) => backlog.push(event);
   session.onactivity = receiveActivity;
   session.ontimereply = (reply, t4) => exchange.receive(reply, t4);
+  session.onreconnecting = onReconnecting;
   session.onend = (reason) => {
+    const wasJoined = state.joined;
     state.joined = false;
     player?.stop();
     shell?.stop();
     pollAbort && (pollAbort.aborted = true);
     if (state.phase === "mismatch") return;
     setPhase(reason === "left" ? "ended" : "error");
-    const [title, text] = describeEnd(reason);
+    const [title, text] = describeEnd(reason, wasJoined);
     fail(title, text, { actions: [reload] });
   };
 

@@ -59,7 +59,9 @@ export function defaultPolicy() {
  * `{sender, sequence, senderSequence, retained, own}` (own messages are reported at their ack, with
  * the relay's stamp, so every member sees the same sequence for the same message);
  * `onpresence(type, participant)` with type "joined" | "left"; `onactivity(name, body)`;
- * `onend(reason)` when the session is over for this member; `ontimereply(reply, t4)`.
+ * `onend(reason)` when the session is over for this member; `ontimereply(reply, t4)`;
+ * `onreconnecting(true)` when a joined member lost its connection and starts resuming,
+ * `onreconnecting(false)` when it resumed (a failed resume ends with `onend("connectionLost")`).
  */
 export class GroupSession {
   /**
@@ -101,6 +103,8 @@ export class GroupSession {
     this.onactivity = () => {};
     this.onend = () => {};
     this.ontimereply = () => {};
+    this.onreconnecting = () => {};
+    this.reconnecting = false;
   }
 
   /** The 16-hex-digit name of the local participant. */
@@ -117,6 +121,7 @@ export class GroupSession {
 
   /** Sends `join` and waits until the relay announces this member as joined. */
   async join() {
+    if (this.state === "ended") throw new Error("the session is over");
     const joined = new Promise((resolve, reject) => {
       this.joinWaiter = { resolve, reject };
     });
@@ -197,24 +202,39 @@ export class GroupSession {
       this.finish("connectionLost");
       return;
     }
+    if (this.reconnecting) {
+      // One attempt of the reconnect under way failed (no relay, or it closed before the welcome):
+      // that loop backs off and tries again, and gives up at its deadline. (Starting a new loop here
+      // would restart the deadline with every refused attempt: the page would never give up.)
+      this.welcomeWaiter?.reject(new Error("the relay closed the connection"));
+      return;
+    }
     this.reconnect();
   }
 
   async reconnect() {
+    this.reconnecting = true;
+    this.onreconnecting(true);
     const started = Date.now();
     let backoff = this.policy.initialBackoff;
-    while (this.state !== "ended") {
-      const jitter = backoff * (0.75 + Math.random() * 0.5);
-      await new Promise((resolve) => setTimeout(resolve, jitter));
-      if (Date.now() - started > this.policy.giveUpAfter) break;
-      try {
-        this.resuming = true;
-        await this.attach(this.lastStamp);
-        return;
-      } catch (error) {
-        if (error?.code === RelayErrorCode.cannotResume) break;
-        backoff = Math.min(backoff * 2, this.policy.maximumBackoff);
+    try {
+      while (this.state !== "ended") {
+        const jitter = backoff * (0.75 + Math.random() * 0.5);
+        await new Promise((resolve) => setTimeout(resolve, jitter));
+        if (Date.now() - started > this.policy.giveUpAfter) break;
+        try {
+          this.resuming = true;
+          await this.attach(this.lastStamp);
+          this.reconnecting = false;
+          this.onreconnecting(false);
+          return;
+        } catch (error) {
+          if (error?.code === RelayErrorCode.cannotResume) break;
+          backoff = Math.min(backoff * 2, this.policy.maximumBackoff);
+        }
       }
+    } finally {
+      this.reconnecting = false;
     }
     this.finish("connectionLost");
   }
