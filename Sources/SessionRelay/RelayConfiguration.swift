@@ -28,6 +28,10 @@ public struct RelayConfiguration: Sendable {
     /// restart; `nil` keeps everything in memory. Everything stored there is either sealed by the
     /// members (payloads, attachments) or opaque to the relay (hashes, sequence numbers).
     public var dataDirectory: String?
+    /// A session store of the application's own (tests and benchmarks inject slow or failing
+    /// ones; a database-backed one would go here); it takes precedence over ``dataDirectory`` for
+    /// session state (journal attachments still follow ``dataDirectory``).
+    public var store: (any SessionPersistence)?
     /// The browser client's files, served over HTTP on the relay's port; `nil` serves none (the
     /// WebSocket endpoint `/ws` is there either way).
     public var webClient: WebClientFiles?

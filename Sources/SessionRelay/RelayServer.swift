@@ -128,7 +128,11 @@ public final class RelayServer: Service, Sendable {
     /// Listens and serves until cancelled or gracefully shut down.
     public func run() async throws {
         let configuration = self.configuration
-        if let directory = configuration.dataDirectory { try openStore(directory) }
+        if let store = configuration.store {
+            try restore(from: store)
+        } else if let directory = configuration.dataDirectory {
+            try openStore(directory)
+        }
         let server: NIOAsyncChannel<PendingConnection, Never>
         let settings = PipelineSettings(configuration: configuration, timeLimiter: timeLimiter, logger: logger)
         do {

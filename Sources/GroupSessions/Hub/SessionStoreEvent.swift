@@ -10,3 +10,14 @@ public enum SessionStoreEvent: Sendable {
     /// The session is gone (ended, or its last member left or timed out).
     case deleted(SessionID)
 }
+
+extension SessionStoreEvent {
+    /// The session the event is about.
+    public var session: SessionID {
+        switch self {
+        case .updated(let snapshot): snapshot.session
+        case .logged(let session, _): session
+        case .deleted(let session): session
+        }
+    }
+}

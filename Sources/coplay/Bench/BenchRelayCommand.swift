@@ -34,6 +34,15 @@ struct BenchRelayCommand: AsyncParsableCommand {
     @Option(help: "Messages sent in the throughput run.")
     var messages: Int = 20_000
 
+    @Option(help: ArgumentHelp("Measure this coplay binary's relay instead of this one's (before/after comparisons).", valueName: "PATH"))
+    var relayBinary: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Also measure session isolation in-process: one session's store stalls this long on every write while another session's fan-out latency is measured (0 skips).",
+            valueName: "MS"))
+    var stalledStoreMs: Int = 0
+
     func validate() throws {
         guard (1...20_000).contains(connections) else { throw ValidationError("--connections must be in 1...20000") }
         guard (2...5_000).contains(members) else { throw ValidationError("--members must be in 2...5000") }
@@ -41,6 +50,10 @@ struct BenchRelayCommand: AsyncParsableCommand {
         guard (1...10_000).contains(latencyIntervalMs) else { throw ValidationError("--latency-interval-ms must be in 1...10000") }
         guard (1...1_000).contains(receivers) else { throw ValidationError("--receivers must be in 1...1000") }
         guard (1...1_000_000).contains(messages) else { throw ValidationError("--messages must be in 1...1000000") }
+        guard (0...10_000).contains(stalledStoreMs) else { throw ValidationError("--stalled-store-ms must be in 0...10000") }
+        if let relayBinary, !FileManager.default.isExecutableFile(atPath: relayBinary) {
+            throw ValidationError("--relay-binary \(relayBinary) is not an executable file")
+        }
     }
 
     func run() async throws {
@@ -48,10 +61,11 @@ struct BenchRelayCommand: AsyncParsableCommand {
         logger.logLevel = .warning
         let port = try Self.freePort()
         let server = Process()
-        server.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
-        if !FileManager.default.isExecutableFile(atPath: server.executableURL!.path) {
+        server.executableURL = URL(fileURLWithPath: relayBinary ?? CommandLine.arguments[0]).standardizedFileURL
+        if relayBinary == nil, !FileManager.default.isExecutableFile(atPath: server.executableURL!.path) {
             server.executableURL = Bundle.main.executableURL
         }
+        Self.raiseDescriptorLimit(to: connections + 1_024)
         // The raw load clients do not ping: without `--idle-timeout 0` the relay would close the
         // receivers of a slow (debug-build) 1,000-member assembly after 45 s of their silence.
         server.arguments = [
@@ -99,6 +113,63 @@ struct BenchRelayCommand: AsyncParsableCommand {
         print(String(format: "relay memory: %.1f MiB before, %.1f MiB with them, %.1f KiB per idle connection",
                      Double(before) / 1_048_576, Double(after) / 1_048_576, perConnection / 1024))
         for member in held { member.connection.close() }
+
+        // 4. Isolation: another session's stalled store.
+        if stalledStoreMs > 0 { try await measureIsolation(logger: logger) }
+    }
+
+    /// One relay in this process whose store stalls every write of one session by
+    /// `--stalled-store-ms`: the fan-out latency of another session, first alone, then while the
+    /// stalled session keeps sending (a frame every 10 ms for the whole measurement).
+    func measureIsolation(logger: Logger) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-bench-isolation-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = StalledStore(
+            base: try SessionStore(directory: directory.path, logger: logger), delay: .milliseconds(stalledStoreMs))
+        var configuration = RelayConfiguration(host: "127.0.0.1", port: 0)
+        configuration.store = store
+        configuration.limits.ratePerSecond = 1_000_000
+        configuration.limits.burst = 1_000_000
+        configuration.limits.idleTimeout = .zero
+        let relay = RelayServer(configuration: configuration, logger: logger)
+        let task = Task { try await relay.run() }
+        defer { task.cancel() }
+        let port = try await relay.boundPort()
+        let bench = RelayBenchmark(host: "127.0.0.1", port: port, logger: logger)
+        let isolationMembers = min(members, 100)
+        func measure() async throws -> Double {
+            let result = try await bench.fanOutLatency(
+                members: isolationMembers, messages: latencyMessages, interval: .milliseconds(latencyIntervalMs))
+            return RelayBenchmark.percentile(result.latencies, 99)
+        }
+        let alone = try await measure()
+        let stalled = Invite.generate(host: "127.0.0.1", port: port)
+        let pair = try await bench.openMembers(count: 2, invite: stalled, concurrency: 2)
+        store.stall(stalled.session)
+        let noise = Task {
+            var sequence: UInt64 = 0
+            while !Task.isCancelled {
+                sequence += 1
+                try pair[0].connection.send(RelayBenchmark.frame(from: pair[0], sequence: sequence, stamp: 0, size: 64))
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        let during = try await measure()
+        noise.cancel()
+        for member in pair { member.connection.close() }
+        print(String(format: "isolation: %d-member session fan-out p99 %.0f us alone, %.0f us while another session's store stalls %d ms per write (%d writes stalled); difference %.0f us",
+                     isolationMembers, alone, during, stalledStoreMs, store.stalledWrites, during - alone))
+    }
+
+    /// Raises this process's open-file limit (the benchmark's clients and, inherited, the relay
+    /// child's) to `wanted` or the hard limit, whichever is lower.
+    static func raiseDescriptorLimit(to wanted: Int) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        let target = min(rlim_t(wanted), limit.rlim_max)
+        guard limit.rlim_cur < target else { return }
+        limit.rlim_cur = target
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 
     static func residentBytes(pid: Int32) -> Int {

@@ -1,0 +1,45 @@
+import Foundation
+import GroupSessions
+import Synchronization
+
+/// A session store that stalls every write of chosen sessions (benchmarks and tests of the
+/// relay's isolation between sessions): it sleeps `delay` on the calling thread, then hands the
+/// call to `base`. Other sessions go straight through.
+///
+/// ```swift
+/// let store = StalledStore(base: try SessionStore(directory: dir, logger: logger), delay: .milliseconds(200))
+/// store.stall(session)
+/// configuration.store = store
+/// ```
+public final class StalledStore: SessionPersistence {
+    private let base: any SessionPersistence
+    private let delay: Duration
+    private let stalled = Mutex<Set<SessionID>>([])
+    private let writes = Atomic<Int>(0)
+
+    /// Wraps `base`; no session is stalled until ``stall(_:)``.
+    public init(base: any SessionPersistence, delay: Duration) {
+        self.base = base
+        self.delay = delay
+    }
+
+    /// Makes every later write of `session` take `delay` longer.
+    public func stall(_ session: SessionID) {
+        stalled.withLock { _ = $0.insert(session) }
+    }
+
+    /// Writes delayed so far.
+    public var stalledWrites: Int { writes.load(ordering: .relaxed) }
+
+    public func apply(_ event: SessionStoreEvent) {
+        if stalled.withLock({ $0.contains(event.session) }) {
+            writes.add(1, ordering: .relaxed)
+            Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) * 1e-18)
+        }
+        base.apply(event)
+    }
+
+    public func needsCompaction(_ session: SessionID) -> Bool { base.needsCompaction(session) }
+    public func compact(_ snapshot: SessionSnapshot) throws { try base.compact(snapshot) }
+    public func load() throws -> [SessionSnapshot] { try base.load() }
+}
