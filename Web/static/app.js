@@ -37,6 +37,7 @@ const state = {
   name: null,
   intendedRate: 1,
   trims: 0,
+  sawGroupState: false,
 };
 
 let session = null;
@@ -152,20 +153,28 @@ function keepEvent(entry) {
   if (state.events.length > 500) state.events.splice(0, state.events.length - 500);
 }
 
-/** Adds a line to the event log (and to the hook's events when `event` is given). */
-function logLine(text, kind = "info", event = null) {
-  const entry = { ...(event ?? { type: "note" }), text, kind, realtime: event?.realtime ?? Date.now() / 1000 };
+/**
+ * Adds a line to the event log (and to the hook's events when `event` is given). With `subject` (a
+ * member's label: its name, or its 16-hex-digit id while its name is not known yet) the line starts
+ * with that member, shown by name as soon as the name is known (members announce it just after
+ * joining, so their first events name them by id).
+ */
+function logLine(text, kind = "info", event = null, subject = undefined) {
+  const hasSubject = subject !== undefined;
+  const fullText = hasSubject ? `${who(subject)} ${text}` : text;
+  const entry = { ...(event ?? { type: "note" }), text: fullText, kind, realtime: event?.realtime ?? Date.now() / 1000 };
   keepEvent(entry);
   const li = document.createElement("li");
   li.dataset.kind = kind;
   const time = document.createElement("time");
   time.textContent = new Date(entry.realtime * 1000).toLocaleTimeString([], { hour12: false });
   const span = document.createElement("span");
-  const match = /^(\S+) (.*)$/.exec(text);
-  if (kind === "command" && match !== null) {
-    const who = document.createElement("b");
-    who.textContent = match[1];
-    span.append(who, " " + match[2]);
+  if (hasSubject) {
+    const name = document.createElement("b");
+    name.className = "who";
+    name.textContent = who(subject);
+    if (isParticipantID(subject)) name.dataset.member = subject;
+    span.append(name, " " + text);
   } else {
     span.textContent = text;
   }
@@ -175,35 +184,59 @@ function logLine(text, kind = "info", event = null) {
   while (log.children.length > 200) log.lastChild.remove();
 }
 
+const isParticipantID = (label) => typeof label === "string" && /^[0-9a-f]{16}$/.test(label);
+
 function who(label) {
   if (label === undefined || label === null) return "Someone";
   if (label === state.name) return `${label} (you)`;
-  return /^[0-9a-f]{16}$/.test(label) ? `member ${label.slice(-4)}` : label;
+  return isParticipantID(label) ? `member ${label.slice(-4)}` : label;
 }
+
+/** Log lines that named a member by id: by name once it is known. */
+function renameLogMembers() {
+  if (shell === null) return;
+  for (const element of $("log").querySelectorAll("[data-member]")) {
+    const label = shell.label(element.dataset.member);
+    if (label === element.dataset.member) continue;
+    element.textContent = who(label);
+    delete element.dataset.member;
+  }
+}
+
+const COMMAND_EVENTS = new Set(["play", "pause", "seek", "rate", "item"]);
 
 /** Coordinator and player events -> log lines. */
 function onPlaybackEvent(event) {
+  if (COMMAND_EVENTS.has(event.type) && !state.sawGroupState) {
+    // The first state is the group's as the page found it (retained at the relay), not something
+    // someone just did.
+    state.sawGroupState = true;
+    const where = preciseTime(event.itemTime);
+    logLine(event.rate > 0 ? `The group is playing (from ${where}${event.rate !== 1 ? ` at ${event.rate}×` : ""})` : `The group is paused at ${where}`, "info", event);
+    updateUI();
+    return;
+  }
   switch (event.type) {
     case "joined":
-      logLine(`${who(event.originator)} joined`, "member", event);
+      logLine("joined", "member", event, event.originator);
       break;
     case "left":
-      logLine(`${who(event.originator)} left`, "member", event);
+      logLine("left", "member", event, event.originator);
       break;
     case "play":
-      logLine(`${who(event.originator)} played from ${preciseTime(event.itemTime)}${event.rate !== 1 ? ` at ${event.rate}×` : ""}`, "command", event);
+      logLine(`played from ${preciseTime(event.itemTime)}${event.rate !== 1 ? ` at ${event.rate}×` : ""}`, "command", event, event.originator);
       break;
     case "pause":
-      logLine(`${who(event.originator)} paused at ${preciseTime(event.itemTime)}`, "command", event);
+      logLine(`paused at ${preciseTime(event.itemTime)}`, "command", event, event.originator);
       break;
     case "seek":
-      logLine(`${who(event.originator)} moved to ${preciseTime(event.itemTime)}`, "command", event);
+      logLine(`moved to ${preciseTime(event.itemTime)}`, "command", event, event.originator);
       break;
     case "rate":
-      logLine(`${who(event.originator)} set the speed to ${event.rate}×`, "command", event);
+      logLine(`set the speed to ${event.rate}×`, "command", event, event.originator);
       break;
     case "item":
-      logLine(`${who(event.originator)} switched the video`, "command", event);
+      logLine("switched the video", "command", event, event.originator);
       break;
     case "itemChanged":
       if (event.detail) logLine(`The group now plays ${event.item === state.activity?.item ? state.activity?.title ?? "this video" : "another video"}`, "info", event);
@@ -215,10 +248,10 @@ function onPlaybackEvent(event) {
       }
       break;
     case "suspensionBegan":
-      logLine(`${who(event.originator)} is ${reasonText(event.reason)}${event.waits ? " — everyone waits" : ""}`, "warn", event);
+      logLine(`is ${reasonText(event.reason)}${event.waits ? " — everyone waits" : ""}`, "warn", event, event.originator);
       break;
     case "suspensionEnded":
-      logLine(`${who(event.originator)} ${event.timedOut ? "took too long; the group goes on" : "is ready again"}`, event.timedOut ? "warn" : "info", event);
+      logLine(event.timedOut ? "took too long; the group goes on" : "is ready again", event.timedOut ? "warn" : "info", event, event.originator);
       break;
     case "correction":
       if (event.detail === "seek") logLine(`Resynchronized with a seek (was ${signedMs(event.errorMs)})`, "warn", event);
@@ -330,6 +363,18 @@ function avatarColor(id) {
   return `hsl(${h} 70% 68%)`;
 }
 
+/**
+ * How good a sync error is: "good" within the player's dead band (+1 ms: what rVFC shows of the media
+ * clock moves in 3.3 ms steps, so a few ms is as good as a browser gets), "warn" within a frame, else "bad".
+ */
+function syncTone(errorMs) {
+  const abs = Math.abs(errorMs);
+  const band = player?.thresholds?.deadbandMs ?? 4;
+  const frameMs = (FrameGrid.fromActivity(state.activity)?.interval ?? 0.04) * 1000;
+  if (abs <= band + 1) return "good";
+  return abs <= Math.max(frameMs, band + 1) ? "warn" : "bad";
+}
+
 function updatePeople() {
   const list = $("people");
   if (shell === null) return;
@@ -374,7 +419,7 @@ function updatePeople() {
         tone = "warn";
       } else if (sync?.errorMs !== null && sync?.errorMs !== undefined) {
         badgeText = signedMs(sync.errorMs);
-        tone = Math.abs(sync.errorMs) <= 2 ? "good" : Math.abs(sync.errorMs) <= 20 ? "warn" : "bad";
+        tone = syncTone(sync.errorMs);
       } else {
         badgeText = group !== null && group.rate > 0 ? "starting" : "paused";
         tone = "";
@@ -403,8 +448,7 @@ function updateUI() {
   const errorValue = $("sync-error");
   if (sync !== null && sync.errorMs !== null) {
     errorValue.textContent = signedMs(sync.errorMs);
-    const abs = Math.abs(sync.errorMs);
-    errorValue.dataset.tone = abs <= 2 ? "good" : abs <= 20 ? "warn" : "bad";
+    errorValue.dataset.tone = syncTone(sync.errorMs);
     $("sync-label").textContent = sync.errorMs >= 0 ? "ahead of the group" : "behind the group";
   } else {
     errorValue.textContent = "—";
@@ -434,6 +478,7 @@ function updateUI() {
   }
   $("duration").textContent = clockText(duration);
   updatePeople();
+  renameLogMembers();
 }
 
 // MARK: Notices from the player
