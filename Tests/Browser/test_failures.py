@@ -3,6 +3,7 @@ away (and comes back), and WebSocket garbage from someone else (only that connec
 
 import struct
 import time
+import urllib.parse
 
 import support
 from support import BrowserTestCase, RawWebSocket, page_link, relay_frame, wait_until
@@ -33,9 +34,32 @@ class FailureTests(BrowserTestCase):
         self.assertIn("Wrong secret", state["banner"] or "", state)
         self.assertEqual(state["status"], "Not connected", state)
         self.assertFalse(state["joined"], state)
+        self.assertEqual(len([e for e in page.events() if e.get("kind") == "bad"]), 1, f"said once: {page.events()}")
+        self.assertFalse(page.js("() => document.getElementById('video').hasAttribute('src')"), "nothing plays")
+        self.assertIn("Wrong secret", page.js("() => document.getElementById('picker').innerText"))
         # The session is untouched: nobody joined it.
         time.sleep(0.5)
         self.assertEqual([e for e in host.process.events_of("joined") if e.get("originator") != "host"], [])
+
+    def test_links_the_page_cannot_use_say_why(self):
+        relay = self.coplay.serve()
+        chacha = self.coplay.start("host", "host", str(support.sample("cfr-25.mp4")), "--relay", relay.address,
+                                   "--cipher", "chacha20-poly1305")
+        invite = chacha.wait_line(lambda l: l.startswith("coplay://"), 30, "the invite line")
+        chacha.wait_line(lambda l: "browsers cannot join" in l, 10, "the note instead of a page link")
+        cases = [
+            (relay.origin + "/", "No invite in this link"),
+            (relay.origin + "/#invite=" + urllib.parse.quote(invite, safe=""), "This invite is not for browsers"),
+            (relay.origin + "/#invite=coplay%3A%2F%2Fnowhere", "This invite is not valid"),
+        ]
+        for link, title in cases:
+            with self.subTest(title=title):
+                page = self.open_page(link)
+                page.wait("p.lastError !== null", 10, f"the page to say {title!r}")
+                state = page.state()
+                self.assertEqual(state["lastError"]["title"], title, state)
+                self.assertIn(title, state["banner"] or "", state)
+                self.assertEqual(page.websockets, [], "nothing is sent to the relay for a link the page cannot use")
 
     def test_mismatched_media_is_not_joined_and_another_file_can_be_chosen(self):
         relay = self.coplay.serve()

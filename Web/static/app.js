@@ -516,6 +516,7 @@ let mediaChosen = null; // resolve function for the file picker
 
 function showPicker(title) {
   $("picker").hidden = false;
+  delete $("picker").dataset.mode;
   if (title) $("picker-title").textContent = `Choose your copy of “${title}”`;
 }
 
@@ -551,6 +552,14 @@ function bindPicker() {
     $("drop-hint").hidden = true;
     if (!state.joined) take(e.dataTransfer?.files?.[0]);
   });
+}
+
+/** A message in place of the video (no file to choose): the page cannot join. */
+function screenMessage(title, text) {
+  $("picker").hidden = false;
+  $("picker").dataset.mode = "message";
+  $("picker-title").textContent = title;
+  $("picker-text").textContent = text;
 }
 
 /** Waits for a file from the picker or a drop. */
@@ -675,11 +684,12 @@ async function main() {
     fragment = parseFragment(location.hash);
   } catch (error) {
     setPhase("error");
+    screenMessage("This link is damaged", "Ask the host for the link again.");
     return fail("This link is damaged", error.message, { actions: [] });
   }
   if (fragment.invite === null) {
     setPhase("error");
-    $("picker").hidden = true;
+    screenMessage("No session to join", "This page plays in step with a coplay session. Open the link that `coplay host` printed.");
     return fail("No invite in this link", "Open the page address that `coplay host` printed (it ends in #invite=…).", { tone: "info" });
   }
   let invite;
@@ -687,10 +697,12 @@ async function main() {
     invite = parseInvite(fragment.invite);
   } catch (error) {
     setPhase("error");
+    screenMessage("This invite is not valid", "Ask the host for the link again.");
     return fail("This invite is not valid", error.message);
   }
   if (invite.aead !== AEADSuite.aes256GCM) {
     setPhase("error");
+    screenMessage("Not a browser session", "The host made this session for native players only.");
     return fail(
       "This invite is not for browsers",
       "It uses ChaCha20-Poly1305, which browsers cannot run. Ask the host for a browser invite (one with ?aead=aes-256-gcm).",
@@ -698,6 +710,7 @@ async function main() {
   }
   if (globalThis.crypto?.subtle === undefined) {
     setPhase("error");
+    screenMessage("Needs a secure connection", "Open the page over https:// (or on this machine, as localhost).");
     return fail("This page needs a secure connection", "Browsers allow encryption only on https:// pages or on localhost. Open the page over https.");
   }
 
@@ -722,6 +735,7 @@ async function main() {
   session.ontimereply = (reply, t4) => exchange.receive(reply, t4);
   session.onreconnecting = onReconnecting;
   session.onend = (reason) => {
+    if (!opened) return; // session.open() fails too: its handler says why, once
     const wasJoined = state.joined;
     state.joined = false;
     player?.stop();
@@ -733,11 +747,17 @@ async function main() {
     fail(title, text, { actions: [reload] });
   };
 
+  let opened = false;
   try {
     await session.open();
+    opened = true;
   } catch (error) {
     setPhase("error");
     const [title, text] = describeOpenFailure(error, wsURL);
+    mediaChosen = null;
+    video.removeAttribute("src"); // nothing plays for a session the page cannot join
+    video.load();
+    screenMessage(title, "This page is not connected to the session.");
     return fail(title, text, { actions: [reload] });
   }
 
