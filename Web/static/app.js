@@ -38,6 +38,7 @@ const state = {
   intendedRate: 1,
   trims: 0,
   sawGroupState: false,
+  halted: false, // the page gave up before joining: nothing more is loaded
 };
 
 let session = null;
@@ -576,6 +577,7 @@ function pickFile(title) {
 let objectURL = null;
 
 function loadVideo(source, crossOrigin = false) {
+  if (state.halted) return; // the page gave up (a media URL still being checked finishes later)
   if (objectURL !== null) URL.revokeObjectURL(objectURL);
   objectURL = null;
   let src = source;
@@ -755,6 +757,7 @@ async function main() {
     setPhase("error");
     const [title, text] = describeOpenFailure(error, wsURL);
     mediaChosen = null;
+    state.halted = true;
     video.removeAttribute("src"); // nothing plays for a session the page cannot join
     video.load();
     screenMessage(title, "This page is not connected to the session.");
