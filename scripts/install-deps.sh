@@ -17,6 +17,11 @@ packages=(
 )
 # The web client's tests run under Node's built-in runner (Node 20 is on the machine image; Debian's otherwise).
 command -v node >/dev/null || packages+=(nodejs)
+# Headless Chromium for the page's real-browser tests and `coplay bench --scenario browser`, driven by
+# Playwright for Python (pip, below) through scripts/browser-driver.py.
+packages+=(chromium)
+command -v python3 >/dev/null || packages+=(python3)
+command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1 || packages+=(python3-pip)
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(syncplay-server syncplay)
 fi
@@ -31,6 +36,15 @@ if ((${#missing[@]})); then
   sudo=""; [[ $(id -u) -ne 0 ]] && sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Playwright for Python drives the system Chromium (executable_path); `playwright install` is never run:
+# it would download browsers of its own.
+if ! python3 -c 'import playwright.sync_api' 2>/dev/null; then
+  echo "install-deps: installing Playwright for Python (pip)" >&2
+  pip=(python3 -m pip install --quiet --disable-pip-version-check playwright)
+  # Debian's own python3 refuses pip installs into it (PEP 668) unless told.
+  "${pip[@]}" >/dev/null 2>&1 || "${pip[@]}" --break-system-packages >&2
 fi
 
 # chronyd is installed as a service on Debian; coplay's tests start their own instances on other ports.
