@@ -5,7 +5,7 @@ import math
 import time
 
 import support
-from support import BrowserTestCase, page_link
+from support import BrowserTestCase, page_link, wait_until
 
 FPS = 25
 
@@ -94,12 +94,19 @@ class GroupTests(BrowserTestCase):
         self.coplay.control(host.invite, "seek", "10")
         check_same_frame(stops(before, "control seek 10"), "control seek 10", expected=250, was_playing=False)
 
-        # 3. play again, then a click on the page's pause button.
-        self.coplay.control(host.invite, "play")
+        # 3. the page's play button, then its pause button.
+        if support.SCREENSHOTS:  # for the picture: wait until the `coplay control` members are gone
+            wait_until(lambda: "control" not in page.js("() => document.getElementById('people').innerText"), 20,
+                       "the control members to leave", lambda: "still there")
+        self.assertEqual(page.js("() => document.getElementById('play').getAttribute('aria-label')"), "Play")
+        played = headless.event_count()
+        page.page.click("#play")
         page.wait("p.sync && p.sync.playing && p.group.itemTime > 11.5", 15, "the page to play past 11.5 s")
+        play = headless.wait_event(lambda e: e.get("type") == "play", 10, "ben's play event", played)
+        self.assertEqual(play.get("originator"), "ana", f"the click's play is the page's: {play}")
         self.assertEqual(page.js("() => document.getElementById('play').getAttribute('aria-label')"), "Pause")
         if support.SCREENSHOTS:
-            try:  # for the picture: the page once it settled after the start
+            try:  # the page once it settled after the start
                 page.wait("p.sync.errorMs !== null && Math.abs(p.sync.errorMs) < 4", 3, "a settled sync error")
             except AssertionError:
                 pass

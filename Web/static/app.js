@@ -418,6 +418,9 @@ function updatePeople() {
       if (sync?.foreignItem) {
         badgeText = "other video";
         tone = "warn";
+      } else if (sync?.ended) {
+        badgeText = "at the end";
+        tone = "";
       } else if (sync?.errorMs !== null && sync?.errorMs !== undefined) {
         badgeText = signedMs(sync.errorMs);
         tone = syncTone(sync.errorMs);
