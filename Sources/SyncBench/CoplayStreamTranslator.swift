@@ -150,6 +150,16 @@ public struct CoplayStreamTranslator: Sendable {
         frame(index: index, pts: pts, realtime: realtime, referenceTime: referenceTime)
     }
 
+    /// A presentation seen on a player whose frame events come later (a browser page, whose frames are
+    /// dated once their window's media-clock origin is known): completes the effects of commands
+    /// anchored at or before `referenceTime` (the presentation's realtime plus the relay's offset),
+    /// without a frame event and without counting a frame.
+    ///
+    /// - Returns: the effects it completes.
+    public mutating func presentation(realtime: Double, referenceTime: Double) -> [BenchEvent] {
+        takeEffects(realtime: realtime) { $0.trigger == .frame && referenceTime >= $0.anchor - 0.000_5 }
+    }
+
     private mutating func frame(index: Int, pts: Double, realtime: Double, referenceTime: Double?) -> [BenchEvent] {
         isReady = true
         frames += 1

@@ -6,11 +6,70 @@ import NIOConcurrencyHelpers
 ///
 /// The process's reader thread feeds ``consume(_:)``; the runner reads snapshots from its own task.
 /// A member driving mpv also has the mpv process and the benchmark's own sampler of it, whose frames
-/// arrive through ``consumeSampled(_:referenceOffset:)``.
+/// arrive through ``consumeSampled(_:referenceOffset:)``. A browser page's process is
+/// `scripts/browser-driver.py`: its `sample` lines go through a ``BrowserFrameEstimator`` (frames dated
+/// by the page's media-clock origin), the page's own events (`play`, `pause`, `suspensionBegan`, the
+/// `stopped` the driver makes of the `<video>`'s pause, ...) through the translator as coplay's lines do.
 public final class LivePlayer: Sendable {
     private struct State {
         var translator: CoplayStreamTranslator
         var events: [BenchEvent] = []
+        var browser: BrowserState?
+    }
+
+    /// What a browser page's driver said so far.
+    private struct BrowserState {
+        /// The relay's reference clock minus CLOCK_REALTIME (s), for the frames' reference times.
+        var referenceOffset: Double
+        var estimator: BrowserFrameEstimator?
+        /// The windows so far.
+        var windows: [BrowserFrameEstimator.Window] = []
+        /// Samples before the page said its media's frame grid (kept until it does).
+        var early: [BrowserFrameEstimator.Sample] = []
+        var ready = false
+        var error: String?
+        var calibration: (offsetMs: Double, rttMs: Double)?
+        var hasAudio: Bool?
+        var chromium: String?
+    }
+
+    /// The fields of a browser driver's lines the benchmark reads (besides the page's events).
+    private struct DriverLine: Decodable {
+        var type: String
+        var frameInterval: Double?
+        var firstFrameTime: Double?
+        var hasAudio: Bool?
+        var offsetMs: Double?
+        var rttMs: Double?
+        var detail: String?
+        var chromium: String?
+    }
+
+    /// What a browser page's samples became.
+    public struct BrowserSummary: Sendable, Hashable {
+        /// `requestVideoFrameCallback` samples received.
+        public var samples: Int
+        /// Samples inside a window (dated frames).
+        public var usedSamples: Int
+        /// Samples of steady playback left out (run starts settling, run ends too short).
+        public var droppedSamples: Int
+        /// Windows (origins) computed.
+        public var windows: Int
+        /// The page's display latency: median of display origin minus clock origin (ms).
+        public var displayLatencyMs: Double?
+        /// Per window, how far display origin minus clock origin was from that median (ms): how loosely
+        /// the pictures follow the media clock `currentTime` reports.
+        public var displayDecouplingMs: [Double]
+        /// Per window, largest minus smallest media-clock origin read (ms).
+        public var clockSpreadsMs: [Double]
+        /// The page's clock (performance.timeOrigin + now) minus CLOCK_REALTIME, and the round trip it
+        /// was measured with (ms).
+        public var calibrationOffsetMs: Double?
+        public var calibrationRoundTripMs: Double?
+        /// Whether the page saw an audio track.
+        public var hasAudio: Bool?
+        /// Chromium's version, as the driver reported it.
+        public var chromium: String?
     }
 
     /// The player's name (`p1`, `p2`, ...).
@@ -28,11 +87,15 @@ public final class LivePlayer: Sendable {
     ///   - startRealtime: CLOCK_REALTIME when it is started.
     ///   - drivesMPV: whether it drives an mpv (it is ready once it accepted the session's state and
     ///     its sampler runs, since the mpv adapter prints no `stopped` line for the initial pause).
-    public init(name: String, startRealtime: Double, drivesMPV: Bool = false) {
+    ///   - browserReferenceOffset: for a browser page (its process is the browser driver): the relay's
+    ///     reference clock minus CLOCK_REALTIME, in seconds; nil for a coplay member.
+    public init(name: String, startRealtime: Double, drivesMPV: Bool = false, browserReferenceOffset: Double? = nil) {
         self.name = name
         self.startRealtime = startRealtime
         self.state = NIOLockedValueBox(
-            State(translator: CoplayStreamTranslator(player: name, clockEvery: 5, readyOnState: drivesMPV)))
+            State(
+                translator: CoplayStreamTranslator(player: name, clockEvery: 5, readyOnState: drivesMPV),
+                browser: browserReferenceOffset.map { BrowserState(referenceOffset: $0) }))
     }
 
     /// The player's process, once started.
@@ -76,8 +139,124 @@ public final class LivePlayer: Sendable {
     /// Reads one line of the player's standard output.
     public func consume(_ line: String) {
         state.withLockedValue { state in
+            if state.browser != nil, Self.consumeDriverLine(line, state: &state) { return }
             let events = state.translator.consume(line)
             state.events.append(contentsOf: events)
+        }
+    }
+
+    /// A browser driver's own line (not a page event): true when handled.
+    private static func consumeDriverLine(_ line: String, state: inout State) -> Bool {
+        guard line.first == "{", let type = Self.type(of: line) else { return false }
+        let data = Data(line.utf8)
+        switch type {
+        case "sample":
+            guard let sample = try? JSONDecoder().decode(BrowserFrameEstimator.Sample.self, from: data) else { return true }
+            addSample(sample, state: &state)
+        case "ready":
+            guard let fields = try? JSONDecoder().decode(DriverLine.self, from: data) else { return true }
+            state.browser?.hasAudio = fields.hasAudio
+            guard let interval = fields.frameInterval, interval > 0 else {
+                state.browser?.error = "the page knows no constant frame grid for the media (its frames cannot be indexed)"
+                return true
+            }
+            state.browser?.estimator = BrowserFrameEstimator(
+                configuration: .init(frameInterval: interval, firstFrameTime: fields.firstFrameTime ?? 0))
+            state.browser?.ready = true
+            let early = state.browser?.early ?? []
+            state.browser?.early = []
+            for sample in early { addSample(sample, state: &state, replay: true) }
+        case "calibration":
+            if let fields = try? JSONDecoder().decode(DriverLine.self, from: data), let offset = fields.offsetMs {
+                state.browser?.calibration = (offset, fields.rttMs ?? .nan)
+            }
+        case "driver":
+            state.browser?.chromium = (try? JSONDecoder().decode(DriverLine.self, from: data))?.chromium
+        case "error":
+            state.browser?.error = (try? JSONDecoder().decode(DriverLine.self, from: data))?.detail ?? "the page failed"
+        case "status", "element", "console":
+            break
+        default:
+            return false  // the page's own events: coplay's line format
+        }
+        return true
+    }
+
+    /// One frame sample: effects of commands it shows, then the frames of any window it closes.
+    private static func addSample(_ sample: BrowserFrameEstimator.Sample, state: inout State, replay: Bool = false) {
+        guard let offset = state.browser?.referenceOffset else { return }
+        let realtime = sample.wallMs / 1000
+        if !replay, !sample.paused, !sample.seeking, sample.rate > 0 {
+            state.events += state.translator.presentation(realtime: realtime, referenceTime: realtime + offset)
+        }
+        guard state.browser?.estimator != nil else {
+            if (state.browser?.early.count ?? 0) < 5000 { state.browser?.early.append(sample) }
+            return
+        }
+        let windows = state.browser!.estimator!.add(sample)
+        emit(windows, offset: offset, state: &state)
+    }
+
+    /// The frames of new windows, dated by their display origins.
+    private static func emit(_ windows: [BrowserFrameEstimator.Window], offset: Double, state: inout State) {
+        guard !windows.isEmpty else { return }
+        state.browser?.windows += windows
+        for frame in windows.flatMap({ $0.frames(latency: nil) }) {
+            state.events += state.translator.sampledFrame(
+                index: frame.index, pts: frame.pts, realtime: frame.realtime, referenceTime: frame.realtime + offset)
+        }
+    }
+
+    /// The `type` of a JSON line, read cheaply (the driver writes it first).
+    private static func type(of line: String) -> String? {
+        guard let range = line.range(of: "\"type\":\"") else { return nil }
+        let rest = line[range.upperBound...]
+        guard let end = rest.firstIndex(of: "\"") else { return nil }
+        return String(rest[..<end])
+    }
+
+    /// A browser page: dates the frames of its last window (call once, at the end of the measurement).
+    public func finishBrowser() {
+        state.withLockedValue { state in
+            guard let offset = state.browser?.referenceOffset, state.browser?.estimator != nil else { return }
+            let windows = state.browser!.estimator!.finish()
+            Self.emit(windows, offset: offset, state: &state)
+        }
+    }
+
+    /// A browser page's frames dated by its media clock instead (`currentTime`: the clock origin of each
+    /// window plus the page's median display latency), for comparison with the frame events, which are
+    /// dated by the display origin.
+    public var mediaClockFrames: [BenchEvent] {
+        state.withLockedValue { state in
+            let windows = state.browser?.windows ?? []
+            guard let latency = BrowserFrameEstimator.displayLatency(of: windows) else { return [] }
+            return windows.filter { $0.clockOrigin != nil }.flatMap { $0.frames(latency: latency) }.map { frame in
+                BenchEvent.frame(index: frame.index, pts: frame.pts, realtime: frame.realtime, player: name)
+            }
+        }
+    }
+
+    /// Whether this player is a browser page.
+    public var isBrowser: Bool { state.withLockedValue { $0.browser != nil } }
+
+    /// A browser page's failure as its driver reported it.
+    public var browserError: String? { state.withLockedValue { $0.browser?.error } }
+
+    /// What a browser page's samples became; nil for a coplay member.
+    public var browserSummary: BrowserSummary? {
+        state.withLockedValue { state in
+            guard let browser = state.browser else { return nil }
+            let estimator = browser.estimator
+            return BrowserSummary(
+                samples: (estimator?.samples ?? 0) + browser.early.count, usedSamples: estimator?.usedSamples ?? 0,
+                droppedSamples: estimator?.droppedSamples ?? 0, windows: estimator?.windows ?? 0,
+                displayLatencyMs: BrowserFrameEstimator.displayLatency(of: browser.windows).map { $0 * 1000 },
+                displayDecouplingMs: BrowserFrameEstimator.displayLatency(of: browser.windows).map { latency in
+                    browser.windows.compactMap { window in window.clockOrigin.map { (window.displayOrigin - $0 - latency) * 1000 } }
+                } ?? [],
+                clockSpreadsMs: browser.windows.compactMap(\.clockSpreadMs), calibrationOffsetMs: browser.calibration?.offsetMs,
+                calibrationRoundTripMs: browser.calibration?.rttMs, hasAudio: browser.hasAudio, chromium: browser.chromium)
         }
     }
 
@@ -87,6 +266,7 @@ public final class LivePlayer: Sendable {
     public var frames: Int { state.withLockedValue { $0.translator.frames } }
     /// Whether the player has applied the session's state (and, with mpv, its sampler runs).
     public var isReady: Bool {
+        if let browser = state.withLockedValue({ $0.browser }) { return browser.ready }
         let translated = state.withLockedValue { $0.translator.isReady }
         guard translated else { return false }
         guard let mpv = mpvBox.withLockedValue({ $0 }) else { return true }

@@ -1,0 +1,288 @@
+/// Turns a browser page's `requestVideoFrameCallback` samples into the benchmark's frame events by way of
+/// the page's media-clock origin, so the same ``ScenarioAnalysis`` measures browsers beside coplay's own
+/// players (a sans-IO state machine: samples in, windows out).
+///
+/// **Why not the frames themselves.** A headless Chromium shows each video frame on a tick of its own
+/// 60 Hz frame clock, so a frame appears up to a tick (16.7 ms) after its media time comes: at 25 fps the
+/// lag of consecutive frames cycles through five levels 3.3 ms apart. Dating frames by when they were
+/// shown would measure the frame clock, not the player. What the player controls is its media clock,
+/// whose **origin** is `wall − mediaTime / rate`: the instant its media time was (or would have been) 0
+/// at this rate. Two origins are taken per window:
+///
+/// - the **display origin**, a low percentile (``Configuration/percentile``, the 10th) of
+///   `expectedDisplayTime − mediaTime / rate` over the window's frames: the frames shown with the least
+///   lag reveal the media clock as the viewer sees it (what the page's own controller aligns). It is
+///   quantized: at 25 fps on 60 Hz the least-lag level sits 0 ... 3.3 ms after the true instant,
+///   depending on the phase of the frame clock, so it moves in 3.3 ms steps;
+/// - the **clock origin**, the median of `clockMs − currentTime / rate`: the element's media clock
+///   read directly (`video.currentTime` and `performance.now()` side by side in the callback). It is
+///   continuous (steady to about 0.05 ms in Chromium 156) but runs a display latency ahead of the
+///   pictures.
+///
+/// A page's frames are dated by its clock origin plus its **display latency**, the median over its
+/// windows of `display origin − clock origin` (``displayLatency(of:)``): precise like the media clock,
+/// on the viewer's timeline like the display. ``Window/frames(latency:)`` with `nil` dates them by the
+/// display origin alone instead (the quantized measure, reported beside it).
+///
+/// **Samples.** `wallMs` is `performance.timeOrigin + expectedDisplayTime` (CLOCK_REALTIME in ms on the
+/// same machine), `mediaTime` the frame's media time (s), `clockMs` / `currentTime` the media clock read
+/// in the callback, `rate` the element's `playbackRate`, `trim` the page's correction trim (the element
+/// runs at the group's rate times the trim, a few percent at most; both are set together, so `rate /
+/// trim` is the group's rate at that frame), `paused` / `seeking` the element's state at the callback.
+///
+/// **Windows.** Samples are split into runs of steady playback: the element playing (not paused, not
+/// seeking) at one group rate with the media time advancing as that rate says (a jump ends the run).
+/// Each run's first ``Configuration/settleSeconds`` are left out (the renderer catching up with a start),
+/// the rest is cut into windows of at least ``Configuration/windowSeconds`` and
+/// ``Configuration/minimumSamples`` samples; a window never spans a seek, a pause or a change of the
+/// group's rate, and the samples left at a run's end that are too few for a window are dropped
+/// (``droppedSamples``). Origins use the **group's** rate, not the trimmed element rate, so a trim shows
+/// as the (real) drift from the group's timeline it is correcting. Without `trim` the element's rate is
+/// used.
+///
+/// **Frames.** For every sample of a window, a frame at `origin + mediaTime / rate` (seconds of
+/// CLOCK_REALTIME) with index `round((mediaTime − firstFrameTime) / frameInterval)`: the instant this
+/// player's media clock showed that frame. A headless coplay player's frame event is the same quantity
+/// (the instant it presents the frame on its schedule), so the two pair in the analysis.
+///
+/// ```swift
+/// var estimator = BrowserFrameEstimator(configuration: .init(frameInterval: 0.04))
+/// let windows = estimator.add(sample) + estimator.finish()
+/// let latency = BrowserFrameEstimator.displayLatency(of: windows)
+/// let frames = windows.flatMap { $0.frames(latency: latency) }
+/// ```
+public struct BrowserFrameEstimator: Sendable {
+    /// One `requestVideoFrameCallback` of the page's `<video>` (the driver's `sample` line).
+    public struct Sample: Sendable, Hashable, Codable {
+        /// `performance.timeOrigin + expectedDisplayTime`, milliseconds of CLOCK_REALTIME.
+        public var wallMs: Double
+        /// The frame's media time in seconds.
+        public var mediaTime: Double
+        /// When the media clock was read (`performance.timeOrigin + performance.now()`, ms), if it was.
+        public var clockMs: Double?
+        /// The media clock then (`video.currentTime`, s).
+        public var currentTime: Double?
+        /// The element's `playbackRate` at the callback.
+        public var rate: Double
+        /// The page's correction trim at the callback (the element runs at the group's rate times
+        /// this; nil: no trim known, the element's rate is the group's).
+        public var trim: Double?
+        /// Whether the element was paused.
+        public var paused: Bool
+        /// Whether the element was seeking.
+        public var seeking: Bool
+
+        /// Creates a sample.
+        public init(
+            wallMs: Double, mediaTime: Double, clockMs: Double? = nil, currentTime: Double? = nil, rate: Double,
+            trim: Double? = nil, paused: Bool = false, seeking: Bool = false
+        ) {
+            self.wallMs = wallMs
+            self.mediaTime = mediaTime
+            self.clockMs = clockMs
+            self.currentTime = currentTime
+            self.rate = rate
+            self.trim = trim
+            self.paused = paused
+            self.seeking = seeking
+        }
+
+        /// The rate origins are computed with: the group's (the element's without the trim).
+        public var nominalRate: Double {
+            if let trim, trim > 0 { return rate / trim }
+            return rate
+        }
+    }
+
+    /// Knobs.
+    public struct Configuration: Sendable, Hashable {
+        /// Seconds between frames of the media (its frame grid).
+        public var frameInterval: Double
+        /// The first frame's media time (seconds).
+        public var firstFrameTime: Double
+        /// A window is closed once it spans at least this long (seconds of wall time)...
+        public var windowSeconds: Double
+        /// ... and holds at least this many samples (two cycles of 25 fps on a 60 Hz frame clock).
+        public var minimumSamples: Int
+        /// The percentile of `wall − mediaTime / rate` taken as the window's display origin (nearest rank).
+        public var percentile: Double
+        /// Samples this long after a run starts are not used (seconds).
+        public var settleSeconds: Double
+        /// A media time further than this from where the rate says it should be ends the run (seconds).
+        public var jumpTolerance: Double
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - frameInterval: seconds between frames.
+        ///   - firstFrameTime: the first frame's media time (default 0).
+        ///   - windowSeconds: default 0.5.
+        ///   - minimumSamples: default 10.
+        ///   - percentile: default 0.1.
+        ///   - settleSeconds: default 0.3.
+        ///   - jumpTolerance: default 0.1.
+        public init(
+            frameInterval: Double, firstFrameTime: Double = 0, windowSeconds: Double = 0.5, minimumSamples: Int = 10,
+            percentile: Double = 0.1, settleSeconds: Double = 0.3, jumpTolerance: Double = 0.1
+        ) {
+            self.frameInterval = frameInterval
+            self.firstFrameTime = firstFrameTime
+            self.windowSeconds = windowSeconds
+            self.minimumSamples = max(1, minimumSamples)
+            self.percentile = percentile
+            self.settleSeconds = settleSeconds
+            self.jumpTolerance = jumpTolerance
+        }
+    }
+
+    /// A frame dated by its window's origin.
+    public struct Frame: Sendable, Hashable {
+        /// The frame's index on the media's grid.
+        public var index: Int
+        /// Its media time (seconds).
+        public var pts: Double
+        /// `origin + pts / rate`, CLOCK_REALTIME seconds.
+        public var realtime: Double
+    }
+
+    /// One window of steady playback and its origins.
+    public struct Window: Sendable, Hashable {
+        /// The group's rate over the window.
+        public var rate: Double
+        /// The display origin (CLOCK_REALTIME seconds): the low percentile of `wall − mediaTime / rate`.
+        public var displayOrigin: Double
+        /// The clock origin (CLOCK_REALTIME seconds): the median of `clockMs − currentTime / rate`, when
+        /// the samples read the media clock.
+        public var clockOrigin: Double?
+        /// Largest minus smallest `clockMs − currentTime / rate` of the window (ms): how steady the read
+        /// media clock was (trims make it drift).
+        public var clockSpreadMs: Double?
+        /// The window's frames: (index, media time).
+        public var frames: [(index: Int, pts: Double)]
+
+        /// The frames dated by the clock origin plus `latency` (seconds; the display latency), or by the
+        /// display origin when `latency` is nil or the window has no clock origin.
+        public func frames(latency: Double?) -> [Frame] {
+            let origin = latency.flatMap { latency in clockOrigin.map { $0 + latency } } ?? displayOrigin
+            return frames.map { Frame(index: $0.index, pts: $0.pts, realtime: origin + $0.pts / rate) }
+        }
+
+        public static func == (a: Window, b: Window) -> Bool {
+            a.rate == b.rate && a.displayOrigin == b.displayOrigin && a.clockOrigin == b.clockOrigin
+                && a.frames.map(\.index) == b.frames.map(\.index)
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(rate)
+            hasher.combine(displayOrigin)
+            hasher.combine(clockOrigin)
+        }
+    }
+
+    /// A page's display latency (seconds): the median over `windows` of display origin minus clock
+    /// origin, or nil when no window read the media clock.
+    public static func displayLatency(of windows: [Window]) -> Double? {
+        let differences = windows.compactMap { window in window.clockOrigin.map { window.displayOrigin - $0 } }.sorted()
+        return Statistics.percentileOfSorted(differences, 0.5)
+    }
+
+    /// The configuration.
+    public let configuration: Configuration
+    /// Samples seen.
+    public private(set) var samples = 0
+    /// Samples that were part of a window.
+    public private(set) var usedSamples = 0
+    /// Samples of steady runs left out: the settling start of a run, and run ends too short for a window.
+    public private(set) var droppedSamples = 0
+    /// Windows closed.
+    public private(set) var windows = 0
+
+    private var runStartMs: Double?
+    private var runRate: Double = 0
+    private var last: Sample?
+    private var window: [Sample] = []
+
+    /// Creates an estimator.
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    /// Adds a sample (in callback order).
+    ///
+    /// - Returns: the window this sample closed, if it closed one.
+    public mutating func add(_ sample: Sample) -> [Window] {
+        samples += 1
+        var closed: [Window] = []
+        let steady = !sample.paused && !sample.seeking && sample.nominalRate > 0 && sample.rate > 0
+        if runStartMs != nil, !steady || !continues(sample) {
+            closed += endRun()
+        }
+        defer { last = steady ? sample : nil }
+        guard steady else { return closed }
+        if runStartMs == nil {
+            runStartMs = sample.wallMs
+            runRate = sample.nominalRate
+        }
+        guard let start = runStartMs, sample.wallMs - start >= configuration.settleSeconds * 1000 else {
+            droppedSamples += 1
+            return closed
+        }
+        window.append(sample)
+        if let first = window.first, window.count >= configuration.minimumSamples,
+            sample.wallMs - first.wallMs >= configuration.windowSeconds * 1000
+        {
+            closed += closeWindow()
+        }
+        return closed
+    }
+
+    /// Ends the current run (the stream ended): its last window if it is long enough.
+    public mutating func finish() -> [Window] {
+        endRun()
+    }
+
+    /// Whether `sample` continues the current run: same group rate, media time where the rate puts it.
+    private func continues(_ sample: Sample) -> Bool {
+        guard let last else { return false }
+        guard abs(sample.nominalRate - runRate) <= 1e-6 * runRate else { return false }
+        let elapsed = (sample.wallMs - last.wallMs) / 1000
+        guard elapsed >= 0, sample.mediaTime > last.mediaTime else { return false }
+        let expected = last.mediaTime + elapsed * runRate
+        return abs(sample.mediaTime - expected) <= configuration.jumpTolerance + configuration.frameInterval
+    }
+
+    private mutating func endRun() -> [Window] {
+        var closed: [Window] = []
+        if window.count >= configuration.minimumSamples {
+            closed = closeWindow()
+        } else {
+            droppedSamples += window.count
+            window.removeAll()
+        }
+        runStartMs = nil
+        return closed
+    }
+
+    private mutating func closeWindow() -> [Window] {
+        let samples = window
+        window.removeAll()
+        guard !samples.isEmpty else { return [] }
+        let rate = runRate
+        let lags = samples.map { $0.wallMs / 1000 - $0.mediaTime / rate }.sorted()
+        guard let displayOrigin = Statistics.percentileOfSorted(lags, configuration.percentile) else { return [] }
+        let clocks = samples.compactMap { sample -> Double? in
+            guard let clockMs = sample.clockMs, let currentTime = sample.currentTime else { return nil }
+            return clockMs / 1000 - currentTime / rate
+        }.sorted()
+        windows += 1
+        usedSamples += samples.count
+        return [
+            Window(
+                rate: rate, displayOrigin: displayOrigin, clockOrigin: Statistics.percentileOfSorted(clocks, 0.5),
+                clockSpreadMs: clocks.isEmpty ? nil : (clocks.last! - clocks.first!) * 1000,
+                frames: samples.map { sample in
+                    (Int(((sample.mediaTime - configuration.firstFrameTime) / configuration.frameInterval).rounded()), sample.mediaTime)
+                })
+        ]
+    }
+}
