@@ -55,6 +55,35 @@ extension BenchReport {
                         text += ")"
                     }
                     parts.append(text)
+                case "origins":
+                    var text = "the headless member's frame events; each page's frames dated by its display origin"
+                        + " (10th percentile of expectedDisplayTime − mediaTime/rate per 0.5 s window of steady playback;"
+                        + " 3.3 ms steps at 25 fps on 60 Hz)"
+                    if let browser = r.browser {
+                        text += ": \(browser.usedSamples) of \(browser.samples) samples in \(browser.windows) windows"
+                        if let pages = browser.pagesOnly {
+                            text += "; between the pages alone p50 \(Self.ms(pages.p50Ms)) / p99 \(Self.ms(pages.p99Ms))"
+                                + " / max \(Self.ms(pages.maxMs)) ms over \(pages.frames) frames"
+                        }
+                        if let clock = browser.mediaClock {
+                            text += "; with the pages dated by their media clock (currentTime, plus each page's median display latency: "
+                                + browser.displayLatencyMs.keys.sorted().map { "\($0) \(Self.ms(browser.displayLatencyMs[$0]))" }
+                                .joined(separator: ", ")
+                                + " ms) instead: p50 \(Self.ms(clock.p50Ms)) / p99 \(Self.ms(clock.p99Ms)) / max \(Self.ms(clock.maxMs)) ms"
+                            if let pages = browser.mediaClockPagesOnly {
+                                text += ", pages alone p50 \(Self.ms(pages.p50Ms)) / p99 \(Self.ms(pages.p99Ms)) / max \(Self.ms(pages.maxMs)) ms"
+                            }
+                        }
+                        if let decoupling = browser.displayDecoupling {
+                            text += "; pictures vs media clock (|display − clock origin − latency| per window) p50 \(Self.ms(decoupling.p50Ms))"
+                                + " / p99 \(Self.ms(decoupling.p99Ms)) / max \(Self.ms(decoupling.maxMs)) ms"
+                        }
+                        if let calibration = browser.calibrationMaxMs {
+                            text += "; page clock vs CLOCK_REALTIME within \(Self.ms(calibration)) ms"
+                        }
+                        if let audio = browser.hasAudio { text += audio ? "; media with audio" : "; video-only media" }
+                    }
+                    parts.append(text)
                 default: parts.append("frames from the players' frame events")
                 }
             }
@@ -98,7 +127,7 @@ extension BenchReport {
 
     static func implementationLabel(_ implementation: String?, mediaPlayer: String? = nil) -> String {
         switch implementation {
-        case "coplay": mediaPlayer == "mpv" ? "coplay + mpv" : "coplay"
+        case "coplay": mediaPlayer == "mpv" ? "coplay + mpv" : mediaPlayer == "browser" ? "coplay + Chromium" : "coplay"
         case "syncplay": "Syncplay"
         case let other?: other
         case nil: "–"

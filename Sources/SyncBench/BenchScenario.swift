@@ -14,6 +14,10 @@ import NetworkEmulation
 /// | `mpv` | coplay + mpv | 3 | 60 s | loopback | `coplay join` in its own time namespace; mpv on the machine's clocks |
 /// | `mpv-jitter` | coplay + mpv | 3 | 60 s | 20 ms ± 10 ms each way | idem |
 /// | `syncplay` | Syncplay + mpv | 2 | 60 s | loopback | shared clock |
+/// | `browser` | coplay + Chromium | 3 | 60 s | loopback | 1 `coplay join` (own time namespace) + 2 headless Chromium pages |
+/// | `browser-audio` | coplay + Chromium | 3 | 60 s | loopback | idem, on a clip with an audio track |
+///
+/// The browser scenarios are not part of the default run (``defaultNames``): ask for them by name.
 ///
 /// ```swift
 /// var scenario = try BenchScenario.named("jitter")
@@ -35,6 +39,10 @@ public struct BenchScenario: Sendable, Hashable {
         /// An mpv the runner starts (`--vo=null --ao=null`), driven by `coplay join --mpv-socket`; its
         /// frames are seen by the benchmark's own sampler (``MPVFrameSampler``).
         case mpv
+        /// The first member is a headless `coplay join --frames`; every other one is a page of the
+        /// relay's web client in its own headless Chromium (`scripts/browser-driver.py`), dated by its
+        /// media-clock origin (``BrowserFrameEstimator``).
+        case browser
     }
 
     /// The scenario's name.
@@ -51,13 +59,20 @@ public struct BenchScenario: Sendable, Hashable {
     public var driftPPM: [Double]
     /// The media player of a coplay scenario's members.
     public var mediaPlayer: MediaPlayer
+    /// Whether the generated test clip has an audio track (a 440 Hz AAC tone) besides its video.
+    public var audio: Bool
+    /// Whether `coplay bench` without `--scenario` runs it.
+    public var inDefaultRun: Bool
 
     /// Creates a scenario.
     public init(
         name: String, implementation: Implementation = .coplay, players: Int = 3, duration: Double = 60,
-        network: NetworkCondition = .quiet, driftPPM: [Double] = [], mediaPlayer: MediaPlayer = .headless
+        network: NetworkCondition = .quiet, driftPPM: [Double] = [], mediaPlayer: MediaPlayer = .headless,
+        audio: Bool = false, inDefaultRun: Bool = true
     ) {
         self.mediaPlayer = mediaPlayer
+        self.audio = audio
+        self.inDefaultRun = inDefaultRun
         self.name = name
         self.implementation = implementation
         self.players = players
@@ -89,10 +104,19 @@ public struct BenchScenario: Sendable, Hashable {
         BenchScenario(name: "mpv", mediaPlayer: .mpv),
         BenchScenario(name: "mpv-jitter", network: .jitter, mediaPlayer: .mpv),
         BenchScenario(name: "syncplay", implementation: .syncplay, players: 2),
+        BenchScenario(name: "browser", mediaPlayer: .browser, inDefaultRun: false),
+        BenchScenario(name: "browser-audio", mediaPlayer: .browser, audio: true, inDefaultRun: false),
     ]
 
     /// The names of every scenario.
     public static var names: [String] { all.map(\.name) }
+
+    /// The scenarios `coplay bench` runs when none is named: all but the browser ones (they need
+    /// Chromium and Playwright, and two browsers on a 2-core machine).
+    public static var defaultNames: [String] { all.filter(\.inDefaultRun).map(\.name) }
+
+    /// How many of the measured players are browser pages: all but the first in a browser scenario.
+    public var browserPages: Int { mediaPlayer == .browser ? max(0, players - 1) : 0 }
 
     /// The scenario called `name`.
     ///

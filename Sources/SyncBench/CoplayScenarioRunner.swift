@@ -63,6 +63,10 @@ public struct CoplayScenarioRunner: Sendable {
         public var startupTimeout: Double
         /// The impairment proxies' seed (each player's proxy gets `seed + N`).
         public var seed: UInt64
+        /// Browser scenarios: `scripts/browser-driver.py` (nil: looked for, see ``findBrowserDriver(near:)``).
+        public var browserDriver: String?
+        /// Browser scenarios: the Chromium executable the driver starts.
+        public var chromium: String
 
         /// Creates a configuration.
         ///
@@ -75,10 +79,15 @@ public struct CoplayScenarioRunner: Sendable {
         ///   - timeNamespaces: time namespaces per player (default on).
         ///   - startupTimeout: seconds (default 120).
         ///   - seed: impairment seed (default 1).
+        ///   - browserDriver: browser scenarios: the driver script (default: looked for).
+        ///   - chromium: browser scenarios: Chromium (default `/usr/bin/chromium`).
         public init(
             scenario: BenchScenario, script: ActionScript, coplay: String, media: String, workDirectory: URL,
-            timeNamespaces: Bool = true, startupTimeout: Double = 120, seed: UInt64 = 1
+            timeNamespaces: Bool = true, startupTimeout: Double = 120, seed: UInt64 = 1, browserDriver: String? = nil,
+            chromium: String = "/usr/bin/chromium"
         ) {
+            self.browserDriver = browserDriver
+            self.chromium = chromium
             self.scenario = scenario
             self.script = script
             self.coplay = coplay
@@ -113,6 +122,10 @@ public struct CoplayScenarioRunner: Sendable {
         public var pauseChecks: [PauseFrameCheck] = []
         /// mpv scenarios: the media's frame rate as mpv reported it.
         public var frameRate: Double?
+        /// Browser scenarios: what each page's samples became, by player name.
+        public var browsers: [String: LivePlayer.BrowserSummary] = [:]
+        /// Browser scenarios: each page's frames dated by its media clock (`currentTime`), by player name.
+        public var mediaClockFrames: [String: [BenchEvent]] = [:]
     }
 
     /// The configuration.
@@ -255,6 +268,14 @@ public struct CoplayScenarioRunner: Sendable {
             session.removeAtEnd(socketDirectory)
         }
 
+        // Browser scenarios: Python with Playwright, the driver, Chromium.
+        let usesBrowser = scenario.mediaPlayer == .browser
+        var python = ""
+        var browserDriver = ""
+        if usesBrowser {
+            (python, browserDriver) = try await browserTools()
+        }
+
         // 1. The relay.
         stage("starting the relay")
         let dataDirectory = configuration.workDirectory.appendingPathComponent("relay-data").path
@@ -275,7 +296,9 @@ public struct CoplayScenarioRunner: Sendable {
         // 3. The host.
         stage("starting the host")
         let inviteBox = Port()
+        let linkBox = Port()
         let invite = NIOLockedValueBox<String?>(nil)
+        let link = NIOLockedValueBox<String?>(nil)
         let host = try ChildProcess(
             name: "host", executable: coplay,
             arguments: ["host", configuration.media, "--relay", "127.0.0.1:\(port)", "--name", "host", "--log-level", "warning"],
@@ -284,6 +307,10 @@ public struct CoplayScenarioRunner: Sendable {
             if line.hasPrefix("coplay://") {
                 invite.withLockedValue { if $0 == nil { $0 = line } }
                 inviteBox.set(1)
+            } else if line.hasPrefix("http://") || line.hasPrefix("https://") {
+                // The page link for browsers (second line).
+                link.withLockedValue { if $0 == nil { $0 = line } }
+                linkBox.set(1)
             }
         }
         session.add(host)
@@ -292,12 +319,21 @@ public struct CoplayScenarioRunner: Sendable {
         else {
             throw BenchError.scenarioFailed("the host did not print an invite: \(host.exitDescription)")
         }
+        var pageLink = ""
+        if usesBrowser {
+            guard await linkBox.wait(timeout: 10, while: host) != nil, let printed = link.withLockedValue({ $0 }) else {
+                throw BenchError.scenarioFailed("the host printed no page link for browsers (is the session AES-256-GCM?): \(host.exitDescription)")
+            }
+            pageLink = printed
+        }
 
         // 4 + 5. Proxies and players.
         let roster = NIOLockedValueBox<[LivePlayer]>([])
         var playerInvites: [String] = []
+        var playerLinks: [String] = []
         for number in 0..<scenario.players {
             var playerInvite = hostInvite
+            var playerLink = pageLink
             if scenario.network.isImpaired {
                 let proxy = ImpairmentProxy(
                     configuration: .init(
@@ -307,10 +343,30 @@ public struct CoplayScenarioRunner: Sendable {
                 let proxyPort = try await proxy.start()
                 session.add(proxy)
                 playerInvite = hostInvite.replacingOccurrences(of: "127.0.0.1:\(port)/", with: "127.0.0.1:\(proxyPort)/")
+                // The page's origin and the invite inside its fragment (percent-encoded) both name the relay.
+                playerLink = pageLink.replacingOccurrences(of: "127.0.0.1:\(port)/", with: "127.0.0.1:\(proxyPort)/")
+                    .replacingOccurrences(of: "127.0.0.1%3A\(port)%2F", with: "127.0.0.1%3A\(proxyPort)%2F")
             }
             playerInvites.append(playerInvite)
+            playerLinks.append(playerLink)
         }
+        let headlessMembers = scenario.players - scenario.browserPages
         func startPlayer(_ number: Int) async throws -> LivePlayer {
+            if usesBrowser && number >= headlessMembers {
+                // A page in its own headless Chromium, driven by scripts/browser-driver.py.
+                let name = "b\(number - headlessMembers + 1)"
+                let player = LivePlayer(name: name, startRealtime: RealtimeClock.now(), browserReferenceOffset: samplerOffset)
+                player.process = try ChildProcess(
+                    name: name, executable: python,
+                    arguments: [
+                        browserDriver, "--link", playerLinks[number], "--media", configuration.media, "--page", name,
+                        "--chromium", configuration.chromium, "--timeout", "\(Int(configuration.startupTimeout))",
+                    ],
+                    log: log(name)
+                ) { [player] line in player.consume(line) }
+                session.add(player.process!)
+                return player
+            }
             let name = "p\(number + 1)"
             let player = LivePlayer(name: name, startRealtime: RealtimeClock.now(), drivesMPV: usesMPV)
             var arguments = ["join", playerInvites[number], configuration.media, "--name", name]
@@ -365,6 +421,11 @@ public struct CoplayScenarioRunner: Sendable {
             }
             for player in players where !(player.mpv?.isRunning ?? true) {
                 throw BenchError.scenarioFailed("\(player.mpv?.exitDescription ?? player.name) before the script started")
+            }
+            for player in players where !player.isReady {
+                if let error = player.browserError {
+                    throw BenchError.scenarioFailed("page \(player.name) did not join: \(error)")
+                }
             }
             guard ContinuousClock.now < readyDeadline else {
                 let late = players.filter { !$0.isReady }.map(\.name)
@@ -540,6 +601,7 @@ public struct CoplayScenarioRunner: Sendable {
 
         // The outcome.
         let everyone = roster.withLockedValue { $0 }
+        for player in everyone where player.isBrowser { player.finishBrowser() }
         if let lateJoiner, lateJoiner.firstFrameRealtime == nil {
             throw BenchError.scenarioFailed("the late joiner \(lateJoiner.name) never presented a frame")
         }
@@ -590,7 +652,50 @@ public struct CoplayScenarioRunner: Sendable {
             relayRestart: relayRestart,
             lateJoinSeconds: lateJoiner.flatMap { player in player.firstFrameRealtime.map { $0 - player.startRealtime } },
             timeNamespaces: namespaces, measuredSeconds: max(0, windowEnd - windowStart), notes: notes,
-            samplerRecords: records, pauseChecks: pauseChecks, frameRate: records.compactMap(\.frameRate).first)
+            samplerRecords: records, pauseChecks: pauseChecks, frameRate: records.compactMap(\.frameRate).first,
+            browsers: Dictionary(uniqueKeysWithValues: everyone.compactMap { player in player.browserSummary.map { (player.name, $0) } }),
+            mediaClockFrames: Dictionary(uniqueKeysWithValues: everyone.filter(\.isBrowser).map { ($0.name, $0.mediaClockFrames) }))
+    }
+
+    // MARK: - Browsers
+
+    /// Python 3 with Playwright, the driver script and Chromium, or the reason the scenario cannot run.
+    private func browserTools() async throws -> (python: String, driver: String) {
+        guard let python = SyncplayBaseline.findTool("python3") else { throw BenchError.missingTool("python3") }
+        guard let driver = configuration.browserDriver ?? Self.findBrowserDriver(near: configuration.coplay),
+            FileManager.default.isReadableFile(atPath: driver)
+        else {
+            throw BenchError.scenarioFailed(
+                "scripts/browser-driver.py not found (run from the repository, or pass --browser-driver PATH)")
+        }
+        guard FileManager.default.isExecutableFile(atPath: configuration.chromium) else {
+            throw BenchError.missingTool("Chromium (\(configuration.chromium))")
+        }
+        let check = try ChildProcess(
+            name: "python3", executable: python, arguments: ["-c", "import playwright.sync_api"], log: log("playwright-check"))
+        guard await check.wait(timeout: 30) == 0 else {
+            await check.stop()
+            throw BenchError.missingTool("Playwright for Python (pip install playwright; \(python))")
+        }
+        return (python, driver)
+    }
+
+    /// `scripts/browser-driver.py` of the repository: under the current directory, or in a directory
+    /// above the `coplay` executable (`.build/<triple>/debug/coplay` sits three levels under the root).
+    public static func findBrowserDriver(near executable: String) -> String? {
+        let relative = "scripts/browser-driver.py"
+        let here = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(relative).path
+        if FileManager.default.isReadableFile(atPath: here) { return here }
+        let resolved = (try? FileManager.default.destinationOfSymbolicLink(atPath: executable)).map { target in
+            target.hasPrefix("/") ? target : URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(target).path
+        } ?? executable
+        var directory = URL(fileURLWithPath: resolved).deletingLastPathComponent()
+        for _ in 0..<6 {
+            let candidate = directory.appendingPathComponent(relative).path
+            if FileManager.default.isReadableFile(atPath: candidate) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return nil
     }
 
     // MARK: - Helpers
@@ -668,20 +773,23 @@ public struct CoplayScenarioRunner: Sendable {
         return ScenarioAnalysis(name: "live", streams: streams).result.p99SkewMs
     }
 
-    /// Makes a 25 fps H.264 test clip (160x90, video only) of `seconds` with ffmpeg, unless it exists.
+    /// Makes a 25 fps H.264 test clip (160x90) of `seconds` with ffmpeg, unless it exists: video only,
+    /// or with `audio` a 440 Hz stereo AAC track (48 kHz, 64 kb/s) of the same length beside it.
     ///
     /// - Throws: ``BenchError`` when ffmpeg is missing or fails.
-    public static func makeMedia(at url: URL, seconds: Int) async throws {
+    public static func makeMedia(at url: URL, seconds: Int, audio: Bool = false) async throws {
         if FileManager.default.fileExists(atPath: url.path) { return }
         guard let ffmpeg = SyncplayBaseline.findTool("ffmpeg") else { throw BenchError.missingTool("ffmpeg") }
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         let partial = url.deletingLastPathComponent().appendingPathComponent(".partial-" + url.lastPathComponent)
         let child = try ChildProcess(
             name: "ffmpeg", executable: ffmpeg,
-            arguments: [
-                "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25", "-t", "\(seconds)",
-                "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-f", "mp4", "-y", partial.path,
-            ], log: nil)
+            arguments: ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25"]
+                + (audio ? ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000"] : [])
+                + ["-t", "\(seconds)", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"]
+                + (audio ? ["-c:a", "aac", "-b:a", "64k", "-ac", "2"] : [])
+                + ["-f", "mp4", "-y", partial.path],
+            log: nil)
         let status = await child.wait(timeout: 600)
         guard status == 0 else {
             await child.stop()

@@ -90,6 +90,87 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
         }
     }
 
+    /// How the browser pages of a browser scenario were measured (``BrowserFrameEstimator``): their
+    /// `requestVideoFrameCallback` samples, the windows whose display origins dated the frames, the
+    /// skew among the pages alone, and the same figures with the pages' frames dated by their media
+    /// clock (`currentTime`) instead, for comparison.
+    public struct BrowserPages: Codable, Sendable, Hashable {
+        /// Skew figures of one population (milliseconds).
+        public struct Skew: Codable, Sendable, Hashable {
+            /// Shared frame presentations.
+            public var frames: Int
+            public var p50Ms: Double
+            public var p99Ms: Double
+            public var maxMs: Double
+
+            /// The figures of an analysis, or nil when it found no shared frames.
+            public init?(_ result: ScenarioResult?) {
+                guard let result, let frames = result.frames, frames > 0, let p50 = result.p50SkewMs,
+                    let p99 = result.p99SkewMs, let max = result.maxSkewMs
+                else { return nil }
+                self.frames = frames
+                self.p50Ms = p50
+                self.p99Ms = p99
+                self.maxMs = max
+            }
+        }
+
+        /// The pages' player names.
+        public var pages: [String]
+        /// Frame samples received from the pages.
+        public var samples: Int
+        /// Samples inside a window (each one a dated frame).
+        public var usedSamples: Int
+        /// Samples of steady playback left out (a run's first 0.3 s, run ends too short for a window).
+        public var droppedSamples: Int
+        /// Windows (media-clock origins) computed.
+        public var windows: Int
+        /// Per window, largest minus smallest media-clock origin read from `currentTime` (ms): the read's
+        /// noise, plus the drift of a trim within the window.
+        public var clockSpread: Latency?
+        /// Each page's display latency (display origin minus clock origin, median over its windows; ms).
+        public var displayLatencyMs: [String: Double]
+        /// |display origin − clock origin − the page's display latency| per window (ms): how far the
+        /// pictures strayed from the media clock `currentTime` reports (after starts and trims).
+        public var displayDecoupling: Latency?
+        /// Skew among the pages only (the headless member left out), frames dated as in the row.
+        public var pagesOnly: Skew?
+        /// Every player, with the pages' frames dated by their media clock instead (the clock origin of
+        /// each window, median of performance.now() − currentTime / rate, plus the page's display latency).
+        public var mediaClock: Skew?
+        /// The pages only, dated by their media clock.
+        public var mediaClockPagesOnly: Skew?
+        /// The largest |page clock − CLOCK_REALTIME| the driver measured (ms; `performance.timeOrigin +
+        /// performance.now()` against Python's `time.time()`, least-delay round trip; not applied).
+        public var calibrationMaxMs: Double?
+        /// Whether the pages saw an audio track in the media.
+        public var hasAudio: Bool?
+        /// Chromium's version.
+        public var chromium: String?
+
+        /// Creates the figures.
+        public init(
+            pages: [String], samples: Int, usedSamples: Int, droppedSamples: Int, windows: Int, clockSpread: Latency?,
+            displayLatencyMs: [String: Double], displayDecoupling: Latency?, pagesOnly: Skew?, mediaClock: Skew?, mediaClockPagesOnly: Skew?,
+            calibrationMaxMs: Double?, hasAudio: Bool?, chromium: String?
+        ) {
+            self.pages = pages
+            self.samples = samples
+            self.usedSamples = usedSamples
+            self.droppedSamples = droppedSamples
+            self.windows = windows
+            self.clockSpread = clockSpread
+            self.displayLatencyMs = displayLatencyMs
+            self.pagesOnly = pagesOnly
+            self.displayDecoupling = displayDecoupling
+            self.mediaClock = mediaClock
+            self.mediaClockPagesOnly = mediaClockPagesOnly
+            self.calibrationMaxMs = calibrationMaxMs
+            self.hasAudio = hasAudio
+            self.chromium = chromium
+        }
+    }
+
     /// The scenario's name (`quiet`, `jitter`, `syncplay`, ...).
     public var name: String
     /// The implementation measured: `coplay` or `syncplay`.
@@ -104,11 +185,15 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
     public var error: String?
     /// The number of players.
     public var players: Int
-    /// The media player the members drive: `headless` (coplay's own) or `mpv`.
+    /// The media player the members drive: `headless` (coplay's own), `mpv` or `browser` (a headless
+    /// member and Chromium pages).
     public var mediaPlayer: String?
-    /// Where the frame events come from: `frames` (players report each frame) or `transitions`
-    /// (changes of mpv's `time-pos` seen by the benchmark's own sampler, see docs/benchmarks.md).
+    /// Where the frame events come from: `frames` (players report each frame), `transitions`
+    /// (changes of mpv's `time-pos` seen by the benchmark's own sampler) or `origins` (browser pages'
+    /// frames dated by their media-clock origins, the headless member's own frames; docs/benchmarks.md).
     public var method: String?
+    /// Browser scenarios: how the pages were measured.
+    public var browser: BrowserPages?
     /// The mpv sampler's resolution, when the frames come from it.
     public var sampler: Sampler?
     /// Whether every player showed the same picture at each pause (mpv screenshots), when checked.

@@ -27,12 +27,18 @@ public struct ScenarioSuite: Sendable {
         public var relayRestart: Bool
         /// The impairment proxies' seed.
         public var seed: UInt64
+        /// Browser scenarios: `scripts/browser-driver.py` (nil: looked for near the executable).
+        public var browserDriver: String?
+        /// Browser scenarios: the Chromium executable.
+        public var chromium: String
 
         /// Creates a configuration.
         public init(
             scenarios: [BenchScenario], coplay: String, media: String? = nil, output: URL, relayRestart: Bool = true,
-            seed: UInt64 = 1
+            seed: UInt64 = 1, browserDriver: String? = nil, chromium: String = "/usr/bin/chromium"
         ) {
+            self.browserDriver = browserDriver
+            self.chromium = chromium
             self.scenarios = scenarios
             self.coplay = coplay
             self.media = media
@@ -137,7 +143,8 @@ public struct ScenarioSuite: Sendable {
             let runner = CoplayScenarioRunner(
                 configuration: .init(
                     scenario: scenario, script: script, coplay: configuration.coplay, media: media,
-                    workDirectory: work, seed: configuration.seed),
+                    workDirectory: work, seed: configuration.seed, browserDriver: configuration.browserDriver,
+                    chromium: configuration.chromium),
                 logger: logger)
             let run = try await runner.run(progress: progress)
             try write(run.streams, scenario: scenario)
@@ -145,11 +152,12 @@ public struct ScenarioSuite: Sendable {
                 Dictionary(uniqueKeysWithValues: run.streams.map { ($0.player, offset) })
             } ?? [:]
             let usesMPV = scenario.mediaPlayer == .mpv
+            let usesBrowser = scenario.mediaPlayer == .browser
             let analysis = ScenarioAnalysis(
                 name: scenario.name, streams: run.streams,
                 configuration: .init(
                     frameDuration: usesMPV ? run.frameRate.map { 1 / $0 } : nil, trueOffsets: truth,
-                    method: usesMPV ? "transitions" : "frames"))
+                    method: usesMPV ? "transitions" : usesBrowser ? "origins" : "frames"))
             guard (analysis.result.frames ?? 0) > 0 else {
                 throw BenchError.scenarioFailed("the players never presented the same frames")
             }
@@ -163,12 +171,20 @@ public struct ScenarioSuite: Sendable {
                 result.sampler = ScenarioResult.Sampler(records: run.samplerRecords)
                 result.pauseFrames = PauseFrames(run.pauseChecks)
             }
+            if usesBrowser {
+                let (pages, pageNotes) = Self.browserFigures(run: run)
+                result.browser = pages
+                notes += pageNotes
+            }
             notes.append(
                 "\(scenario.players) players (the last joins late), network \(scenario.network.name), "
                     + (run.timeNamespaces
                         ? (usesMPV ? "each `coplay join` in its own time namespace" : "each in its own time namespace")
                         : "sharing one monotonic clock")
                     + (usesMPV ? ", each driving its own mpv (--vo=null --ao=null) through --mpv-socket" : "")
+                    + (usesBrowser
+                        ? ": \(scenario.players - scenario.browserPages) headless `coplay join`, \(scenario.browserPages) page(s) of the relay's web client, each in its own headless Chromium (scripts/browser-driver.py)"
+                        : "")
                     + (scenario.driftPPM.isEmpty ? "" : ", drift \(scenario.driftPPM.map { "\($0)" }.joined(separator: "/")) ppm")
                     + String(format: "; measured from the late joiner's first frame to the relay restart (%.1f s)", run.measuredSeconds))
             return (ScenarioAnalysis(result: result, series: analysis.series), notes)
@@ -176,17 +192,85 @@ public struct ScenarioSuite: Sendable {
     }
 
     /// The media of `scenario`: the one given, or a generated 25 fps clip of its duration + 30 s
-    /// (shared by every scenario of that duration, Syncplay's included).
+    /// (shared by every scenario of that duration, Syncplay's included; with an audio track for the
+    /// scenarios that ask for one).
     private func media(
         for scenario: BenchScenario, progress: @escaping @Sendable (ScenarioProgress) -> Void
     ) async throws -> String {
         if let given = configuration.media { return given }
         let seconds = Int(scenario.duration.rounded(.up)) + 30
-        let url = configuration.output.appendingPathComponent("work/media-\(seconds)s.mp4")
+        let url = configuration.output.appendingPathComponent("work/media-\(seconds)s\(scenario.audio ? "-audio" : "").mp4")
         progress(ScenarioProgress(scenario: scenario.name, elapsed: 0, total: scenario.duration, frames: 0,
                                   stage: "making a \(seconds) s test clip"))
-        try await CoplayScenarioRunner.makeMedia(at: url, seconds: seconds)
+        try await CoplayScenarioRunner.makeMedia(at: url, seconds: seconds, audio: scenario.audio)
         return url.path
+    }
+
+    /// A browser scenario's page figures, and notes (per page: the clock calibration, the samples, and
+    /// the offset from the headless member).
+    static func browserFigures(run: CoplayScenarioRunner.Run) -> (ScenarioResult.BrowserPages?, [String]) {
+        let names = run.browsers.keys.sorted()
+        guard !names.isEmpty else { return (nil, []) }
+        let summaries = names.compactMap { run.browsers[$0] }
+        var notes: [String] = []
+        let pageStreams = run.streams.filter { names.contains($0.player) }
+        let headlessStreams = run.streams.filter { !names.contains($0.player) }
+        func analysis(_ streams: [PlayerEventStream]) -> ScenarioResult? {
+            streams.count >= 2 ? ScenarioAnalysis(name: "pages", streams: streams).result : nil
+        }
+        // The pages' frames dated by their media clock instead, in the same window as the row.
+        let window = run.streams.flatMap { $0.events.map(\.realtime) }
+        let (from, to) = (window.min() ?? 0, window.max() ?? 0)
+        let clockStreams = names.map { name in
+            PlayerEventStream(player: name, events: (run.mediaClockFrames[name] ?? []).filter { $0.realtime >= from && $0.realtime <= to })
+        }
+        let headless = headlessStreams.first
+        for name in names {
+            guard let summary = run.browsers[name] else { continue }
+            var text = "\(name): \(summary.usedSamples) of \(summary.samples) frame samples dated in \(summary.windows) windows"
+            if let latency = summary.displayLatencyMs { text += String(format: ", display latency %.3f ms", latency) }
+            if let offset = summary.calibrationOffsetMs, let rtt = summary.calibrationRoundTripMs {
+                text += String(format: "; page clock minus CLOCK_REALTIME %+.3f ms (round trip %.3f ms)", offset, rtt)
+            }
+            if let headless, let page = run.streams.first(where: { $0.player == name }),
+                let offset = Self.offsetMs(of: page, from: headless)
+            {
+                text += String(format: "; minus %@ per frame p50 %+.3f ms, p1 %+.3f, p99 %+.3f ms (%d frames)",
+                               headless.player, offset.p50, offset.p1, offset.p99, offset.count)
+            }
+            notes.append(text)
+        }
+        let calibrations = summaries.compactMap(\.calibrationOffsetMs).map { abs($0) }
+        let pages = ScenarioResult.BrowserPages(
+            pages: names, samples: summaries.reduce(0) { $0 + $1.samples },
+            usedSamples: summaries.reduce(0) { $0 + $1.usedSamples },
+            droppedSamples: summaries.reduce(0) { $0 + $1.droppedSamples }, windows: summaries.reduce(0) { $0 + $1.windows },
+            clockSpread: ScenarioResult.Latency(milliseconds: summaries.flatMap(\.clockSpreadsMs)),
+            displayLatencyMs: run.browsers.compactMapValues(\.displayLatencyMs),
+            displayDecoupling: ScenarioResult.Latency(milliseconds: summaries.flatMap(\.displayDecouplingMs).map { abs($0) }),
+            pagesOnly: .init(analysis(pageStreams)), mediaClock: .init(analysis(headlessStreams + clockStreams)),
+            mediaClockPagesOnly: .init(analysis(clockStreams)),
+            calibrationMaxMs: calibrations.max(), hasAudio: summaries.compactMap(\.hasAudio).first,
+            chromium: summaries.compactMap(\.chromium).first)
+        return (pages, notes)
+    }
+
+    /// Per frame index both streams presented once, `page − reference` (ms): median, 1st and 99th percentile.
+    static func offsetMs(of page: PlayerEventStream, from reference: PlayerEventStream) -> (p50: Double, p1: Double, p99: Double, count: Int)? {
+        func once(_ stream: PlayerEventStream) -> [Int: Double] {
+            var seen: [Int: [Double]] = [:]
+            for event in stream.events where event.type == "frame" {
+                if let index = event.index { seen[index, default: []].append(event.realtime) }
+            }
+            return seen.compactMapValues { $0.count == 1 ? $0[0] : nil }
+        }
+        let a = once(page)
+        let b = once(reference)
+        let differences = a.compactMap { index, time in b[index].map { (time - $0) * 1000 } }.sorted()
+        guard let p50 = Statistics.percentileOfSorted(differences, 0.5), let p1 = Statistics.percentileOfSorted(differences, 0.01),
+            let p99 = Statistics.percentileOfSorted(differences, 0.99)
+        else { return nil }
+        return (p50, p1, p99, differences.count)
     }
 
     private func decorate(_ result: inout ScenarioResult, scenario: BenchScenario, script: ActionScript, series: SkewSeries) {

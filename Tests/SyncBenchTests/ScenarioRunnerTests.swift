@@ -85,7 +85,17 @@ struct ScenarioRunnerTests {
 
     @Test("the named scenarios and their defaults")
     func scenarios() throws {
-        #expect(BenchScenario.names == ["quiet", "jitter", "asymmetric", "loss", "drift", "crowd", "mpv", "mpv-jitter", "syncplay"])
+        #expect(BenchScenario.names == [
+            "quiet", "jitter", "asymmetric", "loss", "drift", "crowd", "mpv", "mpv-jitter", "syncplay", "browser", "browser-audio",
+        ])
+        // The browser scenarios run only when named: `coplay bench` alone (and CI) leaves them out.
+        #expect(BenchScenario.defaultNames == ["quiet", "jitter", "asymmetric", "loss", "drift", "crowd", "mpv", "mpv-jitter", "syncplay"])
+        #expect(try BenchScenario.named("browser").mediaPlayer == .browser)
+        #expect(try BenchScenario.named("browser").browserPages == 2)
+        #expect(try BenchScenario.named("browser").audio == false)
+        #expect(try BenchScenario.named("browser-audio").audio == true)
+        #expect(try BenchScenario.named("browser-audio").network.isImpaired == false)
+        #expect(try BenchScenario.named("quiet").browserPages == 0)
         #expect(try BenchScenario.named("mpv").mediaPlayer == .mpv)
         #expect(try BenchScenario.named("mpv").players == 3)
         #expect(try BenchScenario.named("mpv-jitter").network.upstream.jitter == 0.010)

@@ -27,12 +27,19 @@ struct BenchRunCommand: AsyncParsableCommand {
             Writes summary.json, report.md, skew.svg and each player's event stream to --out, prints the \
             Markdown table, and exits non-zero if any scenario could not run (its row says FAILED and why).
 
-            Scenarios: \(BenchScenario.names.joined(separator: ", ")) (docs/benchmarks.md).
+            The `browser` and `browser-audio` scenarios (run only when named) have one headless `coplay join` \
+            and pages of the relay's web client, each in its own headless Chromium driven by \
+            scripts/browser-driver.py (Playwright for Python, the system Chromium); each page's frames are dated \
+            by its media-clock origin from requestVideoFrameCallback. `browser-audio` plays a clip with an audio track.
+
+            Scenarios: \(BenchScenario.names.joined(separator: ", ")); without --scenario: \
+            \(BenchScenario.defaultNames.joined(separator: ", ")) (docs/benchmarks.md).
 
             Examples:
               coplay bench --scenario quiet
               coplay bench --scenario quiet,jitter --players 2 --duration 30 --out /tmp/bench
               coplay bench --scenario mpv,mpv-jitter,syncplay --out /tmp/bench-mpv
+              coplay bench --scenario browser,browser-audio --out /tmp/bench-browser
             """
     )
 
@@ -62,6 +69,12 @@ struct BenchRunCommand: AsyncParsableCommand {
     @Option(help: "Seed of the impairment proxies.")
     var seed: UInt64 = 1
 
+    @Option(help: "browser scenarios: the page driver (default: scripts/browser-driver.py of this repository).")
+    var browserDriver: String?
+
+    @Option(help: "browser scenarios: the Chromium executable.")
+    var chromium: String = "/usr/bin/chromium"
+
     @Option(help: "Log level (stderr).")
     var logLevel: String = "warning"
 
@@ -70,7 +83,7 @@ struct BenchRunCommand: AsyncParsableCommand {
         let names = scenarios.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty }
         var seen = Set<String>()
-        return (names.isEmpty ? BenchScenario.names : names).filter { seen.insert($0).inserted }
+        return (names.isEmpty ? BenchScenario.defaultNames : names).filter { seen.insert($0).inserted }
     }
 
     func validate() throws {
@@ -105,7 +118,7 @@ struct BenchRunCommand: AsyncParsableCommand {
         let suite = ScenarioSuite(
             configuration: .init(
                 scenarios: scenarios, coplay: executable, media: media, output: output,
-                relayRestart: !noRelayRestart, seed: seed),
+                relayRestart: !noRelayRestart, seed: seed, browserDriver: browserDriver, chromium: chromium),
             logger: logger)
         for scenario in scenarios where scenario.implementation == .coplay {
             let script = suite.script(for: scenario)
