@@ -11,9 +11,10 @@ import Synchronization
 /// and never sees a secret or a plaintext payload. The same port serves the browser client's
 /// files over HTTP and answers in-band time requests (see `RelayServer+Pipeline.swift`).
 ///
-/// Each connection runs as a child task of a discarding task group: one reader feeding the
-/// hub, one writer draining the connection's ``FrameOutbox``. The hub and all outboxes sit
-/// behind one lock so frames are queued in the session's stamped order. A connection that
+/// Each connection runs as a child task of a discarding task group that reads its frames into
+/// the hub of its session (``SessionShard``, one lock per session); what the hub sends is queued
+/// in the connection's ``ChannelWriter`` under that lock, so every member's queue follows the
+/// session's stamped order, and written on the connection's event loop, one flush per batch. A connection that
 /// fails, floods or stops reading affects only itself. On graceful shutdown (SIGTERM through
 /// ServiceLifecycle) the relay stops accepting, flushes and closes every connection.
 ///
@@ -28,7 +29,7 @@ public final class RelayServer: Service, Sendable {
         /// Sessions by id (a shard leaves once it holds neither members nor state).
         var shards: [SessionID: SessionShard] = [:]
         /// Every open connection's outbox (for shutdown).
-        var outboxes: [Int: FrameOutbox] = [:]
+        var outboxes: [Int: ChannelWriter] = [:]
         var connectionCount = 0
         var nextID = 1
         var shuttingDown = false
@@ -189,7 +190,10 @@ public final class RelayServer: Service, Sendable {
     // MARK: Connections
 
     private func handle(_ channel: NIOAsyncChannel<Frame, Frame>) async {
-        let outbox = FrameOutbox(softLimit: configuration.outboxSoftLimit, hardLimit: configuration.outboxHardLimit)
+        let latency = instruments.deliveryLatency
+        let outbox = ChannelWriter(
+            channel: channel.channel, softLimit: configuration.outboxSoftLimit, hardLimit: configuration.outboxHardLimit,
+            latency: { latency.recordNanoseconds($0.nanosecondsClamped) })
         let peer = channel.channel.remoteAddress.map { "\($0)" } ?? "?"
         let maximum = configuration.limits.maximumConnections
         let admission: (id: Int, admitted: Bool)? = core.withLock { core in
@@ -208,12 +212,6 @@ public final class RelayServer: Service, Sendable {
             try? await channel.executeThenClose { _, _ in }
             return
         }
-        if admitted {
-            lobby.admit(id, outbox: outbox, now: now())
-        } else {
-            outbox.enqueue(Self.refusal(.tooManyConnections, "relay is at its connection limit"))
-            outbox.close()
-        }
         let logger = {
             var logger = self.logger
             logger[metadataKey: "connection"] = "\(id)"
@@ -221,56 +219,36 @@ public final class RelayServer: Service, Sendable {
         }()
         logger.debug("connection opened", metadata: ["peer": "\(peer)"])
         // The shard this connection's hello took it to; until then, the lobby.
-        let shard = ShardBinding()
+        var bound: SessionShard?
         do {
-            try await channel.executeThenClose { inbound, outbound in
-                try await withThrowingTaskGroup(of: Bool.self) { group in
-                    group.addTask {
-                        let latency = self.instruments.deliveryLatency
-                        while let batch = await outbox.next() {
-                            try await outbound.write(contentsOf: batch)
-                            if let queued = outbox.lastBatchQueuedAt {
-                                latency.recordNanoseconds(queued.duration(to: .now).nanosecondsClamped)
-                            }
-                            outbox.written(batch.reduce(0) { $0 + $1.wireLength })
+            try await channel.executeThenClose { inbound, _ in
+                guard admitted else {
+                    outbox.enqueue(Self.refusal(.tooManyConnections, "relay is at its connection limit"))
+                    return
+                }
+                lobby.admit(id, outbox: outbox, now: now())
+                do {
+                    for try await frame in inbound {
+                        if let shard = bound {
+                            shard.withHub { hub in (hub.receive(frame, from: id, now: self.now()), ()) }
+                        } else if frame.type == .hello {
+                            bound = self.bind(id, outbox: outbox, hello: frame)
+                        } else {
+                            self.lobby.withHub { hub in (hub.receive(frame, from: id, now: self.now()), ()) }
                         }
-                        outbound.finish()
-                        return true
                     }
-                    group.addTask {
-                        guard admitted else { return false }
-                        var bound: SessionShard?
-                        do {
-                            for try await frame in inbound {
-                                if let bound {
-                                    bound.withHub { hub in (hub.receive(frame, from: id, now: self.now()), ()) }
-                                } else if frame.type == .hello {
-                                    bound = self.bind(id, outbox: outbox, hello: frame)
-                                    shard.set(bound)
-                                } else {
-                                    self.lobby.withHub { hub in (hub.receive(frame, from: id, now: self.now()), ()) }
-                                }
-                            }
-                        } catch let error as FrameDecodingError {
-                            logger.info("closing a connection that sent undecodable bytes", metadata: ["error": "\(error)"])
-                            (bound ?? self.lobby).withHub { hub in (hub.decodingFailed(error, on: id), ()) }
-                        }
-                        self.leave(id, shard: bound)
-                        outbox.close()
-                        return false
-                    }
-                    if try await group.next() == true {
-                        group.cancelAll()  // The hub closed this connection: stop reading.
-                    } else {
-                        _ = try await group.next()  // Peer is done: let the writer flush.
-                    }
+                } catch let error as FrameDecodingError {
+                    logger.info("closing a connection that sent undecodable bytes", metadata: ["error": "\(error)"])
+                    (bound ?? self.lobby).withHub { hub in (hub.decodingFailed(error, on: id), ()) }
                 }
             }
         } catch {
             logger.debug("connection failed", metadata: ["error": "\(error)"])
         }
+        if admitted { leave(id, shard: bound) }
+        // What the hub queued last (an error frame) goes out before the channel closes.
         outbox.close()
-        if admitted { leave(id, shard: shard.get()) }
+        await outbox.closed()
         core.withLock { core in
             if core.outboxes.removeValue(forKey: id) != nil, admitted { core.connectionCount -= 1 }
         }
@@ -279,7 +257,7 @@ public final class RelayServer: Service, Sendable {
 
     /// Moves connection `id` from the lobby to the shard of the session its `hello` names
     /// (created if new), and lets that shard's hub answer the hello.
-    private func bind(_ id: Int, outbox: FrameOutbox, hello: Frame) -> SessionShard {
+    private func bind(_ id: Int, outbox: ChannelWriter, hello: Frame) -> SessionShard {
         lobby.detach(id)
         while true {
             let shard = core.withLock { core in
@@ -332,13 +310,6 @@ public final class RelayServer: Service, Sendable {
         Frame(type: .error, session: SessionID(high: 0, low: 0), sender: .relay,
               payload: ErrorPayload(code: code, detail: detail).encoded())
     }
-}
-
-/// The shard a connection's `hello` bound it to, readable after its reader task has ended.
-final class ShardBinding: Sendable {
-    private let shard = Mutex<SessionShard?>(nil)
-    func set(_ value: SessionShard?) { shard.withLock { $0 = value } }
-    func get() -> SessionShard? { shard.withLock { $0 } }
 }
 
 extension Duration {

@@ -20,7 +20,7 @@ final class SessionShard: Sendable {
 
     struct State: ~Copyable {
         var hub: SessionHub<Int>
-        var outboxes: [Int: FrameOutbox] = [:]
+        var outboxes: [Int: ChannelWriter] = [:]
         /// Set once the shard is empty and leaves the relay's table; a retired shard takes no one.
         var retired = false
         /// Work waiting for the store, oldest first; while not empty, later actions queue behind it.
@@ -61,7 +61,7 @@ final class SessionShard: Sendable {
     }
 
     /// Takes connection `id` in (the lobby: every new connection).
-    func admit(_ id: Int, outbox: FrameOutbox, now: Duration) {
+    func admit(_ id: Int, outbox: ChannelWriter, now: Duration) {
         withHub { hub in (hub.connect(id, now: now), ()) }
         state.withLock { $0.outboxes[id] = outbox }
     }
@@ -69,7 +69,7 @@ final class SessionShard: Sendable {
     /// Takes connection `id` in with its `hello`, unless the shard has retired.
     ///
     /// - Returns: `false` when the shard has retired (look the session up again).
-    func admit(_ id: Int, outbox: FrameOutbox, now: Duration, hello: Frame) -> Bool {
+    func admit(_ id: Int, outbox: ChannelWriter, now: Duration, hello: Frame) -> Bool {
         let (admitted, startWriter) = state.withLock { state -> (Bool, Bool) in
             guard !state.retired else { return (false, false) }
             state.outboxes[id] = outbox

@@ -25,10 +25,6 @@ public final class FrameOutbox: Sendable {
         var queuedBytes = 0
         var closed = false
         var waiter: CheckedContinuation<[Frame]?, Never>?
-        /// When the oldest frame in `frames` was queued.
-        var oldestQueued: ContinuousClock.Instant?
-        /// When the oldest frame of the batch ``next()`` last returned was queued.
-        var lastBatchQueued: ContinuousClock.Instant?
     }
 
     private let state = Mutex(State())
@@ -58,10 +54,8 @@ public final class FrameOutbox: Sendable {
             state.queuedBytes += frame.wireLength
             if let waiter = state.waiter {
                 state.waiter = nil
-                state.lastBatchQueued = .now
                 return (waiter, .queued)
             }
-            if state.frames.isEmpty { state.oldestQueued = .now }
             state.frames.append(frame)
             return (nil, .queued)
         }
@@ -102,7 +96,6 @@ public final class FrameOutbox: Sendable {
                 let ready: [Frame]?? = state.withLock { state in
                     if !state.frames.isEmpty {
                         defer { state.frames.removeAll(keepingCapacity: true) }
-                        state.lastBatchQueued = state.oldestQueued
                         return .some(state.frames)
                     }
                     // Checked under the lock: a cancellation that came before this point has
@@ -122,10 +115,6 @@ public final class FrameOutbox: Sendable {
             waiter?.resume(returning: nil)
         }
     }
-
-    /// When the oldest frame of the batch ``next()`` returned last was queued (for delivery
-    /// latency metrics: the writer reads it after writing the batch).
-    public var lastBatchQueuedAt: ContinuousClock.Instant? { state.withLock { $0.lastBatchQueued } }
 
     /// Reports that `bytes` of previously taken frames were written.
     public func written(_ bytes: Int) {
