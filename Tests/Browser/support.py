@@ -205,15 +205,15 @@ class Coplay:
         self.test.addCleanup(process.stop)
         return process
 
-    def serve(self, *extra: str, port: int = 0) -> "Relay":
+    def serve(self, *extra: str, port: int = 0, host: str = "127.0.0.1") -> "Relay":
         # The page as it is in this tree (the binary's built-in copy is only as new as its last build).
         web = ["--web-root", WEB_ROOT] if WEB_ROOT else []
-        process = self.start("serve", "serve", "--listen", f"127.0.0.1:{port}", "--log-level", "debug", *web, *extra)
+        process = self.start("serve", "serve", "--listen", f"{host}:{port}", "--log-level", "debug", *web, *extra)
         line = process.wait_line(lambda l: l.startswith("coplay relay listening on "), 20, "the relay to listen")
-        return Relay(process, line.rsplit(" ", 1)[1])
+        return Relay(process, line.split()[4])
 
-    def host(self, relay: "Relay", media: Path, *extra: str) -> "Host":
-        process = self.start("host", "host", str(media), "--relay", relay.address, "--name", "host", *extra)
+    def host(self, relay: "Relay", media: Path, *extra: str, relay_address: str | None = None) -> "Host":
+        process = self.start("host", "host", str(media), "--relay", relay_address or relay.address, "--name", "host", *extra)
         invite = process.wait_line(lambda l: l.startswith("coplay://"), 30, "the invite line")
         link = process.wait_line(lambda l: l.startswith("http://") or l.startswith("https://"), 10, "the page link line")
         return Host(process, invite, link)
@@ -406,9 +406,12 @@ class RecordingProxy:
     """A TCP proxy in front of the relay that keeps every byte clients send to it, and reads them back
     as HTTP request heads and (unmasked) WebSocket payloads: all the relay ever received from the browser."""
 
-    def __init__(self, target_port: int):
+    def __init__(self, target_port: int, host: str = "127.0.0.1", tls=None):
+        """`tls`: an ssl.SSLContext to serve https / wss with (a TLS-terminating reverse proxy)."""
         self.target_port = target_port
-        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.host = host
+        self.tls = tls
+        self.listener = socket.create_server((host, 0))
         self.port = self.listener.getsockname()[1]
         self.streams: list[bytearray] = []
         self.lock = threading.Lock()
@@ -418,7 +421,7 @@ class RecordingProxy:
 
     @property
     def origin(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
 
     def _accept(self):
         while not self.closed:
@@ -426,6 +429,14 @@ class RecordingProxy:
                 client, _ = self.listener.accept()
             except OSError:
                 return
+            if self.tls is not None:
+                try:
+                    client.settimeout(5)
+                    client = self.tls.wrap_socket(client, server_side=True)
+                    client.settimeout(None)
+                except (OSError, ValueError):
+                    client.close()
+                    continue
             try:
                 upstream = socket.create_connection(("127.0.0.1", self.target_port), timeout=5)
                 upstream.settimeout(None)
@@ -492,6 +503,34 @@ class RecordingProxy:
                     s.close()
                 except OSError:
                     pass
+
+
+def lan_address() -> str | None:
+    """This machine's address on its default route (no packet is sent), or None when it has only loopback."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(("192.0.2.1", 9))
+        address = probe.getsockname()[0]
+    except OSError:
+        return None
+    finally:
+        probe.close()
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+def self_signed_context(directory: Path, address: str):
+    """A server ssl.SSLContext with a fresh self-signed certificate for `address` (openssl CLI)."""
+    import ssl
+    if shutil.which("openssl") is None:
+        raise AssertionError("openssl is missing (scripts/install-deps.sh installs it)")
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1",
+         "-subj", "/CN=coplay-test", "-addext", f"subjectAltName=IP:{address}"],
+        check=True, capture_output=True, timeout=60)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    return context
 
 
 def _unmask_frames(data) -> list[bytes]:
@@ -607,8 +646,8 @@ class Browser:
             self.manager.stop()
             raise
 
-    def page(self, test: unittest.TestCase, name: str = "page") -> "Page":
-        context = self.browser.new_context(viewport=VIEWPORT)
+    def page(self, test: unittest.TestCase, name: str = "page", **options) -> "Page":
+        context = self.browser.new_context(viewport=VIEWPORT, **options)
         test.addCleanup(context.close)
         return Page(context.new_page(), name)
 
@@ -719,7 +758,7 @@ class BrowserTestCase(unittest.TestCase):
         self.addCleanup(server.close)
         return server
 
-    def open_page(self, link: str, name: str = "page") -> Page:
-        page = self.browser.page(self, name)
+    def open_page(self, link: str, name: str = "page", **options) -> Page:
+        page = self.browser.page(self, name, **options)
         page.goto(link)
         return page

@@ -62,6 +62,36 @@ class PageJoinTests(BrowserTestCase):
             self.assertNotIn(form.decode("latin-1"), relay_log, "the secret is in the relay's log")
         self.assertEqual([c for c in page.console if c.startswith("pageerror")], [], page.console)
 
+    def test_a_page_on_another_machine_needs_https(self):
+        """WebCrypto exists only in secure contexts: localhost, or https. The same page from the machine's
+        network address over http says so; over https (here a TLS-terminating proxy in front of the relay,
+        self-signed) it joins."""
+        address = support.lan_address()
+        if address is None:
+            self.skipTest("no network address besides loopback")
+        relay = self.coplay.serve(host="0.0.0.0")
+        clip = support.clip("clip-20s")
+        host = self.coplay.host(relay, clip, relay_address=f"127.0.0.1:{relay.port}")
+
+        plain = self.open_page(page_link(host.link, origin=f"http://{address}:{relay.port}"), "http-page")
+        plain.wait("p.lastError !== null", 10, "the page to say it needs https")
+        self.assertEqual(plain.state()["lastError"]["title"], "This page needs a secure connection")
+        self.assertFalse(plain.js("() => window.isSecureContext"))
+        self.assertEqual(plain.websockets, [])
+
+        proxy = RecordingProxy(relay.port, host=address, tls=support.self_signed_context(self.workdir, address))
+        self.addCleanup(proxy.close)
+        secure = self.open_page(page_link(host.link, origin=proxy.origin, name="remote"), "https-page",
+                                ignore_https_errors=True)
+        secure.wait("p.phase === 'media'", 15, "the file picker over https")
+        self.assertTrue(secure.js("() => window.isSecureContext"))
+        secure.page.set_input_files("#file", str(clip))
+        secure.wait("p.joined", 20, "the page to join over https / wss")
+        self.assertTrue(secure.websockets and secure.websockets[0].startswith(f"wss://{address}:{proxy.port}/ws"),
+                        secure.websockets)
+        self.coplay.control(host.invite, "play")
+        secure.wait("p.sync && p.sync.playing", 10, "the page to play")
+
 
 if __name__ == "__main__":
     import unittest

@@ -69,7 +69,9 @@ window.coplayPage = Object.freeze({
     return { offsetMs: synced ? offsetMs() : null, errorMs: synced ? syncedClock.errorBound * 1000 : null, synced };
   },
   get lastError() { return state.lastError; },
-  get events() { return state.events.map((e) => ({ ...e })); },
+  // Originators by name where the name is known by now (a member's first events carry its id: it
+  // announces its name in its first presence report, just after it joined).
+  get events() { return state.events.map((e) => ({ ...e, ...(isParticipantID(e.originator) && shell !== null ? { originator: shell.label(e.originator) } : {}) })); },
   get sync() { return player === null ? null : { ...player.status, trims: state.trims }; },
   get group() {
     const s = shell?.state;
