@@ -39,11 +39,34 @@ WEB_ROOT = None if WEB_ROOT == "builtin" else WEB_ROOT
 SCREENSHOTS = os.environ.get("COPLAY_SCREENSHOTS")
 
 
+_binary: str | None = None
+
+
 def coplay_binary() -> str:
+    """A private copy of the coplay binary, made once per run: the shared .build may be relinked by a
+    concurrent `swift build` while the tests run ("Text file busy", or a test mixing two builds)."""
+    global _binary
+    if _binary is not None:
+        return _binary
     path = os.environ.get("COPLAY_BIN") or str(ROOT / ".build" / "debug" / "coplay")
     if not os.access(path, os.X_OK):
         raise AssertionError(f"coplay binary not found at {path}: run `swift build` (or set COPLAY_BIN)")
-    return path
+    directory = Path(tempfile.mkdtemp(prefix="coplay-browser-bin-"))
+    atexit.register(shutil.rmtree, directory, True)
+    copy = directory / "coplay"
+    deadline = time.monotonic() + 300
+    while True:
+        try:
+            shutil.copy2(path, copy)
+            subprocess.run([str(copy), "--version"], check=True, capture_output=True, timeout=60)
+            break
+        except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as error:
+            # Being linked right now: wait for the build to finish.
+            if time.monotonic() > deadline:
+                raise AssertionError(f"cannot run a copy of {path}: {error}") from error
+            time.sleep(2)
+    _binary = str(copy)
+    return _binary
 
 
 def require_browser():
