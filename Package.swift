@@ -74,7 +74,7 @@ let package = Package(
         .target(
             name: "WebClient",
             path: "Web",
-            exclude: ["README.md", "PROTOCOL-WEB.md"],
+            exclude: ["README.md"],
             sources: ["WebClient.swift"],
             resources: [.copy("static")],
             swiftSettings: strict
@@ -152,6 +152,7 @@ let package = Package(
                 "MPVControl",
                 "NetworkEmulation",
                 "SyncBench",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

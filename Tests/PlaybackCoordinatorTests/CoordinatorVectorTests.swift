@@ -29,7 +29,7 @@ import struct GroupSessions.SessionKeys
 /// ```
 ///
 /// and review the diff (then make the JavaScript port pass again). The file format is described
-/// in `Web/PROTOCOL-WEB.md`, "Coordinator vectors".
+/// in `Web/README.md`, "Coordinator vectors".
 @Suite struct CoordinatorVectorTests {
     static let directory = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent()
@@ -338,7 +338,7 @@ struct VectorSegment: Codable, Equatable {
 // MARK: - Session crypto vector
 
 /// Writes and checks `Tests/Vectors/crypto/session.json`: the key derivations of docs/protocol.md
-/// ("Cryptography") and of the AES-256-GCM suite (Web/PROTOCOL-WEB.md), and a data frame sealed with
+/// ("Cryptography", both AEAD suites), and a data frame sealed with
 /// each suite, computed here with swift-crypto and GroupSessions' own ``SessionKeys`` and
 /// ``PayloadCipher``. `Tests/Web/crypto.test.mjs` checks the browser's WebCrypto code against the
 /// same file. (The AES-256-GCM frame is sealed here by hand from the documented rules; once

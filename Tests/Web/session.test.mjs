@@ -1,6 +1,6 @@
 // The browser's GroupSession and coordination channel against a small in-memory relay that follows
 // docs/protocol.md's routing rules (hello, welcome + retained frames, join, stamping, acks, ping,
-// time requests) and Web/PROTOCOL-WEB.md's one-frame-per-message rule.
+// time requests) and its WebSocket transport's one-frame-per-message rule.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";

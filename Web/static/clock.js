@@ -1,5 +1,5 @@
 // The page's reference clock: NTP-style time transfer with the relay over the WebSocket
-// (frame types 0x0D timeRequest / 0x0E timeReply, Web/PROTOCOL-WEB.md), filtered as
+// (frame types 0x0D timeRequest / 0x0E timeReply, docs/protocol.md), filtered as
 // Sources/ClockSync does it. Ports, kept parallel to their Swift files:
 //   - NTPSample.swift (offset and delay of one exchange),
 //   - SampleFilter.swift (the delay envelope of the window, drift with a prior),

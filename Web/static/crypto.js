@@ -1,5 +1,5 @@
-// End-to-end encryption of a session (docs/protocol.md, "Cryptography"; Web/PROTOCOL-WEB.md,
-// "AEAD suites"), with WebCrypto (`globalThis.crypto.subtle`, in browsers and Node 20 alike).
+// End-to-end encryption of a session (docs/protocol.md, "Cryptography", with its AEAD suites),
+// with WebCrypto (`globalThis.crypto.subtle`, in browsers and Node 20 alike).
 //
 // From the invite's secret, HKDF-SHA256 with the 16-byte session id as salt derives:
 //   - the join token ("coplay v1 join token", 32 bytes), sent in hello;

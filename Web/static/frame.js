@@ -3,7 +3,7 @@
 //
 // A frame is a 4-byte big-endian length L, then a 36-byte header (version, type, flags, session,
 // sender, sequence) and L - 36 payload bytes. Over the WebSocket every binary message is exactly
-// one frame, length prefix included (Web/PROTOCOL-WEB.md).
+// one frame, length prefix included (docs/protocol.md, "WebSocket transport").
 
 import { ByteReader, ByteWriter, concatBytes, fromUTF8, utf8 } from "./bytes.js";
 

@@ -1,5 +1,5 @@
 // Invites: `coplay://HOST:PORT/SESSION[?aead=SUITE]#SECRET` (Sources/GroupSessions/Crypto/Invite.swift,
-// extended with the AEAD suite parameter described in Web/PROTOCOL-WEB.md).
+// with the AEAD suite parameter of docs/protocol.md, "Cryptography").
 
 import { fromBase64URL, fromHex, toBase64URL, toHex } from "./bytes.js";
 

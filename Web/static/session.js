@@ -1,5 +1,5 @@
 // A group-session member over one WebSocket to the relay (docs/protocol.md, "Session life cycle",
-// "Data frames", "Keepalive", "Reconnect and resume"; Web/PROTOCOL-WEB.md). The counterpart of
+// "Data frames", "Keepalive", "Reconnect and resume", "WebSocket transport"). The counterpart of
 // Sources/GroupSessions/Session/SessionEngine.swift, reduced to what the browser participant needs:
 // hello / welcome (+ retained frames) / join, sealed messages with per-sender replay protection,
 // acks, presence, ping/pong and liveness, time requests, and resume after a lost connection.
