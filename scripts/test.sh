@@ -11,5 +11,5 @@ swift test --skip-build --no-parallel "$@"
 # The web client's JavaScript modules, with the coordinator vectors the Swift tests also run (Node's own runner).
 if [[ $# -eq 0 ]]; then node --test Tests/Web/; fi
 # The page in headless Chromium (Playwright for Python on Debian's chromium) against the debug build's relay,
-# with mpv and headless members: joins, sync, failures, the secret never sent (Tests/Browser, about 70 s).
+# with mpv and headless members: joins, sync, failures, the secret never sent (Tests/Browser, about 80 s).
 if [[ $# -eq 0 ]]; then COPLAY_BIN="$(swift build --show-bin-path)/coplay" python3 -m unittest discover -s Tests/Browser -v; fi
