@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GroupSessions
 import Logging
+import NIOSSL
 import PlaybackCoordinator
 
 /// `coplay control INVITE ACTION [VALUE]`: sends one playback command to a session (or holds a
@@ -66,6 +67,8 @@ struct ControlCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Log level (stderr).")
     var logLevel: String = "notice"
 
+    @OptionGroup(title: "TLS relay") var relayTLS: RelayTLSOptions
+
     func validate() throws {
         _ = try PlaybackCommandOptions.invite(invite)
         switch action {
@@ -93,12 +96,14 @@ struct ControlCommand: AsyncParsableCommand {
         var logger = Logger(label: "coplay.control") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .notice
         if action == .suspend {
-            let control = SuspendControl(
+            var control = SuspendControl(
                 invite: invite, duration: try Self.suspension(value), reason: (reason ?? .buffering).reason, logger: logger)
+            control.tls = try relayTLS.configuration(for: invite)
             EventOutput.printLine(try await control.runUntilDone())
             return
         }
-        try await Self.withCommandMember(invite: invite, logger: logger) { member, coordinator in
+        try await Self.withCommandMember(invite: invite, tls: try relayTLS.configuration(for: invite), logger: logger) {
+            member, coordinator in
             try await send(through: coordinator, as: member.playback.channel.localParticipant)
         }
     }
@@ -147,11 +152,11 @@ struct ControlCommand: AsyncParsableCommand {
     /// - Throws: the member's setup errors; ``PlaybackSetupError/noPlaybackState`` when the session
     ///   has no playback state within 5 s; whatever `body` throws.
     static func withCommandMember<T: Sendable>(
-        invite: Invite, logger: Logger,
+        invite: Invite, tls: TLSConfiguration? = nil, logger: Logger,
         _ body: (PlaybackMember, PlaybackCoordinator) async throws -> T
     ) async throws -> T {
         let member = try await PlaybackMember.open(
-            invite: invite, entry: .accept(expectedFingerprint: nil, file: nil), converge: false, logger: logger)
+            invite: invite, entry: .accept(expectedFingerprint: nil, file: nil), converge: false, tls: tls, logger: logger)
         defer { member.session.leave() }
         let coordinator = member.playback.makeCoordinator(delegate: CommandOnlyDelegate(), name: "control")
         let running = Task { await coordinator.run() }

@@ -36,6 +36,17 @@ struct HostCommand: AsyncParsableCommand {
             valueName: "NAME"))
     var cipher: String = PayloadSuite.aes256GCM.rawValue
 
+    @Flag(help: "The relay speaks TLS (coplay serve --tls): the invite says coplays:// and members verify the relay.")
+    var tls = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Pin the relay's public key in the invite (the pin `coplay serve --tls` prints): members accept that key alone, so a self-signed relay works. Implies --tls.",
+            valueName: "PIN"))
+    var pin: String?
+
+    @OptionGroup(title: "TLS relay") var relayTLS: RelayTLSOptions
+
     @OptionGroup var options: PlaybackCommandOptions
 
     @OptionGroup(title: "Player") var players: PlayerOptions
@@ -45,6 +56,9 @@ struct HostCommand: AsyncParsableCommand {
     func validate() throws {
         _ = try TimeEndpoint(parsing: relay)
         _ = try suite()
+        if let pin, Invite.keyPin(parsing: pin) == nil {
+            throw ValidationError("--pin \(pin) is not a key pin (43 base64url characters, as coplay serve --tls prints it)")
+        }
         try players.check(simulation)
     }
 
@@ -61,7 +75,10 @@ struct HostCommand: AsyncParsableCommand {
         let logger = options.logger("coplay.host")
         let (timeline, info) = try await PlaybackMember.loadMedia(file)
         let extraItems = try await options.extraItems()
-        let invite = Invite.generate(host: endpoint.host, port: endpoint.port, suite: try suite())
+        let keyPin = pin.flatMap(Invite.keyPin(parsing:))
+        let invite = Invite.generate(
+            host: endpoint.host, port: endpoint.port, suite: try suite(), usesTLS: tls || keyPin != nil, relayKeyPin: keyPin)
+        let clientTLS = try relayTLS.configuration(for: invite)
         let activity = WatchTogetherActivity(
             item: timeline.identifier, fingerprint: "\(info.fingerprint)", title: URL(fileURLWithPath: file).lastPathComponent,
             timeline: timeline)
@@ -72,7 +89,7 @@ struct HostCommand: AsyncParsableCommand {
         let drift = simulation.clockDriftPPM
         try await runner.run {
             let member = try await PlaybackMember.open(
-                invite: invite, entry: .create(activity), clockDriftPPM: drift, logger: logger)
+                invite: invite, entry: .create(activity), clockDriftPPM: drift, tls: clientTLS, logger: logger)
             EventOutput.printLine("\(invite)")
             if invite.suite == .aes256GCM {
                 EventOutput.printLine(invite.webPageURL())

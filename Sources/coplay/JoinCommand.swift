@@ -40,6 +40,8 @@ struct JoinCommand: AsyncParsableCommand {
 
     @OptionGroup var options: PlaybackCommandOptions
 
+    @OptionGroup(title: "TLS relay") var relayTLS: RelayTLSOptions
+
     @OptionGroup(title: "Player") var players: PlayerOptions
 
     @OptionGroup(title: "Simulation (benchmarks and tests)") var simulation: PlaybackSimulationOptions
@@ -60,10 +62,11 @@ struct JoinCommand: AsyncParsableCommand {
             media: [(timeline, file)] + extraItems, name: name, publishInitialState: false, output: output,
             imperfections: simulation.imperfections, players: players, logger: logger)
         let drift = simulation.clockDriftPPM
+        let tls = try relayTLS.configuration(for: invite)
         try await runner.run {
             try await PlaybackMember.open(
                 invite: invite, entry: .accept(expectedFingerprint: "\(info.fingerprint)", file: file), clockDriftPPM: drift,
-                logger: logger)
+                tls: tls, logger: logger)
         }
     }
 }

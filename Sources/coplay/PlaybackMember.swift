@@ -3,6 +3,7 @@ import Foundation
 import GroupSessions
 import Logging
 import MediaProbe
+import NIOSSL
 import PlaybackCoordinator
 import ServiceLifecycle
 
@@ -41,18 +42,22 @@ struct PlaybackMember: Sendable {
     ///   - converge: poll the relay's clock until the estimate is good (see
     ///     ``GroupPlayback/Options/converge``), as a player must; a member that only sends commands
     ///     (`coplay control`) needs no more than a rough clock.
+    ///   - tls: client TLS settings for a `coplays://` invite (`--ca`); the system's trust store by default.
     static func open(
-        invite: Invite, entry: Entry, clockDriftPPM: Double = 0, converge: Bool = true, logger: Logger
+        invite: Invite, entry: Entry, clockDriftPPM: Double = 0, converge: Bool = true, tls: TLSConfiguration? = nil,
+        logger: Logger
     ) async throws -> PlaybackMember {
         let address = "\(invite.host):\(invite.port)"
         let center = GroupActivityCenter<WatchTogetherActivity>(
-            transport: RelayTransport(invite: invite), logger: logger)
+            transport: RelayTransport(invite: invite, tls: tls), logger: logger)
         let session: GroupSession<WatchTogetherActivity>
         do {
             switch entry {
             case .create(let activity): session = try await center.activate(activity, invite: invite)
             case .accept: session = try await center.accept(invite)
             }
+        } catch let error as RelayTransportError {
+            throw PlaybackSetupError.relayTransport(error)
         } catch let error as GroupSessionError {
             throw PlaybackSetupError.inviteRefused(address, error)
         } catch {

@@ -4,6 +4,7 @@ import GroupSessions
 struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
     private enum Code: Sendable {
         case relayUnreachable
+        case relayTransport
         case inviteRefused
         case mediaMismatch
         case noVideoFrames
@@ -25,6 +26,11 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
     /// Nothing answers at the relay's address.
     static func relayUnreachable(_ address: String, _ error: any Error) -> Self {
         Self(.relayUnreachable, "cannot reach the relay at \(address): \(error)")
+    }
+
+    /// The relay answered, but not as the invite says it would (TLS or not, its certificate, its key).
+    static func relayTransport(_ error: RelayTransportError) -> Self {
+        Self(.relayTransport, error.description)
     }
 
     /// The relay refused the invite: a wrong secret, or a session that no longer exists.

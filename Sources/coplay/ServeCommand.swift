@@ -3,6 +3,7 @@ import ClockSync
 import GroupSessions
 import Foundation
 import Logging
+import NIOSSL
 import ServiceLifecycle
 import SessionRelay
 
@@ -15,6 +16,9 @@ struct ServeCommand: AsyncParsableCommand {
             The relay never sees session secrets or plaintext. It prints one line, \
             "coplay relay listening on HOST:PORT", once it accepts connections, and shuts down \
             gracefully on SIGTERM or SIGINT. The protocol is described in docs/protocol.md.
+
+            With --tls the line ends "(TLS, key pin PIN)": `coplay host --pin PIN` puts that pin in its \
+            invites, so members accept this relay's key even when the certificate is self-signed.
 
             The same port serves the browser client: http://HOST:PORT/ (https with --tls) is the \
             page, /ws the WebSocket that carries the relay protocol for it, and the relay answers \
@@ -153,9 +157,13 @@ struct ServeCommand: AsyncParsableCommand {
             }
             configuration.dataDirectory = dataDir
         }
+        var keyPin: String?
         if tls.count == 2 {
             do {
                 configuration.tls = try RelayConfiguration.tlsContext(certificatePath: tls[0], keyPath: tls[1])
+                if let leaf = try NIOSSLCertificate.fromPEMFile(tls[0]).first {
+                    keyPin = Invite.keyPinText(try RelayTransport.keyPin(of: leaf))
+                }
             } catch {
                 throw ValidationError("cannot load --tls \(tls[0]) \(tls[1]): \(error)")
             }
@@ -179,6 +187,7 @@ struct ServeCommand: AsyncParsableCommand {
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         let tlsEnabled = configuration.tls != nil
+        let announcedPin = keyPin
         let timescale = configuration.timescale
         let webFiles = configuration.webClient?.count
         let metricsEndpoint = metricsServer
@@ -194,7 +203,7 @@ struct ServeCommand: AsyncParsableCommand {
                 try await withThrowingDiscardingTaskGroup { server in
                     server.addTask { try await time.run() }
                     _ = try await time.boundAddress()
-                    Self.say("coplay relay listening on \(host):\(bound)\(tlsEnabled ? " (TLS)" : "")")
+                    Self.say("coplay relay listening on \(host):\(bound)\(announcedPin.map { " (TLS, key pin \($0))" } ?? "")")
                     if let webFiles {
                         let authority = host.contains(":") ? "[\(host)]:\(bound)" : "\(host):\(bound)"
                         Self.say("coplay web client on \(tlsEnabled ? "https" : "http")://\(authority)/ (\(webFiles) files)")

@@ -1,6 +1,7 @@
 import Foundation
 import GroupSessions
 import Logging
+import NIOSSL
 import PlaybackCoordinator
 import ServiceLifecycle
 import Synchronization
@@ -15,6 +16,8 @@ struct SuspendControl: Service, CustomStringConvertible {
     let duration: Duration
     let reason: SuspensionReason
     let logger: Logger
+    /// Client TLS settings for a `coplays://` invite.
+    var tls: TLSConfiguration?
     private let outcome = Outcome()
 
     /// The line printed on success, or the error; set once by `run()`.
@@ -61,7 +64,7 @@ struct SuspendControl: Service, CustomStringConvertible {
     }
 
     private func hold() async throws -> String {
-        try await ControlCommand.withCommandMember(invite: invite, logger: logger) { _, coordinator in
+        try await ControlCommand.withCommandMember(invite: invite, tls: tls, logger: logger) { _, coordinator in
             try await hold(through: coordinator)
         }
     }

@@ -8,15 +8,15 @@ extension Invite {
     /// (``PayloadSuite/aes256GCM``); the page refuses a ChaCha20-Poly1305 invite with a message.
     ///
     /// - Parameters:
-    ///   - secure: `https` (a relay with TLS) instead of `http`.
+    ///   - secure: `https` instead of `http`; by default, whether the invite says TLS (`coplays://`).
     ///   - media: a URL the page loads the media from; without it the page asks for a file.
     ///   - name: the display name the page joins with.
-    public func webPageURL(secure: Bool = false, media: String? = nil, name: String? = nil) -> String {
+    public func webPageURL(secure: Bool? = nil, media: String? = nil, name: String? = nil) -> String {
         let hostPart = host.contains(":") ? "[\(host)]" : host
         var fragment = "invite=\(Self.percentEncoded(description))"
         if let media { fragment += "&media=\(Self.percentEncoded(media))" }
         if let name { fragment += "&name=\(Self.percentEncoded(name))" }
-        return "\(secure ? "https" : "http")://\(hostPart):\(port)/#\(fragment)"
+        return "\(secure ?? usesTLS ? "https" : "http")://\(hostPart):\(port)/#\(fragment)"
     }
 
     /// Percent-encodes everything but RFC 3986's unreserved characters (what JavaScript's

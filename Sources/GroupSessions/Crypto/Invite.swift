@@ -1,10 +1,12 @@
 import Foundation
 
-/// An invitation to a group session: `coplay://HOST:PORT/SESSION[?aead=SUITE]#SECRET`.
+/// An invitation to a group session: `coplay[s]://HOST:PORT/SESSION[?aead=SUITE][&pin=PIN]#SECRET`.
 ///
-/// `HOST:PORT` names the relay, `SESSION` is the 32-hex-digit ``SessionID``, the optional
-/// `aead` query names the session's ``PayloadSuite`` (absent: ChaCha20-Poly1305) and `SECRET` is
-/// 32 random bytes in unpadded base64url. The secret sits in the URL fragment, which URL
+/// `coplays://` says the relay speaks TLS (``usesTLS``), `HOST:PORT` names the relay, `SESSION` is
+/// the 32-hex-digit ``SessionID``, the optional `aead` query names the session's ``PayloadSuite``
+/// (absent: ChaCha20-Poly1305), the optional `pin` is the SHA-256 of the relay certificate's
+/// public key (``relayKeyPin``, base64url; a self-signed relay is then still authenticated), and
+/// `SECRET` is 32 random bytes in unpadded base64url. The secret sits in the URL fragment, which URL
 /// handling never sends to a server; coplay never sends it anywhere either: it only feeds
 /// ``SessionKeys``. Whoever holds the invite can join and read the session.
 ///
@@ -27,36 +29,55 @@ public struct Invite: Hashable, Sendable, CustomStringConvertible {
     public var secret: [UInt8]
     /// The algorithm that seals the session's payloads.
     public var suite: PayloadSuite
+    /// Whether members reach the relay over TLS (`coplays://`).
+    public var usesTLS: Bool
+    /// The SHA-256 of the relay certificate's SubjectPublicKeyInfo: when set, members accept the
+    /// relay's certificate by this key alone (a private or self-signed relay); when `nil`, by the
+    /// system's trust store (or a CA the member is given).
+    public var relayKeyPin: [UInt8]?
 
     /// Creates an invite from its parts.
-    public init(host: String, port: Int, session: SessionID, secret: [UInt8], suite: PayloadSuite = .default) {
+    public init(
+        host: String, port: Int, session: SessionID, secret: [UInt8], suite: PayloadSuite = .default,
+        usesTLS: Bool = false, relayKeyPin: [UInt8]? = nil
+    ) {
         self.host = host
         self.port = port
         self.session = session
         self.secret = secret
         self.suite = suite
+        self.usesTLS = usesTLS || relayKeyPin != nil
+        self.relayKeyPin = relayKeyPin
     }
 
     /// A new session on the relay at `host:port` with a fresh random identifier and secret.
     ///
     /// - Parameter suite: the session's AEAD; `.aes256GCM` lets browsers join.
-    public static func generate(host: String, port: Int, suite: PayloadSuite = .default) -> Invite {
+    /// - Parameters:
+    ///   - usesTLS: members connect with TLS (`coplays://`).
+    ///   - relayKeyPin: the relay's public-key pin (implies TLS).
+    public static func generate(
+        host: String, port: Int, suite: PayloadSuite = .default, usesTLS: Bool = false, relayKeyPin: [UInt8]? = nil
+    ) -> Invite {
         var rng = SystemRandomNumberGenerator()
         let secret = (0..<secretLength).map { _ in UInt8.random(in: .min ... .max, using: &rng) }
-        return Invite(host: host, port: port, session: .random(), secret: secret, suite: suite)
+        return Invite(
+            host: host, port: port, session: .random(), secret: secret, suite: suite, usesTLS: usesTLS,
+            relayKeyPin: relayKeyPin)
     }
 
-    /// Parses `coplay://HOST:PORT/SESSION[?aead=SUITE]#SECRET`.
+    /// Parses `coplay[s]://HOST:PORT/SESSION[?aead=SUITE][&pin=PIN]#SECRET`.
     ///
     /// Other query parameters are reserved and ignored; an `aead` this version does not know is an
-    /// error, never a silent fallback to another algorithm.
+    /// error, never a silent fallback to another algorithm, and so is a malformed `pin`.
     ///
     /// - Throws: ``InviteError`` naming the part that is wrong.
     public init(parsing text: String) throws(InviteError) {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        let scheme = "coplay://"
-        guard trimmed.lowercased().hasPrefix(scheme) else { throw .badScheme(text) }
-        let rest = trimmed.dropFirst(scheme.count)
+        let lowered = trimmed.lowercased()
+        let usesTLS = lowered.hasPrefix("coplays://")
+        guard usesTLS || lowered.hasPrefix("coplay://") else { throw .badScheme(text) }
+        let rest = trimmed.dropFirst(usesTLS ? "coplays://".count : "coplay://".count)
         guard let hash = rest.firstIndex(of: "#") else { throw .missingSecret }
         let beforeFragment = rest[..<hash]
         let fragment = rest[rest.index(after: hash)...]
@@ -64,15 +85,24 @@ public struct Invite: Hashable, Sendable, CustomStringConvertible {
         let authority = beforeFragment[..<slash]
         var sessionText = beforeFragment[beforeFragment.index(after: slash)...]
         var suite = PayloadSuite.default
+        var pin: [UInt8]?
         if let question = sessionText.firstIndex(of: "?") {
             let query = sessionText[sessionText.index(after: question)...]
             sessionText = sessionText[..<question]
             for parameter in query.split(separator: "&") {
                 let pair = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                guard pair[0] == "aead" else { continue }
                 let value = pair.count > 1 ? String(pair[1]) : ""
-                guard let named = PayloadSuite(rawValue: value.lowercased()) else { throw .unknownSuite(value) }
-                suite = named
+                switch pair[0] {
+                case "aead":
+                    guard let named = PayloadSuite(rawValue: value.lowercased()) else { throw .unknownSuite(value) }
+                    suite = named
+                case "pin":
+                    guard let bytes = Base64URL.decode(value), bytes.count == 32 else { throw .badPin(value) }
+                    guard usesTLS else { throw .pinWithoutTLS }
+                    pin = bytes
+                default:
+                    continue
+                }
             }
         }
 
@@ -100,7 +130,18 @@ public struct Invite: Hashable, Sendable, CustomStringConvertible {
         guard let secret = Base64URL.decode(fragment), secret.count == Self.secretLength else {
             throw .badSecret
         }
-        self.init(host: String(host), port: port, session: session, secret: secret, suite: suite)
+        self.init(
+            host: String(host), port: port, session: session, secret: secret, suite: suite, usesTLS: usesTLS,
+            relayKeyPin: pin)
+    }
+
+    /// A key pin as an invite writes it (unpadded base64url of the 32 bytes).
+    public static func keyPinText(_ pin: [UInt8]) -> String { Base64URL.encode(pin) }
+
+    /// A key pin from its text form, or `nil` if it is not 32 bytes of base64url.
+    public static func keyPin(parsing text: String) -> [UInt8]? {
+        guard let bytes = Base64URL.decode(text), bytes.count == 32 else { return nil }
+        return bytes
     }
 
     /// The invite URL (`?aead=` only for a suite other than the default).
@@ -115,8 +156,11 @@ public struct Invite: Hashable, Sendable, CustomStringConvertible {
 
     private var address: String {
         let hostPart = host.contains(":") ? "[\(host)]" : host
-        let query = suite == .default ? "" : "?aead=\(suite)"
-        return "coplay://\(hostPart):\(port)/\(session)\(query)"
+        var parameters: [String] = []
+        if suite != .default { parameters.append("aead=\(suite)") }
+        if let relayKeyPin { parameters.append("pin=\(Base64URL.encode(relayKeyPin))") }
+        let query = parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&")
+        return "\(usesTLS ? "coplays" : "coplay")://\(hostPart):\(port)/\(session)\(query)"
     }
 }
 

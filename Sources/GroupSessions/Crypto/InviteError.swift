@@ -1,7 +1,8 @@
 /// Why a string is not a valid coplay invite.
 public struct InviteError: Error, Hashable, Sendable, CustomStringConvertible {
     private enum Code: Hashable, Sendable {
-        case badScheme, missingPort, badPort, badHost, missingSession, badSession, missingSecret, badSecret, unknownSuite
+        case badScheme, missingPort, badPort, badHost, missingSession, badSession, missingSecret, badSecret, unknownSuite, badPin,
+            pinWithoutTLS
     }
 
     private let code: Code
@@ -23,13 +24,17 @@ public struct InviteError: Error, Hashable, Sendable, CustomStringConvertible {
     public static var missingSecret: Self { Self(code: .missingSecret, detail: "") }
     /// The secret is not 32 bytes of base64url (its content is never echoed).
     public static var badSecret: Self { Self(code: .badSecret, detail: "") }
+    /// The `pin` query is not 32 bytes of base64url.
+    public static func badPin(_ text: String) -> Self { Self(code: .badPin, detail: String(text.prefix(60))) }
+    /// A `pin` in a plain `coplay://` invite (pins are for TLS relays: `coplays://`).
+    public static var pinWithoutTLS: Self { Self(code: .pinWithoutTLS, detail: "") }
     /// The `aead` query names no ``PayloadSuite`` this version knows.
     public static func unknownSuite(_ text: String) -> Self { Self(code: .unknownSuite, detail: String(text.prefix(40))) }
 
     public var description: String {
-        let form = "expected coplay://HOST:PORT/SESSION#SECRET"
+        let form = "expected coplay://HOST:PORT/SESSION#SECRET (coplays:// for a TLS relay)"
         switch code {
-        case .badScheme: return "invite must start with coplay:// (got \"\(detail)…\"); \(form)"
+        case .badScheme: return "invite must start with coplay:// or coplays:// (got \"\(detail)…\"); \(form)"
         case .missingPort: return "invite has no port after the host; \(form)"
         case .badPort: return "invite port \"\(detail)\" is not a number between 1 and 65535"
         case .badHost: return "invite host \"\(detail)\" is not a valid host"
@@ -37,6 +42,8 @@ public struct InviteError: Error, Hashable, Sendable, CustomStringConvertible {
         case .badSession: return "invite session \"\(detail)\" is not 32 hexadecimal digits"
         case .missingSecret: return "invite has no #SECRET fragment; \(form)"
         case .badSecret: return "invite secret is not 32 bytes of base64url"
+        case .badPin: return "invite pin \"\(detail)\" is not a SHA-256 in base64url (43 characters)"
+        case .pinWithoutTLS: return "invite pins a certificate key but says coplay://, not coplays:// (TLS)"
         case .unknownSuite:
             let known = PayloadSuite.allCases.map(\.rawValue).joined(separator: ", ")
             return "invite asks for the cipher \"\(detail)\", which this coplay does not speak (known: \(known))"

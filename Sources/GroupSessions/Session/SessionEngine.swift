@@ -21,6 +21,9 @@ final class SessionEngine: Sendable {
         var link: GroupSessionConnectionState = .connected
         var lossStarted: ContinuousClock.Instant?
         var lastConnectError = "the connection was lost"
+        /// A transport mismatch (TLS or not, certificate, pin) the connection ended with: `open`
+        /// reports it as such rather than as a refused invite.
+        var transportFailure: RelayTransportError?
         var reconnectTaskRunning = false
         /// A resuming hello was sent on the current connection; its welcome is awaited.
         var resuming = false
@@ -132,6 +135,7 @@ final class SessionEngine: Sendable {
             }
         } catch {
             engine.invalidate(.refused("\(error)"))
+            if let failure = engine.inner.withLock({ $0.transportFailure }) { throw failure }
             throw error
         }
         return engine
@@ -360,6 +364,7 @@ final class SessionEngine: Sendable {
             }
             connectionDropped(generation: generation, reason: "the relay closed the connection")
         } catch {
+            if let failure = error as? RelayTransportError { inner.withLock { $0.transportFailure = failure } }
             connectionDropped(generation: generation, reason: "\(error)")
         }
     }

@@ -1,7 +1,9 @@
+import Crypto
 import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
+import Synchronization
 
 /// The network transport: one TCP (optionally TLS) connection per session member to a coplay
 /// relay (`coplay serve`), speaking `docs/protocol.md`.
@@ -18,6 +20,9 @@ public struct RelayTransport: SessionTransport {
     public var port: Int
     /// TLS settings, or `nil` for plain TCP.
     public var tls: TLSConfiguration?
+    /// The SHA-256 of the relay certificate's SubjectPublicKeyInfo: when set (with ``tls``), the
+    /// relay is accepted by this key alone, instead of by the trust store.
+    public var relayKeyPin: [UInt8]?
     /// The largest frame accepted from the relay.
     public var maximumFrameLength: Int
     /// Event loops the connections run on.
@@ -43,15 +48,30 @@ public struct RelayTransport: SessionTransport {
         self.eventLoopGroup = eventLoopGroup
     }
 
-    /// Creates a transport for the relay an invite names.
+    /// Creates a transport for the relay an invite names: TLS when the invite says `coplays://`
+    /// (verified against the system's trust store unless `tls` says otherwise, or by the invite's
+    /// key pin), plain TCP otherwise.
+    ///
+    /// - Parameter tls: client TLS settings (e.g. a private CA's trust roots); the default for a
+    ///   `coplays://` invite is `TLSConfiguration.makeClientConfiguration()`.
     public init(invite: Invite, tls: TLSConfiguration? = nil) {
-        self.init(host: invite.host, port: invite.port, tls: tls)
+        self.init(
+            host: invite.host, port: invite.port,
+            tls: tls ?? (invite.usesTLS ? TLSConfiguration.makeClientConfiguration() : nil))
+        relayKeyPin = invite.relayKeyPin
+    }
+
+    /// The SHA-256 of a certificate's SubjectPublicKeyInfo: what an invite's `pin` holds.
+    public static func keyPin(of certificate: NIOSSLCertificate) throws -> [UInt8] {
+        Array(SHA256.hash(data: try certificate.extractPublicKey().toSPKIBytes()))
     }
 
     public func connect(logger: Logger) async throws -> any TransportConnection {
         let sslContext = try tls.map { try NIOSSLContext(configuration: $0) }
         let host = self.host
         let maximumFrameLength = self.maximumFrameLength
+        let pin = relayKeyPin
+        let pinFailure = PinFailure()
         let channel = try await ClientBootstrap(group: eventLoopGroup)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .connectTimeout(.seconds(30))
@@ -59,8 +79,23 @@ public struct RelayTransport: SessionTransport {
                 channel.eventLoop.makeCompletedFuture {
                     if let sslContext {
                         let serverName = host.contains(":") || host.allSatisfy({ $0.isNumber || $0 == "." }) ? nil : host
-                        try channel.pipeline.syncOperations.addHandler(
-                            try NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
+                        if let pin {
+                            // The pinned key replaces the trust store: a self-signed relay is fine.
+                            try channel.pipeline.syncOperations.addHandler(
+                                try NIOSSLClientHandler(context: sslContext, serverHostname: serverName) { certificates, promise in
+                                    let presented = certificates.first.flatMap { try? Self.keyPin(of: $0) }
+                                    if presented == pin {
+                                        promise.succeed(.certificateVerified)
+                                    } else {
+                                        pinFailure.set(
+                                            "pinned \(Self.base64URL(pin)), presented \(presented.map(Self.base64URL) ?? "no key")")
+                                        promise.succeed(.failed)
+                                    }
+                                })
+                        } else {
+                            try channel.pipeline.syncOperations.addHandler(
+                                try NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
+                        }
                     }
                     try channel.pipeline.syncOperations.addHandler(
                         ByteToMessageHandler(FrameDecoder(maximumFrameLength: maximumFrameLength)))
@@ -69,8 +104,27 @@ public struct RelayTransport: SessionTransport {
                 }
             }
         logger.debug("connected to relay", metadata: ["relay": "\(host):\(port)"])
-        return RelayClientConnection(channel: channel, logger: logger)
+        let relay = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        let usesTLS = sslContext != nil
+        return RelayClientConnection(channel: channel, logger: logger) { error in
+            // A failed pin check closes the connection without an error on the channel: report it anyway.
+            guard let error else {
+                return pinFailure.get().map { RelayTransportError(code: .pinMismatch, relay: relay, detail: $0) }
+            }
+            return RelayTransportError.classify(error, relay: relay, usesTLS: usesTLS, pinFailure: pinFailure.get())
+        }
     }
+
+    static func base64URL(_ bytes: [UInt8]) -> String {
+        Base64URL.encode(bytes)
+    }
+}
+
+/// What a failed pin check saw, for the error message.
+final class PinFailure: Sendable {
+    private let detail = Mutex<String?>(nil)
+    func set(_ text: String) { detail.withLock { $0 = text } }
+    func get() -> String? { detail.withLock { $0 } }
 }
 
 /// One client connection to the relay: a reader and a writer task over an `NIOAsyncChannel`.
@@ -79,7 +133,12 @@ final class RelayClientConnection: TransportConnection {
     private let outbox = FrameOutbox(softLimit: 4 << 20, hardLimit: 256 << 20)
     private let task: Task<Void, Never>
 
-    init(channel: NIOAsyncChannel<Frame, Frame>, logger: Logger) {
+    /// - Parameter explain: turns a transport failure (or, given `nil`, a clean close) into the
+    ///   error the session reports; `nil` for a clean close that is one.
+    init(
+        channel: NIOAsyncChannel<Frame, Frame>, logger: Logger,
+        explain: @escaping @Sendable ((any Error)?) -> (any Error)? = { $0 }
+    ) {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Frame.self)
         inbound = stream
         let outbox = self.outbox
@@ -110,11 +169,11 @@ final class RelayClientConnection: TransportConnection {
                         }
                     }
                 }
-                continuation.finish()
+                continuation.finish(throwing: explain(nil))
             } catch {
                 outbox.close()
                 logger.debug("relay connection failed", metadata: ["error": "\(error)"])
-                continuation.finish(throwing: error)
+                continuation.finish(throwing: explain(error) ?? error)
             }
         }
     }

@@ -23,6 +23,14 @@ public struct FrameDecodingError: Error, Hashable, Sendable, CustomStringConvert
     /// shorter than its length prefix says, or with bytes after the frame.
     public static func notOneFrame(messageLength: Int) -> Self { Self(code: .notOneFrame(messageLength: messageLength)) }
 
+    /// The length prefix that was refused (too short or too large), if that was the failure.
+    public var announcedLength: UInt32? {
+        switch code {
+        case .tooShort(let length), .tooLarge(let length, _): length
+        default: nil
+        }
+    }
+
     /// The relay error code that answers this failure.
     public var relayErrorCode: RelayErrorCode {
         switch code {

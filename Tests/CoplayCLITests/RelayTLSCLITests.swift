@@ -1,0 +1,70 @@
+import Foundation
+import NIOSSL
+import Testing
+
+/// `coplay serve --tls`, and `host`, `join` and `control` reaching it: a pinned self-signed relay,
+/// a relay certified by a private CA (`--ca`), and the messages for the wrong kind of invite.
+@Suite("coplay over a TLS relay", .serialized)
+struct RelayTLSCLITests {
+    typealias Child = PlaybackSessionCLITests.Child
+
+    static func openssl(_ arguments: [String]) async throws {
+        let result = try await CoplayProcess.run(arguments, executable: URL(fileURLWithPath: "/usr/bin/openssl"), timeout: 60)
+        try #require(result.status == 0, "openssl: \(result.stderr)")
+    }
+
+    @Test("host --pin with the key pin serve --tls prints: join and control work over TLS; a plain invite and a --ca run are explained", .timeLimit(.minutes(4)))
+    func pinnedAndCA() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-tls-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let media = try await PlaybackSessionCLITests.makeMedia(in: directory)
+        let path = { (name: String) in directory.appendingPathComponent(name).path }
+        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+        try await Self.openssl(["req", "-x509"] + ec + ["-days", "2", "-subj", "/CN=test CA", "-keyout", path("ca.key"), "-out", path("ca.pem")])
+        try await Self.openssl(["req"] + ec + ["-subj", "/CN=localhost", "-keyout", path("relay.key"), "-out", path("relay.csr")])
+        try "subjectAltName=IP:127.0.0.1,DNS:localhost\n".write(toFile: path("san.ext"), atomically: true, encoding: .utf8)
+        try await Self.openssl(["x509", "-req", "-in", path("relay.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
+                                "-CAcreateserial", "-days", "2", "-extfile", path("san.ext"), "-out", path("relay.pem")])
+
+        var children: [Child] = []
+        defer { for child in children.reversed() { child.stop() } }
+        let port = CoplayProcess.freePort()
+        let relay = try Child(["serve", "--listen", "127.0.0.1:\(port)", "--tls", path("relay.pem"), path("relay.key")])
+        children.append(relay)
+        #expect(await relay.out.wait(for: .seconds(30)) { $0.contains { $0.contains("listening") } })
+        let line = try #require(relay.out.snapshot.first { $0.contains("key pin") })
+        let pin = String(try #require(line.split(separator: " ").last?.dropLast()))  // "...key pin PIN)"
+        #expect(line.contains("https://") == false && line.contains("(TLS, key pin "))
+
+        // Pinned: no CA needed anywhere.
+        let host = try Child(["host", media, "--relay", "127.0.0.1:\(port)", "--pin", pin, "--name", "host"])
+        children.append(host)
+        #expect(await host.out.wait(for: .seconds(60)) { $0.count >= 2 })
+        let invite = try #require(host.out.snapshot.first)
+        #expect(invite.hasPrefix("coplays://127.0.0.1:\(port)/") && invite.contains("pin=\(pin)"))
+        #expect(host.out.snapshot[1].hasPrefix("https://127.0.0.1:\(port)/#invite=coplays%3A"))
+        let joiner = try Child(["join", invite, media, "--name", "p1", "--frames"])
+        children.append(joiner)
+        #expect(await joiner.out.wait(for: .seconds(60)) { PlaybackSessionCLITests.lastStopped($0) != nil })
+        let play = try await CoplayProcess.run(["control", invite, "play"], timeout: 60)
+        #expect(play.status == 0, "control play over TLS failed: \(play.stderr)")
+        #expect(await joiner.out.wait(for: .seconds(30)) { PlaybackSessionCLITests.frames($0).count >= 10 })
+
+        // The CA route: the same relay is verified with --ca; without it the certificate is refused by name.
+        let unpinned = invite.replacingOccurrences(of: "pin=\(pin)", with: "").replacingOccurrences(of: "?&", with: "?")
+            .replacingOccurrences(of: "?#", with: "#")
+        let withCA = try await CoplayProcess.run(["control", unpinned, "pause", "--ca", path("ca.pem")], timeout: 60)
+        #expect(withCA.status == 0, "control with --ca failed: \(withCA.stderr)")
+        let withoutCA = try await CoplayProcess.run(["control", unpinned, "pause"], timeout: 60)
+        #expect(withoutCA.status != 0)
+        #expect(withoutCA.stderr.contains("failed verification") && withoutCA.stderr.contains("--ca FILE"), "\(withoutCA.stderr)")
+
+        // A plain invite for the TLS relay: told so, not "wrong secret".
+        let plain = unpinned.replacingOccurrences(of: "coplays://", with: "coplay://")
+        let mismatch = try await CoplayProcess.run(["control", plain, "pause"], timeout: 60)
+        #expect(mismatch.status != 0)
+        #expect(mismatch.stderr.contains("speaks TLS but this invite is plain"), "\(mismatch.stderr)")
+        #expect(!mismatch.stderr.contains("wrong secret"))
+    }
+}
