@@ -30,13 +30,25 @@ test("invites: the default suite, ?aead=aes-256-gcm, IPv6 and errors", () => {
   const session = fromHex("000102030405060708090a0b0c0d0e0f");
   const plain = formatInvite({ host: "127.0.0.1", port: 7000, session, secret });
   assert.equal(plain, "coplay://127.0.0.1:7000/000102030405060708090a0b0c0d0e0f#AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8");
-  assert.deepEqual(parseInvite(plain), { host: "127.0.0.1", port: 7000, session, secret, aead: AEADSuite.chacha20Poly1305 });
+  assert.deepEqual(parseInvite(plain), {
+    host: "127.0.0.1", port: 7000, session, secret, aead: AEADSuite.chacha20Poly1305, usesTLS: false, relayKeyPin: null,
+  });
   const aes = formatInvite({ host: "::1", port: 443, session, secret, aead: AEADSuite.aes256GCM });
   assert.equal(aes, "coplay://[::1]:443/000102030405060708090a0b0c0d0e0f?aead=aes-256-gcm#AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8");
-  assert.deepEqual(parseInvite(`  ${aes}\n`), { host: "::1", port: 443, session, secret, aead: AEADSuite.aes256GCM });
+  assert.deepEqual(parseInvite(`  ${aes}\n`), {
+    host: "::1", port: 443, session, secret, aead: AEADSuite.aes256GCM, usesTLS: false, relayKeyPin: null,
+  });
   assert.equal(parseInvite(plain.replace("#", "?x=1&aead=chacha20-poly1305#")).aead, AEADSuite.chacha20Poly1305);
   assert.equal(redactInvite(parseInvite(aes)), "coplay://[::1]:443/000102030405060708090a0b0c0d0e0f?aead=aes-256-gcm#…");
+  // coplays:// (a TLS relay) and a pin of its key, as Swift's Invite writes them.
+  const pin = Uint8Array.from({ length: 32 }, () => 0xab);
+  const tls = formatInvite({ host: "relay.example", port: 443, session, secret, aead: AEADSuite.aes256GCM, relayKeyPin: pin });
+  assert.equal(tls, `coplays://relay.example:443/000102030405060708090a0b0c0d0e0f?aead=aes-256-gcm&pin=${"q6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s"}#AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8`);
+  assert.deepEqual(parseInvite(tls).relayKeyPin, pin);
+  assert.equal(parseInvite(tls).usesTLS, true);
+  assert.equal(parseInvite(tls.replace(/\?.*#/, "#")).usesTLS, true);
   for (const bad of [
+    tls.replace("coplays://", "coplay://"), tls.replace(/pin=[^#]*/, "pin=short"),
     "http://h:1/00#AA", plain.replace(":7000", ""), plain.replace(":7000", ":0"), plain.replace("000102", "00010"),
     plain.split("#")[0], plain.slice(0, -2), plain.replace("#", "?aead=aes-128-gcm#"), "coplay://h:1/#x",
   ]) {

@@ -1,4 +1,4 @@
-// Invites: `coplay://HOST:PORT/SESSION[?aead=SUITE]#SECRET` (Sources/GroupSessions/Crypto/Invite.swift,
+// Invites: `coplay[s]://HOST:PORT/SESSION[?aead=SUITE][&pin=PIN]#SECRET` (Sources/GroupSessions/Crypto/Invite.swift,
 // with the AEAD suite parameter of docs/protocol.md, "Cryptography").
 
 import { fromBase64URL, fromHex, toBase64URL, toHex } from "./bytes.js";
@@ -20,7 +20,7 @@ export class InviteError extends Error {
   }
 }
 
-const FORM = "expected coplay://HOST:PORT/SESSION#SECRET";
+const FORM = "expected coplay://HOST:PORT/SESSION#SECRET (coplays:// for a TLS relay)";
 
 /**
  * Parses an invite.
@@ -30,9 +30,11 @@ const FORM = "expected coplay://HOST:PORT/SESSION#SECRET";
  */
 export function parseInvite(text) {
   const trimmed = text.trim();
-  const scheme = "coplay://";
-  if (!trimmed.toLowerCase().startsWith(scheme)) throw new InviteError(`invite must start with coplay:// (got "${trimmed.slice(0, 16)}…"); ${FORM}`);
-  const rest = trimmed.slice(scheme.length);
+  const usesTLS = trimmed.toLowerCase().startsWith("coplays://");
+  if (!usesTLS && !trimmed.toLowerCase().startsWith("coplay://")) {
+    throw new InviteError(`invite must start with coplay:// or coplays:// (got "${trimmed.slice(0, 16)}…"); ${FORM}`);
+  }
+  const rest = trimmed.slice(usesTLS ? "coplays://".length : "coplay://".length);
   const hash = rest.indexOf("#");
   if (hash < 0) throw new InviteError(`invite has no #SECRET fragment; ${FORM}`);
   const beforeFragment = rest.slice(0, hash);
@@ -74,23 +76,35 @@ export function parseInvite(text) {
   if (secret === null || secret.length !== SECRET_LENGTH) throw new InviteError("invite secret is not 32 bytes of base64url");
 
   let aead = AEADSuite.chacha20Poly1305;
+  let relayKeyPin = null;
   for (const parameter of query.split("&")) {
     if (parameter === "") continue;
     const [name, value = ""] = parameter.split("=", 2);
-    if (name !== "aead") continue; // other parameters: reserved, ignored
-    if (value !== AEADSuite.chacha20Poly1305 && value !== AEADSuite.aes256GCM) {
-      throw new InviteError(`invite names an unknown AEAD suite "${value}" (known: aes-256-gcm, chacha20-poly1305)`);
-    }
-    aead = value;
+    if (name === "aead") {
+      if (value !== AEADSuite.chacha20Poly1305 && value !== AEADSuite.aes256GCM) {
+        throw new InviteError(`invite names an unknown AEAD suite "${value}" (known: aes-256-gcm, chacha20-poly1305)`);
+      }
+      aead = value;
+    } else if (name === "pin") {
+      // The relay's key pin matters to native members; the page trusts the browser's own TLS check.
+      const pin = fromBase64URL(value);
+      if (pin === null || pin.length !== 32) throw new InviteError(`invite pin "${value.slice(0, 60)}" is not a SHA-256 in base64url (43 characters)`);
+      if (!usesTLS) throw new InviteError("invite pins a certificate key but says coplay://, not coplays:// (TLS)");
+      relayKeyPin = pin;
+    } // other parameters: reserved, ignored
   }
-  return { host, port, session, secret, aead };
+  return { host, port, session, secret, aead, usesTLS, relayKeyPin };
 }
 
-/** The invite's text form; the `aead` parameter is written only for a suite other than the default. */
-export function formatInvite({ host, port, session, secret, aead = AEADSuite.chacha20Poly1305 }) {
+/** The invite's text form; `aead` is written only for a suite other than the default, `pin` when set. */
+export function formatInvite({ host, port, session, secret, aead = AEADSuite.chacha20Poly1305, usesTLS = false, relayKeyPin = null }) {
   const hostPart = host.includes(":") ? `[${host}]` : host;
-  const query = aead === AEADSuite.chacha20Poly1305 ? "" : `?aead=${aead}`;
-  return `coplay://${hostPart}:${port}/${toHex(session)}${query}#${toBase64URL(secret)}`;
+  const parameters = [];
+  if (aead !== AEADSuite.chacha20Poly1305) parameters.push(`aead=${aead}`);
+  if (relayKeyPin) parameters.push(`pin=${toBase64URL(relayKeyPin)}`);
+  const query = parameters.length ? `?${parameters.join("&")}` : "";
+  const scheme = usesTLS || relayKeyPin ? "coplays" : "coplay";
+  return `${scheme}://${hostPart}:${port}/${toHex(session)}${query}#${toBase64URL(secret)}`;
 }
 
 /** The invite without its secret, safe to log. */
