@@ -1,6 +1,8 @@
 import Foundation
 import GroupSessions
 import Logging
+import NIOCore
+import NIOPosix
 import NIOSSL
 import SessionRelay
 import Subprocess
@@ -166,5 +168,53 @@ struct RelayTLSClientTests {
         }
         let upper = try Invite(parsing: "COPLAYS://h:1/\(invite.session)#\(secret)")
         #expect(upper.usesTLS)
+    }
+}
+
+@Suite("A TLS relay serves the page over https", .timeLimit(.minutes(2)))
+struct RelayHTTPSTests {
+    @Test("GET / over TLS (https) answers the page, cross-origin isolated")
+    func httpsPage() async throws {
+        let certs = try await TestCertificates.make()
+        defer { certs.remove() }
+        let pages = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-https-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: pages, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: pages) }
+        try Data("<!doctype html><title>coplay over https</title>".utf8).write(to: pages.appendingPathComponent("index.html"))
+        var configuration = RelayConfiguration(host: "127.0.0.1", port: 0)
+        configuration.tls = try RelayConfiguration.tlsContext(certificatePath: certs.leafCertificate, keyPath: certs.leafKey)
+        configuration.webClient = try WebClientFiles(directory: pages.path)
+        try await withRelay(configuration) { _, port in
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(certs.caCertificate))
+            let response = try await HTTPSClient.get(port: port, path: "/", tls: tls)
+            #expect(response.hasPrefix("HTTP/1.1 200 OK"))
+            #expect(response.contains("Cross-Origin-Embedder-Policy: require-corp"))
+            #expect(response.contains("<title>coplay over https</title>"))
+        }
+    }
+}
+
+/// One HTTP/1.1 GET over TLS with swift-nio-ssl (tests only).
+enum HTTPSClient {
+    static func get(port: Int, path: String, tls: TLSConfiguration) async throws -> String {
+        let context = try NIOSSLContext(configuration: tls)
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: context, serverHostname: "localhost"))
+                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+        return try await channel.executeThenClose { inbound, outbound in
+            try await outbound.write(ByteBuffer(string: "GET \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"))
+            var text = ""
+            do {
+                for try await chunk in inbound { text += String(buffer: chunk) }
+            } catch {
+                // The server's close without close_notify after Connection: close ends the read.
+            }
+            return text
+        }
     }
 }
