@@ -120,9 +120,14 @@ INSTRUMENT = r"""
     if (page) {
       let events = [];
       try { events = page.events; } catch {}
-      for (const e of events) {
-        const key = JSON.stringify(e, plain);
-        if (bench.seen.has(key)) continue;
+      // New events are at the end (the hook keeps the latest 500): walk back to the last one forwarded.
+      const fresh = [];
+      for (let i = events.length - 1; i >= 0; i--) {
+        const key = JSON.stringify(events[i], plain);
+        if (bench.seen.has(key)) break;
+        fresh.push(key);
+      }
+      for (const key of fresh.reverse()) {
         bench.seen.add(key);
         out.events.push(JSON.parse(key));
       }
@@ -375,7 +380,7 @@ def main():
     parser.add_argument("--media", required=True, help="the media file to serve to the pages")
     parser.add_argument("--page", action="append", required=True, help="a page's display name (repeatable: one browser each)")
     parser.add_argument("--chromium", default="/usr/bin/chromium", help="the Chromium executable (default /usr/bin/chromium)")
-    parser.add_argument("--poll", type=float, default=0.1, help="seconds between reads of each page (default 0.1)")
+    parser.add_argument("--poll", type=float, default=0.25, help="seconds between reads of each page (default 0.25)")
     parser.add_argument("--timeout", type=float, default=90, help="seconds for every page to join (default 90)")
     parser.add_argument("--headed", action="store_true", help="show the browsers (needs a display)")
     args = parser.parse_args()

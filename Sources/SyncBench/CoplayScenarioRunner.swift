@@ -29,6 +29,10 @@ import Glibc
 ///    the player's frames are the sampler's (reference time = realtime + the relay's offset), its
 ///    accepted commands and stops come from its JSON Lines as usual. After each pause and the
 ///    suspension has settled, every mpv writes its picture (``PauseFrameCheck``).
+///    In a browser scenario the first member is such a headless player and every other one a page of the
+///    relay's web client: `python3 scripts/browser-driver.py --link LINK --media MEDIA --page bN` (the link
+///    is the host's second line), one headless Chromium each; its lines go to ``LivePlayer``, which dates
+///    the page's frames by its media-clock origin (``BrowserFrameEstimator``).
 /// 6. The script: playback commands via `coplay control` (a `command` event is stamped when it is
 ///    launched), the suspension via `coplay control INVITE suspend SECONDS` (launched in the background,
 ///    awaited before the next action), the late joiner, the relay restart (`kill -9`, then the same port
