@@ -35,6 +35,12 @@ Standard output is JSON Lines, one object per line, every one with `page` (the n
                                                               as coplay join prints them
   {"type":"error", "detail"}                                  a page that failed (its banner's text)
 
+Experiments: COPLAY_BENCH_PLAYER_OVERRIDE='{"video": {"deadbandMs": 2}, "timing": {"settleMs": 200}}' (or
+--player-override JSON) serves the page a player.js whose VideoPlayer is constructed with those THRESHOLDS /
+TIMING overrides (the constructor's own `thresholds` / `timing` options; the files are not touched), and an
+"element" object (e.g. {"preservesPitch": false}) is assigned to the page's <video> as soon as it exists. The
+`driver` line says so, and the benchmark's notes repeat it: such rows do not measure the page as shipped.
+
 Runs until SIGTERM or SIGINT (or until standard input closes, when it is a pipe). Exits 0 after
 closing the browsers; 2 when Playwright is missing; 1 when a page cannot join within --timeout.
 Uses the system Chromium (--chromium, default /usr/bin/chromium); never downloads a browser.
@@ -278,6 +284,32 @@ def serve_media(path):
     return server, f"http://127.0.0.1:{server.server_address[1]}/{urllib.parse.quote(name)}"
 
 
+# MARK: - Experiments
+
+def patched_player(source, override):
+    """player.js with `VideoPlayer` constructed with `override`'s thresholds and timing (an experiment)."""
+    marker = "export class VideoPlayer {"
+    if marker not in source:
+        raise ValueError("player.js has no `export class VideoPlayer {` to wrap")
+    body = json.dumps(override)
+    return source.replace(marker, "class ShippedVideoPlayer {") + f"""
+// coplay bench experiment: thresholds / timing overridden by the browser driver.
+const BENCH_OVERRIDE = {body};
+export class VideoPlayer extends ShippedVideoPlayer {{
+  constructor(options) {{
+    super({{
+      ...options,
+      timing: {{ ...(options.timing ?? {{}}), ...(BENCH_OVERRIDE.timing ?? {{}}) }},
+      thresholds: {{
+        video: {{ ...THRESHOLDS.video, ...(BENCH_OVERRIDE.video ?? {{}}) }},
+        audio: {{ ...THRESHOLDS.audio, ...(BENCH_OVERRIDE.audio ?? {{}}) }},
+      }},
+    }});
+  }}
+}}
+"""
+
+
 # MARK: - Pages
 
 def page_link(link, media_url, name):
@@ -292,12 +324,23 @@ def page_link(link, media_url, name):
 class Page:
     """One Chromium process with one page on the link."""
 
-    def __init__(self, name, browser, out):
+    def __init__(self, name, browser, out, override=None):
         self.name = name
         self.browser = browser
         self.out = out
         self.context = browser.new_context(viewport={"width": 960, "height": 600})
         self.context.add_init_script(INSTRUMENT)
+        if override is not None and "element" in override:
+            # Properties set on the page's <video> (e.g. {"preservesPitch": false}), as soon as it exists.
+            self.context.add_init_script("(() => { const props = %s; const set = () => { const v = document.getElementById('video');"
+                                         " if (!v) return false; Object.assign(v, props); return true; };"
+                                         " if (!set()) { const t = setInterval(() => { if (set()) clearInterval(t); }, 10); } })();"
+                                         % json.dumps(override["element"]))
+        if override is not None:
+            def serve_patched(route):
+                response = route.fetch()
+                route.fulfill(response=response, body=patched_player(response.text(), override))
+            self.context.route("**/player.js", serve_patched)
         self.page = self.context.new_page()
         self.page.on("pageerror", lambda error: out.emit(name, "console", level="pageerror", text=str(error)[:500]))
         self.page.on("console", self.console)
@@ -383,7 +426,10 @@ def main():
     parser.add_argument("--poll", type=float, default=0.25, help="seconds between reads of each page (default 0.25)")
     parser.add_argument("--timeout", type=float, default=90, help="seconds for every page to join (default 90)")
     parser.add_argument("--headed", action="store_true", help="show the browsers (needs a display)")
+    parser.add_argument("--player-override", default=os.environ.get("COPLAY_BENCH_PLAYER_OVERRIDE"),
+                        help="experiments: JSON {video, audio, timing} overrides of player.js's THRESHOLDS / TIMING")
     args = parser.parse_args()
+    override = json.loads(args.player_override) if args.player_override else None
 
     out = Output()
     try:
@@ -416,8 +462,9 @@ def main():
                     executable_path=args.chromium, headless=not args.headed,
                     args=["--no-sandbox", "--mute-audio", "--autoplay-policy=no-user-gesture-required"])
                 if not pages:
-                    out.emit(name, "driver", detail="started", mediaURL=media_url, chromium=browser.version, pid=os.getpid())
-                page = Page(name, browser, out)
+                    out.emit(name, "driver", detail="started", mediaURL=media_url, chromium=browser.version, pid=os.getpid(),
+                             playerOverride=override)
+                page = Page(name, browser, out, override)
                 pages.append(page)
                 page.open(page_link(args.link, media_url, name))
                 page.calibrate()

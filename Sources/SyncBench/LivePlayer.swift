@@ -31,6 +31,7 @@ public final class LivePlayer: Sendable {
         var calibration: (offsetMs: Double, rttMs: Double)?
         var hasAudio: Bool?
         var chromium: String?
+        var playerOverride: String?
     }
 
     /// The fields of a browser driver's lines the benchmark reads (besides the page's events).
@@ -70,6 +71,8 @@ public final class LivePlayer: Sendable {
         public var hasAudio: Bool?
         /// Chromium's version, as the driver reported it.
         public var chromium: String?
+        /// An experiment's overrides of the page's player.js thresholds / timing (JSON), if any.
+        public var playerOverride: String?
     }
 
     /// The player's name (`p1`, `p2`, ...).
@@ -172,6 +175,13 @@ public final class LivePlayer: Sendable {
             }
         case "driver":
             state.browser?.chromium = (try? JSONDecoder().decode(DriverLine.self, from: data))?.chromium
+            // An experiment's overrides of the page's player (the driver's `playerOverride` object).
+            if let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                let override = object["playerOverride"], !(override is NSNull),
+                let text = try? JSONSerialization.data(withJSONObject: override, options: [.sortedKeys])
+            {
+                state.browser?.playerOverride = String(decoding: text, as: UTF8.self)
+            }
         case "error":
             state.browser?.error = (try? JSONDecoder().decode(DriverLine.self, from: data))?.detail ?? "the page failed"
         case "status", "element", "console":
@@ -256,7 +266,8 @@ public final class LivePlayer: Sendable {
                     browser.windows.compactMap { window in window.clockOrigin.map { (window.displayOrigin - $0 - latency) * 1000 } }
                 } ?? [],
                 clockSpreadsMs: browser.windows.compactMap(\.clockSpreadMs), calibrationOffsetMs: browser.calibration?.offsetMs,
-                calibrationRoundTripMs: browser.calibration?.rttMs, hasAudio: browser.hasAudio, chromium: browser.chromium)
+                calibrationRoundTripMs: browser.calibration?.rttMs, hasAudio: browser.hasAudio, chromium: browser.chromium,
+                playerOverride: browser.playerOverride)
         }
     }
 

@@ -238,6 +238,9 @@ public struct ScenarioSuite: Sendable {
                 text += String(format: "; minus %@ per frame p50 %+.3f ms, p1 %+.3f, p99 %+.3f ms (%d frames)",
                                headless.player, offset.p50, offset.p1, offset.p99, offset.count)
             }
+            if let override = summary.playerOverride {
+                text += "; EXPERIMENT: the page's player.js ran with overrides \(override), not as shipped"
+            }
             notes.append(text)
         }
         let calibrations = summaries.compactMap(\.calibrationOffsetMs).map { abs($0) }
