@@ -65,7 +65,7 @@ struct BenchRelayCommand: AsyncParsableCommand {
         if relayBinary == nil, !FileManager.default.isExecutableFile(atPath: server.executableURL!.path) {
             server.executableURL = Bundle.main.executableURL
         }
-        Self.raiseDescriptorLimit(to: connections + 1_024)
+        Self.raiseDescriptorLimit(to: connections + 4_096)
         // The raw load clients do not ping: without `--idle-timeout 0` the relay would close the
         // receivers of a slow (debug-build) 1,000-member assembly after 45 s of their silence.
         server.arguments = [
@@ -162,14 +162,18 @@ struct BenchRelayCommand: AsyncParsableCommand {
     }
 
     /// Raises this process's open-file limit (the benchmark's clients and, inherited, the relay
-    /// child's) to `wanted` or the hard limit, whichever is lower.
+    /// child's) to `wanted`: the soft limit up to the hard one, and the hard one too when allowed
+    /// (root). The relay's own defaults are left alone.
     static func raiseDescriptorLimit(to wanted: Int) {
         var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
-        let target = min(rlim_t(wanted), limit.rlim_max)
-        guard limit.rlim_cur < target else { return }
-        limit.rlim_cur = target
-        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < rlim_t(wanted) else { return }
+        var raised = limit
+        raised.rlim_cur = rlim_t(wanted)
+        raised.rlim_max = max(limit.rlim_max, rlim_t(wanted))
+        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) != 0 {
+            limit.rlim_cur = min(rlim_t(wanted), limit.rlim_max)
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
     }
 
     static func residentBytes(pid: Int32) -> Int {
