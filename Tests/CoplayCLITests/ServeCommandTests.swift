@@ -109,9 +109,10 @@ struct ServeCommandTests {
         let (process, _, lines) = try await startServe(["--listen", "127.0.0.1:0", "--tls", cert, key])
         defer { if process.isRunning { process.terminate() } }
         let line = try #require(lines.first { $0.hasPrefix("coplay relay listening on") })
-        #expect(line.hasSuffix("(TLS)"))
+        #expect(line.contains(" (TLS, key pin ") && line.hasSuffix(")"))
         // A plain-TCP ping gets no pong: the relay expects a TLS handshake.
-        let reply = exchange(port: try #require(port(in: line.replacingOccurrences(of: " (TLS)", with: ""))), request: pingFrame, timeout: 5)
+        let address = String(line.prefix { $0 != "(" }).trimmingCharacters(in: .whitespaces)
+        let reply = exchange(port: try #require(port(in: address)), request: pingFrame, timeout: 5)
         #expect(!(reply.count >= 40 && reply[5] == 0x0C))
         process.terminate()
         process.waitUntilExit()
