@@ -387,14 +387,19 @@ public struct CoordinatorCore: Sendable {
 
     // MARK: Local API
 
+    /// The playing rates a group may be set to (0, paused, is allowed besides): 1/16 to 16, what
+    /// every player coplay drives can present (Chromium's `playbackRate` range; mpv's audio
+    /// time-stretching is useless beyond it).
+    public static let playingRates: ClosedRange<Double> = 0.0625...16
+
     /// Proposes a rate change (0 pauses; the previous intended rate resumes on `play`).
     ///
     /// - Parameters:
-    ///   - rate: the new rate, finite and not negative.
+    ///   - rate: the new rate: 0 or within ``playingRates``.
     ///   - now: the reference time now.
     /// - Returns: the message to send; the change applies when the channel delivers it back.
     public mutating func proposeRate(_ rate: Double, now: ReferenceTime) throws -> [CoordinatorAction] {
-        guard rate.isFinite, rate >= 0 else { throw PlaybackCoordinatorError.invalidRate(rate) }
+        guard rate == 0 || Self.playingRates.contains(rate) else { throw PlaybackCoordinatorError.invalidRate(rate) }
         let anchor = now + lead
         let label: CommandLabel
         let next: PlaybackState

@@ -47,7 +47,7 @@ public struct PlaybackCoordinatorError: Error, Hashable, Sendable, CustomStringC
 
     public var description: String {
         switch code {
-        case .invalidRate(let rate): "invalid rate \(rate): rates must be finite and not negative"
+        case .invalidRate(let rate): "invalid rate \(rate): a rate is 0 (paused) or between 0.0625 and 16"
         case .invalidItemTime(let time): "invalid item time \(time): must be finite and not negative"
         case .noItem: "no item: load an item (transitionToItem) or wait for the group's state first"
         case .notSynchronized: "the reference clock is not synchronized yet"

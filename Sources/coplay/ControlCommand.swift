@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GroupSessions
 import Logging
+import MediaProbe
 import NIOSSL
 import PlaybackCoordinator
 
@@ -16,6 +17,11 @@ struct ControlCommand: AsyncParsableCommand {
             the command (scheduled on the relay's clock a little in the future, so every member applies \
             it at the same instant), waits for the relay to confirm it, and leaves. Exits non-zero if the \
             relay is down, refuses the invite, or the session has no playback state.
+
+            rate R is 0 (paused) or between 0.0625 and 16 (what every player coplay drives can present). \
+            item ID is a media fingerprint as `coplay probe` prints it. Whether any member loaded that \
+            item (host/join --item) is not known to the group: members that did not keep their current \
+            item and do not follow the group's commands until it returns to an item they have.
 
             suspend SECONDS suspends this member as a player would while it buffers: every player stops \
             at the same instant and the group waits; SECONDS later (at most the group's suspension \
@@ -79,11 +85,18 @@ struct ControlCommand: AsyncParsableCommand {
                 throw ValidationError("seek needs a time in seconds >= 0, e.g. 'seek 2.5'")
             }
         case .rate:
-            guard let value, let rate = Double(value), rate.isFinite, rate >= 0 else {
-                throw ValidationError("rate needs a rate >= 0, e.g. 'rate 0.5'")
+            let rates = CoordinatorCore.playingRates
+            guard let value, let rate = Double(value), rate == 0 || rates.contains(rate) else {
+                throw ValidationError(
+                    "rate needs 0 (paused) or a rate between \(rates.lowerBound) and \(rates.upperBound), e.g. 'rate 0.5' (got '\(value ?? "")')")
             }
         case .item:
             guard let value, !value.isEmpty else { throw ValidationError("item needs an item identifier") }
+            // coplay's players name items by content fingerprint: anything else can be no one's item.
+            guard ContentFingerprint(value) != nil else {
+                throw ValidationError(
+                    "item needs a media fingerprint as `coplay probe` prints it (v2:SIZE:SHA256), got '\(value)'")
+            }
         case .suspend:
             _ = try Self.suspension(value)
         }

@@ -15,14 +15,17 @@ struct TimeServeCommand: AsyncParsableCommand {
             then 8 per second) get a RATE kiss-o'-death. Stops cleanly (exit 0) on SIGINT or SIGTERM.
 
             Example: coplay time serve --listen 127.0.0.1:12123 --offset 0.25
-            (write a negative offset as --offset=-0.25)
+            (negative offsets work either way: --offset -0.25 or --offset=-0.25)
             """
     )
 
     @Option(name: .long, help: ArgumentHelp("The address and UDP port to listen on.", valueName: "host:port"))
     var listen: String = "127.0.0.1:12123"
 
-    @Option(name: .long, help: ArgumentHelp("Seconds added to the served time (may be negative).", valueName: "seconds"))
+    // Unconditional: the value after --offset is taken even when it starts with "-" (a negative offset).
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: ArgumentHelp("Seconds added to the served time (may be negative).", valueName: "seconds"))
     var offset: Double = 0
 
     @Flag(name: .long, help: "Answer every request (no per-client rate limit).")

@@ -151,7 +151,16 @@ struct CoordinatorCoreTests {
         var empty = CoordinatorCore(participant: "me")
         #expect(throws: PlaybackCoordinatorError.noItem) { try empty.proposePlay(now: ReferenceTime(seconds: 0)) }
         #expect(throws: PlaybackCoordinatorError.unknownSuspension("nope")) { try core.endSuspension("nope", now: ReferenceTime(seconds: 0)) }
-        #expect(PlaybackCoordinatorError.invalidRate(-1).description.contains("not negative"))
+        #expect(PlaybackCoordinatorError.invalidRate(-1).description.contains("between 0.0625 and 16"))
+    }
+
+    @Test("rates outside 1/16...16 (other than 0) are refused; the bounds and 0 are accepted", arguments: [1e9, 0.01, 16.5, 0.0624])
+    func outOfRangeRates(rate: Double) throws {
+        var core = CoordinatorCore(participant: "me", localItem: "clip")
+        #expect(throws: PlaybackCoordinatorError.invalidRate(rate)) { try core.proposeRate(rate, now: ReferenceTime(seconds: 0)) }
+        for allowed in [0, 0.0625, 16] {
+            #expect(throws: Never.self) { try core.proposeRate(allowed, now: ReferenceTime(seconds: 0)) }
+        }
     }
 
     @Test("events name members by their announced names, by id until a name is known")

@@ -99,6 +99,9 @@ function playbackEvent(type, fields) {
 }
 
 /** PlaybackCoordinatorError: `code` is the Swift static constructor's name. */
+/** The playing rates a group may be set to besides 0 (CoordinatorCore.playingRates). */
+export const PLAYING_RATES = Object.freeze({ lower: 0.0625, upper: 16 });
+
 export class PlaybackCoordinatorError extends Error {
   constructor(code, message) {
     super(message);
@@ -106,7 +109,7 @@ export class PlaybackCoordinatorError extends Error {
     this.code = code; // "invalidRate" | "invalidItemTime" | "noItem" | "unknownSuspension"
   }
   static invalidRate(rate) {
-    return new PlaybackCoordinatorError("invalidRate", `invalid rate ${rate}: rates must be finite and not negative`);
+    return new PlaybackCoordinatorError("invalidRate", `invalid rate ${rate}: a rate is 0 (paused) or between 0.0625 and 16`);
   }
   static invalidItemTime(time) {
     return new PlaybackCoordinatorError("invalidItemTime", `invalid item time ${time}: must be finite and not negative`);
@@ -504,7 +507,7 @@ export class CoordinatorCore {
 
   /** Proposes a rate change (0 pauses); returns the message to send. Throws PlaybackCoordinatorError. */
   proposeRate(rate, now) {
-    if (!Number.isFinite(rate) || !(rate >= 0)) throw PlaybackCoordinatorError.invalidRate(rate);
+    if (!(rate === 0 || (rate >= PLAYING_RATES.lower && rate <= PLAYING_RATES.upper))) throw PlaybackCoordinatorError.invalidRate(rate);
     const anchor = now + this.lead;
     let label;
     let next;

@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+
+/// Inputs a new user tried that were refused for the wrong reason or accepted although meaningless.
+@Suite("coplay: bad input gets a clear answer")
+struct BadInputCLITests {
+    static let invite = "coplay://127.0.0.1:9/0123456789abcdef0123456789abcdef#eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHg"
+
+    @Test("time serve --offset -0.75 (a negative offset with a space) is taken as the offset")
+    func negativeOffset() async throws {
+        let port = CoplayProcess.freePort()
+        let out = Pipe()
+        let server = try CoplayProcess.start(
+            ["time", "serve", "--listen", "127.0.0.1:\(port)", "--offset", "-0.75"], stdout: out, stderr: Pipe())
+        defer { if server.isRunning { server.terminate() } }
+        let line = await Task.detached { () -> String in
+            var data = Data()
+            while !data.contains(UInt8(ascii: "\n")) {
+                let chunk = out.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                data.append(chunk)
+            }
+            return String(decoding: data, as: UTF8.self)
+        }.value
+        #expect(line.contains("listening") && line.contains("(offset -0.75 s)"), "\(line)")
+    }
+
+    @Test("control rate outside 1/16...16 is refused before connecting", arguments: ["1e9", "0.01", "17", "-1", "nan"])
+    func rateOutOfRange(rate: String) async throws {
+        let result = try await CoplayProcess.run(["control", Self.invite, "rate", rate], timeout: 30)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("rate needs 0 (paused) or a rate between 0.0625 and 16"), "\(result.stderr)")
+    }
+
+    @Test("control item with something that is not a media fingerprint is refused before connecting")
+    func itemNotAFingerprint() async throws {
+        let result = try await CoplayProcess.run(["control", Self.invite, "item", "v1:nonexistent"], timeout: 30)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("item needs a media fingerprint as `coplay probe` prints it"), "\(result.stderr)")
+    }
+}
