@@ -54,12 +54,19 @@ extension BenchReport {
             }
             svg += "<text x=\"\(plot.x + plot.w / 2)\" y=\"\(plot.y + plot.h + 32)\" text-anchor=\"middle\">time (s)</text>\n"
 
-            // One polyline per player.
+            // One polyline per player and stretch of presented frames: a pause, a seek or a stall, where
+            // nothing was presented, breaks the line instead of being drawn across as if it were drift.
             for (number, player) in series.players.enumerated() {
                 let color = Self.palette[number % Self.palette.count]
-                let coordinates = Self.reduce(series.points, player: player, buckets: Self.maxPlotBuckets, tMax: tMax)
-                    .map { "\(Self.f(px($0.time))),\(Self.f(py($0.value)))" }
-                svg += "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"1\" points=\"\(coordinates.joined(separator: " "))\"/>\n"
+                let reduced = Self.reduce(series.points, player: player, buckets: Self.maxPlotBuckets, tMax: tMax)
+                for stretch in Self.stretches(reduced, gap: Self.lineBreakGap) {
+                    let coordinates = stretch.map { "\(Self.f(px($0.time))),\(Self.f(py($0.value)))" }
+                    if coordinates.count == 1, let only = stretch.first {
+                        svg += "<circle cx=\"\(Self.f(px(only.time)))\" cy=\"\(Self.f(py(only.value)))\" r=\"1\" fill=\"\(color)\"/>\n"
+                    } else {
+                        svg += "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"1\" points=\"\(coordinates.joined(separator: " "))\"/>\n"
+                    }
+                }
                 let legendY = plot.y + 14 + Double(number) * 16
                 svg += "<line x1=\"\(plot.x + plot.w + 12)\" y1=\"\(legendY)\" x2=\"\(plot.x + plot.w + 32)\" y2=\"\(legendY)\" stroke=\"\(color)\" stroke-width=\"2\"/>\n"
                 svg += "<text x=\"\(plot.x + plot.w + 38)\" y=\"\(legendY)\" dominant-baseline=\"middle\">\(Self.xml(player))</text>\n"
@@ -71,6 +78,22 @@ extension BenchReport {
 
     /// At most this many time buckets per player line.
     public static var maxPlotBuckets: Int { 800 }
+
+    /// Seconds without a sample that break a player's line (frames come every 17-42 ms while playing).
+    public static var lineBreakGap: Double { 0.5 }
+
+    /// `points` (in time order) cut wherever two neighbours are more than `gap` seconds apart.
+    static func stretches(_ points: [(time: Double, value: Double)], gap: Double) -> [[(time: Double, value: Double)]] {
+        var result: [[(time: Double, value: Double)]] = []
+        for point in points {
+            if let last = result.last?.last, point.time - last.time <= gap {
+                result[result.count - 1].append(point)
+            } else {
+                result.append([point])
+            }
+        }
+        return result
+    }
 
     static let palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 

@@ -73,6 +73,17 @@ struct BenchReportTests {
         #expect(coordinates.count <= 2 * BenchReport.maxPlotBuckets)
     }
 
+    @Test("a stretch without presented frames (a pause) breaks a player's line instead of bridging it")
+    func lineBreaks() {
+        var points: [(time: Double, value: Double)] = []
+        for index in 0..<100 { points.append((time: Double(index) * 0.04, value: 1)) }
+        for index in 0..<100 { points.append((time: 10 + Double(index) * 0.04, value: -1)) }
+        let stretches = BenchReport.stretches(points, gap: BenchReport.lineBreakGap)
+        #expect(stretches.count == 2)
+        #expect(stretches.map { $0.count } == [100, 100])
+        #expect(BenchReport.stretches([], gap: 0.5).isEmpty)
+    }
+
     @Test("write(to:) creates the three files")
     func writeFiles() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("syncbench-\(UUID())")
