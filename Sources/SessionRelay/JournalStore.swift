@@ -23,7 +23,7 @@ import Synchronization
 /// let store = try JournalStore(directory: "/var/lib/coplay", logger: logger)
 /// let hub = SessionHub<Int>(limits: HubLimits(), journal: store)
 /// ```
-public final class JournalStore: JournalStorage {
+package final class JournalStore: JournalStorage {
     private struct Manifest: Codable {
         var version = 1
         var uploader: UInt64
@@ -39,7 +39,7 @@ public final class JournalStore: JournalStorage {
     }
 
     /// The data directory.
-    public let directory: String
+    package let directory: String
     private let logger: Logger
     private let journals = Mutex<[SessionID: [AttachmentID: Entry]]>([:])
 
@@ -50,7 +50,7 @@ public final class JournalStore: JournalStorage {
     ///   - directory: The relay's data directory (`coplay serve --data-dir`).
     ///   - logger: Where the store logs (info and below; ids and sizes only).
     /// - Throws: If the `sessions` directory cannot be created.
-    public init(directory: String, logger: Logger) throws {
+    package init(directory: String, logger: Logger) throws {
         self.directory = directory
         self.logger = logger
         try Self.makeDirectory(directory + "/sessions")
@@ -79,7 +79,7 @@ public final class JournalStore: JournalStorage {
     }
 
     /// Sessions that have a journal on disk.
-    public var sessions: [SessionID] { journals.withLock { Array($0.keys) } }
+    package var sessions: [SessionID] { journals.withLock { Array($0.keys) } }
 
     // MARK: Paths
 
@@ -112,15 +112,15 @@ public final class JournalStore: JournalStorage {
 
     // MARK: JournalStorage
 
-    public func attachments(in session: SessionID) -> [StoredAttachment] {
+    package func attachments(in session: SessionID) -> [StoredAttachment] {
         journals.withLock { ($0[session]?.values.compactMap(\.stored) ?? []).sorted { $0.sequence < $1.sequence } }
     }
 
-    public func storedBytes(in session: SessionID) -> Int {
+    package func storedBytes(in session: SessionID) -> Int {
         journals.withLock { $0[session]?.values.reduce(0) { $0 + ($1.stored?.header.storedBytes ?? 0) } ?? 0 }
     }
 
-    public func totalStoredBytes() -> Int {
+    package func totalStoredBytes() -> Int {
         journals.withLock { journals in
             journals.values.reduce(0) { sum, entries in
                 sum + entries.values.reduce(0) { $0 + ($1.stored?.header.storedBytes ?? 0) }
@@ -128,7 +128,7 @@ public final class JournalStore: JournalStorage {
         }
     }
 
-    public func beginUpload(_ header: JournalHeader, in session: SessionID) throws {
+    package func beginUpload(_ header: JournalHeader, in session: SessionID) throws {
         let path = attachmentPath(session, header.id)
         try Self.makeDirectory(path)
         guard FileManager.default.createFile(atPath: path + "/chunks", contents: nil, attributes: [.posixPermissions: 0o600]),
@@ -140,12 +140,12 @@ public final class JournalStore: JournalStorage {
         journals.withLock { $0[session, default: [:]][header.id] = Entry(header: header, writer: writer) }
     }
 
-    public func appendChunk(_ sealed: ByteBuffer, index: Int, of id: AttachmentID, in session: SessionID) throws {
+    package func appendChunk(_ sealed: ByteBuffer, index: Int, of id: AttachmentID, in session: SessionID) throws {
         guard let writer = journals.withLock({ $0[session]?[id]?.writer }) else { throw GroupSessionError.attachmentNotFound }
         try writer.write(contentsOf: Data(sealed.readableBytesView))
     }
 
-    public func commitUpload(_ attachment: StoredAttachment, in session: SessionID) throws {
+    package func commitUpload(_ attachment: StoredAttachment, in session: SessionID) throws {
         let id = attachment.header.id
         guard let writer = journals.withLock({ $0[session]?[id]?.writer }) else { throw GroupSessionError.attachmentNotFound }
         try writer.synchronize()
@@ -170,13 +170,13 @@ public final class JournalStore: JournalStorage {
         ])
     }
 
-    public func discard(_ id: AttachmentID, in session: SessionID) {
+    package func discard(_ id: AttachmentID, in session: SessionID) {
         let entry = journals.withLock { $0[session]?.removeValue(forKey: id) }
         try? entry?.writer?.close()
         try? FileManager.default.removeItem(atPath: attachmentPath(session, id))
     }
 
-    public func chunks(_ range: Range<Int>, of id: AttachmentID, in session: SessionID) throws -> [ByteBuffer] {
+    package func chunks(_ range: Range<Int>, of id: AttachmentID, in session: SessionID) throws -> [ByteBuffer] {
         guard let stored = journals.withLock({ $0[session]?[id]?.stored }) else { throw GroupSessionError.attachmentNotFound }
         let header = stored.header
         guard range.lowerBound >= 0, range.upperBound <= header.chunkCount else { throw GroupSessionError.attachmentNotFound }
@@ -195,7 +195,7 @@ public final class JournalStore: JournalStorage {
         return range.map { buffer.readSlice(length: header.sealedLength(ofChunk: $0))! }
     }
 
-    public func deleteSession(_ session: SessionID) {
+    package func deleteSession(_ session: SessionID) {
         let entries = journals.withLock { $0.removeValue(forKey: session) } ?? [:]
         for entry in entries.values { try? entry.writer?.close() }
         let fm = FileManager.default

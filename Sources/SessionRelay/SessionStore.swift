@@ -36,7 +36,7 @@ import Musl
 /// let store = try SessionStore(directory: "/var/lib/coplay", logger: logger)
 /// for snapshot in try store.load() { hub.restore(snapshot, now: .zero) }
 /// ```
-public final class SessionStore: SessionPersistence {
+package final class SessionStore: SessionPersistence {
     private struct Metadata: Codable {
         var format = 1
         var tokenHash: String
@@ -66,7 +66,7 @@ public final class SessionStore: SessionPersistence {
     /// - Parameters:
     ///   - directory: The relay's data directory (`--data-dir`).
     ///   - logger: Where the store logs (info and below).
-    public init(directory: String, logger: Logger) throws {
+    package init(directory: String, logger: Logger) throws {
         sessionsDirectory = URL(fileURLWithPath: directory).appendingPathComponent("sessions")
         self.logger = logger
         try Self.makeDirectory(URL(fileURLWithPath: directory))
@@ -90,7 +90,7 @@ public final class SessionStore: SessionPersistence {
     // MARK: Writing
 
     /// Writes one hub event. Errors are logged, not thrown: the relay keeps serving from memory.
-    public func apply(_ event: SessionStoreEvent) {
+    package func apply(_ event: SessionStoreEvent) {
         do {
             switch event {
             case .updated(let snapshot): try writeMetadata(snapshot)
@@ -103,13 +103,13 @@ public final class SessionStore: SessionPersistence {
     }
 
     /// Whether `session`'s `frames` file has grown enough to be rewritten from a snapshot.
-    public func needsCompaction(_ session: SessionID) -> Bool {
+    package func needsCompaction(_ session: SessionID) -> Bool {
         guard let log = logs.withLock({ $0[session] }) else { return false }
         return log.bytes > log.compactAbove
     }
 
     /// Rewrites the session's files from `snapshot` (retained frames, then the resume log).
-    public func compact(_ snapshot: SessionSnapshot) throws {
+    package func compact(_ snapshot: SessionSnapshot) throws {
         let directory = directory(of: snapshot.session)
         let temporary = directory.appendingPathComponent("frames.tmp")
         var buffer = ByteBuffer()
@@ -202,7 +202,7 @@ public final class SessionStore: SessionPersistence {
     // MARK: Loading
 
     /// Reads every stored session. A session whose files cannot be read is logged and skipped.
-    public func load() throws -> [SessionSnapshot] {
+    package func load() throws -> [SessionSnapshot] {
         let entries = try FileManager.default.contentsOfDirectory(atPath: sessionsDirectory.path)
         var snapshots: [SessionSnapshot] = []
         for name in entries.sorted() {

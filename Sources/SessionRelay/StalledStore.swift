@@ -11,27 +11,27 @@ import Synchronization
 /// store.stall(session)
 /// configuration.store = store
 /// ```
-public final class StalledStore: SessionPersistence {
+package final class StalledStore: SessionPersistence {
     private let base: any SessionPersistence
     private let delay: Duration
     private let stalled = Mutex<Set<SessionID>>([])
     private let writes = Atomic<Int>(0)
 
     /// Wraps `base`; no session is stalled until ``stall(_:)``.
-    public init(base: any SessionPersistence, delay: Duration) {
+    package init(base: any SessionPersistence, delay: Duration) {
         self.base = base
         self.delay = delay
     }
 
     /// Makes every later write of `session` take `delay` longer.
-    public func stall(_ session: SessionID) {
+    package func stall(_ session: SessionID) {
         stalled.withLock { _ = $0.insert(session) }
     }
 
     /// Writes delayed so far.
-    public var stalledWrites: Int { writes.load(ordering: .relaxed) }
+    package var stalledWrites: Int { writes.load(ordering: .relaxed) }
 
-    public func apply(_ event: SessionStoreEvent) {
+    package func apply(_ event: SessionStoreEvent) {
         if stalled.withLock({ $0.contains(event.session) }) {
             writes.add(1, ordering: .relaxed)
             Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) * 1e-18)
@@ -39,7 +39,7 @@ public final class StalledStore: SessionPersistence {
         base.apply(event)
     }
 
-    public func needsCompaction(_ session: SessionID) -> Bool { base.needsCompaction(session) }
-    public func compact(_ snapshot: SessionSnapshot) throws { try base.compact(snapshot) }
-    public func load() throws -> [SessionSnapshot] { try base.load() }
+    package func needsCompaction(_ session: SessionID) -> Bool { base.needsCompaction(session) }
+    package func compact(_ snapshot: SessionSnapshot) throws { try base.compact(snapshot) }
+    package func load() throws -> [SessionSnapshot] { try base.load() }
 }

@@ -11,22 +11,22 @@
 /// log.append(frame, maximumFrames: 100_000, maximumBytes: 64 << 20)
 /// for frame in log.frames(after: 41) { /* replay */ }
 /// ```
-public struct ResumeLog: Sendable {
+package struct ResumeLog: Sendable {
     private var storage: [Frame] = []
     private var head = 0
     /// Every stamp at or below this one has been evicted (0: nothing evicted yet).
-    public private(set) var floor: UInt64 = 0
+    package private(set) var floor: UInt64 = 0
     /// Payload bytes held.
-    public private(set) var bytes = 0
+    package private(set) var bytes = 0
 
     /// An empty log whose frames start after `floor`.
-    public init(floor: UInt64 = 0) { self.floor = floor }
+    package init(floor: UInt64 = 0) { self.floor = floor }
 
     /// Frames held.
-    public var count: Int { storage.count - head }
+    package var count: Int { storage.count - head }
 
     /// The frames held, oldest first.
-    public var frames: ArraySlice<Frame> { storage[head...] }
+    package var frames: ArraySlice<Frame> { storage[head...] }
 
     /// Appends a stamped frame and evicts the oldest ones beyond the limits.
     ///
@@ -34,7 +34,7 @@ public struct ResumeLog: Sendable {
     ///   - frame: A frame the hub just stamped (its sequence is above every frame held).
     ///   - maximumFrames: Frames to keep at most.
     ///   - maximumBytes: Payload bytes to keep at most.
-    public mutating func append(_ frame: Frame, maximumFrames: Int, maximumBytes: Int) {
+    package mutating func append(_ frame: Frame, maximumFrames: Int, maximumBytes: Int) {
         storage.append(frame)
         bytes += frame.payload.readableBytes
         while count > 0 && (count > maximumFrames || bytes > maximumBytes) {
@@ -50,7 +50,7 @@ public struct ResumeLog: Sendable {
     }
 
     /// The frames stamped after `sequence`, oldest first (binary search: stamps increase).
-    public func frames(after sequence: UInt64) -> ArraySlice<Frame> {
+    package func frames(after sequence: UInt64) -> ArraySlice<Frame> {
         var low = head
         var high = storage.count
         while low < high {

@@ -87,7 +87,7 @@ extension SessionHub {
     /// The shell calls this periodically (the relay four times a second).
     ///
     /// - Parameter now: The shell's monotonic time, on the same scale as ``receive(_:from:now:)``.
-    public mutating func tick(now: Duration) -> [HubAction<Connection>] {
+    package mutating func tick(now: Duration) -> [HubAction<Connection>] {
         self.now = max(self.now, now)
         var actions: [HubAction<Connection>] = []
         if limits.idleTimeout > .zero {
@@ -153,14 +153,14 @@ extension SessionHub {
     /// Takes the store events recorded since the last call, oldest first.
     ///
     /// Call it after every hub call and write the events before carrying out that call's actions.
-    public mutating func takeStoreEvents() -> [SessionStoreEvent] {
+    package mutating func takeStoreEvents() -> [SessionStoreEvent] {
         defer { storeEvents.removeAll(keepingCapacity: true) }
         return storeEvents
     }
 
     /// Everything the hub holds about session `id` (metadata, retained frames, resume log), or
     /// `nil` if there is no such session.
-    public func snapshot(of id: SessionID) -> SessionSnapshot? {
+    package func snapshot(of id: SessionID) -> SessionSnapshot? {
         guard let session = sessions[id] else { return nil }
         var snapshot = metadata(of: session, id: id)
         snapshot.retained = session.retained.values.sorted { $0.sequence < $1.sequence }
@@ -176,7 +176,7 @@ extension SessionHub {
     /// - Parameters:
     ///   - snapshot: The persisted session.
     ///   - now: The shell's monotonic time.
-    public mutating func restore(_ snapshot: SessionSnapshot, now: Duration) {
+    package mutating func restore(_ snapshot: SessionSnapshot, now: Duration) {
         self.now = max(self.now, now)
         guard !snapshot.joined.isEmpty else { return }
         var session = SessionState(tokenHash: snapshot.tokenHash)

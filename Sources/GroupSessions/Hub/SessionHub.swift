@@ -19,7 +19,7 @@ import NIOCore
 /// actions += hub.receive(helloFrame, from: 1, now: .zero)
 /// for action in actions { /* write or close */ }
 /// ```
-public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
+package struct SessionHub<Connection: Hashable & Sendable>: Sendable {
     /// A connection's place in the hub.
     struct ConnectionState: Sendable {
         var session: SessionID?
@@ -55,19 +55,19 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
     }
 
     /// The limits in force.
-    public let limits: HubLimits
+    package let limits: HubLimits
     /// Running totals.
-    public internal(set) var counters = HubCounters()
+    package internal(set) var counters = HubCounters()
     var connections: [Connection: ConnectionState] = [:]
     var sessions: [SessionID: SessionState] = [:]
     /// Journal uploads in progress (`SessionHub+Journal.swift`).
     var journal = HubJournalState<Connection>()
     /// Where journal attachments are kept.
-    public let journalStorage: any JournalStorage
+    package let journalStorage: any JournalStorage
     /// The latest time an event carried (disconnects use it to date the start of a grace period).
     var now: Duration = .zero
     /// Whether the hub collects ``SessionStoreEvent``s for a persistent store.
-    public var recordsStoreEvents = false
+    package var recordsStoreEvents = false
     var storeEvents: [SessionStoreEvent] = []
 
     /// Creates an empty hub.
@@ -75,28 +75,28 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
     /// - Parameters:
     ///   - limits: The limits to enforce.
     ///   - journal: Where journal attachments are kept (default: in memory).
-    public init(limits: HubLimits, journal: any JournalStorage = MemoryJournalStorage()) {
+    package init(limits: HubLimits, journal: any JournalStorage = MemoryJournalStorage()) {
         self.limits = limits
         self.journalStorage = journal
     }
 
     /// Connections currently held.
-    public var connectionCount: Int { connections.count }
+    package var connectionCount: Int { connections.count }
     /// Sessions currently alive.
-    public var sessionCount: Int { sessions.count }
+    package var sessionCount: Int { sessions.count }
     /// Joined participants over all sessions.
-    public var participantCount: Int { sessions.values.reduce(0) { $0 + $1.joined.count - $1.away.count } }
+    package var participantCount: Int { sessions.values.reduce(0) { $0 + $1.joined.count - $1.away.count } }
     /// The session `connection` was admitted to (by `hello`), if any.
-    public func session(of connection: Connection) -> SessionID? { connections[connection]?.session }
+    package func session(of connection: Connection) -> SessionID? { connections[connection]?.session }
     /// Whether the hub holds neither connections nor sessions.
-    public var isEmpty: Bool { connections.isEmpty && sessions.isEmpty }
+    package var isEmpty: Bool { connections.isEmpty && sessions.isEmpty }
 
     // MARK: Events
 
     /// A new connection arrived.
     ///
     /// - Returns: An error and a close if the hub is full, otherwise nothing.
-    public mutating func connect(_ connection: Connection, now: Duration = .zero) -> [HubAction<Connection>] {
+    package mutating func connect(_ connection: Connection, now: Duration = .zero) -> [HubAction<Connection>] {
         guard connections.count < limits.maximumConnections else {
             counters.framesRefused += 1
             return [
@@ -113,7 +113,7 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
     ///
     /// A joined member stays a member for ``HubLimits/presenceGrace`` (see ``tick(now:)``), so it
     /// can resume without its presence flapping.
-    public mutating func disconnect(_ connection: Connection) -> [HubAction<Connection>] {
+    package mutating func disconnect(_ connection: Connection) -> [HubAction<Connection>] {
         disconnect(connection, immediately: false)
     }
 
@@ -127,7 +127,7 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
     }
 
     /// The connection's byte stream could not be decoded: answer and close it.
-    public mutating func decodingFailed(_ error: FrameDecodingError, on connection: Connection) -> [HubAction<Connection>] {
+    package mutating func decodingFailed(_ error: FrameDecodingError, on connection: Connection) -> [HubAction<Connection>] {
         counters.framesRefused += 1
         return [
             .send(connection, Self.error(error.relayErrorCode, detail: error.description), droppable: false),
@@ -141,7 +141,7 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
     ///   - frame: The decoded frame.
     ///   - connection: Who sent it.
     ///   - now: The shell's monotonic time, for rate limiting.
-    public mutating func receive(_ frame: Frame, from connection: Connection, now: Duration) -> [HubAction<Connection>] {
+    package mutating func receive(_ frame: Frame, from connection: Connection, now: Duration) -> [HubAction<Connection>] {
         guard connections[connection] != nil else { return [] }
         self.now = max(self.now, now)
         if let heard = connections[connection]?.lastHeard, heard < now { connections[connection]?.lastHeard = now }
@@ -420,5 +420,5 @@ public struct SessionHub<Connection: Hashable & Sendable>: Sendable {
     }
 
     /// Records unreliable frames the shell dropped for slow recipients.
-    public mutating func recordDropped(_ count: Int) { counters.framesDropped += UInt64(count) }
+    package mutating func recordDropped(_ count: Int) { counters.framesDropped += UInt64(count) }
 }

@@ -10,7 +10,7 @@ import NIOCore
 /// An upload is `beginUpload`, then `appendChunk` for each chunk in order, then
 /// `commitUpload`; only committed attachments are listed, served and counted by
 /// ``storedBytes(in:)`` (the hub accounts for uploads in progress itself).
-public protocol JournalStorage: AnyObject, Sendable {
+package protocol JournalStorage: AnyObject, Sendable {
     /// Committed attachments of `session`, in announcement order.
     func attachments(in session: SessionID) -> [StoredAttachment]
     /// Bytes committed for `session` (``JournalHeader/storedBytes`` summed).

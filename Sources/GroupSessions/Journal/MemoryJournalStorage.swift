@@ -7,7 +7,7 @@ import Synchronization
 /// ```swift
 /// let hub = SessionHub<Int>(limits: HubLimits(), journal: MemoryJournalStorage())
 /// ```
-public final class MemoryJournalStorage: JournalStorage {
+package final class MemoryJournalStorage: JournalStorage {
     private struct Entry {
         var header: JournalHeader
         var chunks: [ByteBuffer] = []
@@ -22,27 +22,27 @@ public final class MemoryJournalStorage: JournalStorage {
     private let journals = Mutex<[SessionID: Journal]>([:])
 
     /// Creates an empty store.
-    public init() {}
+    package init() {}
 
-    public func attachments(in session: SessionID) -> [StoredAttachment] {
+    package func attachments(in session: SessionID) -> [StoredAttachment] {
         journals.withLock { journals in
             (journals[session]?.entries.values.compactMap(\.stored) ?? []).sorted { $0.sequence < $1.sequence }
         }
     }
 
-    public func storedBytes(in session: SessionID) -> Int {
+    package func storedBytes(in session: SessionID) -> Int {
         journals.withLock { $0[session]?.storedBytes ?? 0 }
     }
 
-    public func totalStoredBytes() -> Int {
+    package func totalStoredBytes() -> Int {
         journals.withLock { $0.values.reduce(0) { $0 + $1.storedBytes } }
     }
 
-    public func beginUpload(_ header: JournalHeader, in session: SessionID) throws {
+    package func beginUpload(_ header: JournalHeader, in session: SessionID) throws {
         journals.withLock { $0[session, default: Journal()].entries[header.id] = Entry(header: header) }
     }
 
-    public func appendChunk(_ sealed: ByteBuffer, index: Int, of id: AttachmentID, in session: SessionID) throws {
+    package func appendChunk(_ sealed: ByteBuffer, index: Int, of id: AttachmentID, in session: SessionID) throws {
         try journals.withLock { journals in
             guard journals[session]?.entries[id]?.chunks.count == index else {
                 throw GroupSessionError.protocolViolation("chunk \(index) of \(id) out of order")
@@ -52,7 +52,7 @@ public final class MemoryJournalStorage: JournalStorage {
         }
     }
 
-    public func commitUpload(_ attachment: StoredAttachment, in session: SessionID) throws {
+    package func commitUpload(_ attachment: StoredAttachment, in session: SessionID) throws {
         try journals.withLock { journals in
             guard journals[session]?.entries[attachment.header.id] != nil else {
                 throw GroupSessionError.attachmentNotFound
@@ -62,14 +62,14 @@ public final class MemoryJournalStorage: JournalStorage {
         }
     }
 
-    public func discard(_ id: AttachmentID, in session: SessionID) {
+    package func discard(_ id: AttachmentID, in session: SessionID) {
         journals.withLock { journals in
             guard let entry = journals[session]?.entries.removeValue(forKey: id) else { return }
             if entry.stored != nil { journals[session]?.storedBytes -= entry.header.storedBytes }
         }
     }
 
-    public func chunks(_ range: Range<Int>, of id: AttachmentID, in session: SessionID) throws -> [ByteBuffer] {
+    package func chunks(_ range: Range<Int>, of id: AttachmentID, in session: SessionID) throws -> [ByteBuffer] {
         try journals.withLock { journals in
             guard let entry = journals[session]?.entries[id], entry.stored != nil, range.upperBound <= entry.chunks.count
             else { throw GroupSessionError.attachmentNotFound }
@@ -77,7 +77,7 @@ public final class MemoryJournalStorage: JournalStorage {
         }
     }
 
-    public func deleteSession(_ session: SessionID) {
+    package func deleteSession(_ session: SessionID) {
         _ = journals.withLock { $0.removeValue(forKey: session) }
     }
 }

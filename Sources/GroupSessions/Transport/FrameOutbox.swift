@@ -7,9 +7,9 @@ import Synchronization
 /// the bytes queued but not yet written: above `softLimit`, droppable (unreliable) frames are
 /// discarded; above `hardLimit`, the outbox reports ``EnqueueResult/overflow`` and the owner
 /// disconnects the slow reader instead of buffering without bound.
-public final class FrameOutbox: Sendable {
+package final class FrameOutbox: Sendable {
     /// What happened to an enqueued frame.
-    public enum EnqueueResult: Sendable, Equatable {
+    package enum EnqueueResult: Sendable, Equatable {
         /// Queued for writing.
         case queued
         /// Dropped: droppable and the queue is above the soft limit.
@@ -29,22 +29,22 @@ public final class FrameOutbox: Sendable {
 
     private let state = Mutex(State())
     /// Queued bytes above which droppable frames are discarded.
-    public let softLimit: Int
+    package let softLimit: Int
     /// Queued bytes above which nothing more is accepted.
-    public let hardLimit: Int
+    package let hardLimit: Int
 
     /// Creates an open, empty outbox.
-    public init(softLimit: Int = 4 << 20, hardLimit: Int = 64 << 20) {
+    package init(softLimit: Int = 4 << 20, hardLimit: Int = 64 << 20) {
         self.softLimit = softLimit
         self.hardLimit = hardLimit
     }
 
     /// Bytes queued and not yet reported written.
-    public var queuedBytes: Int { state.withLock { $0.queuedBytes } }
+    package var queuedBytes: Int { state.withLock { $0.queuedBytes } }
 
     /// Queues `frame` after everything queued before.
     @discardableResult
-    public func enqueue(_ frame: Frame, droppable: Bool = false) -> EnqueueResult {
+    package func enqueue(_ frame: Frame, droppable: Bool = false) -> EnqueueResult {
         let waiter: CheckedContinuation<[Frame]?, Never>?
         let result: EnqueueResult
         (waiter, result) = state.withLock { state -> (CheckedContinuation<[Frame]?, Never>?, EnqueueResult) in
@@ -64,7 +64,7 @@ public final class FrameOutbox: Sendable {
     }
 
     /// Stops accepting frames; ``next()`` returns what is queued, then `nil`.
-    public func close() {
+    package func close() {
         let waiter = state.withLock { state -> CheckedContinuation<[Frame]?, Never>? in
             state.closed = true
             defer { state.waiter = nil }
@@ -74,7 +74,7 @@ public final class FrameOutbox: Sendable {
     }
 
     /// Whether ``close()`` was called.
-    public var isClosed: Bool { state.withLock { $0.closed } }
+    package var isClosed: Bool { state.withLock { $0.closed } }
 
     /// Waits for queued frames and takes them all; `nil` once closed and drained, or when the
     /// calling task is cancelled while nothing is queued.
@@ -90,7 +90,7 @@ public final class FrameOutbox: Sendable {
     /// ```
     ///
     /// Only one task may call this at a time.
-    public func next() async -> [Frame]? {
+    package func next() async -> [Frame]? {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<[Frame]?, Never>) in
                 let ready: [Frame]?? = state.withLock { state in
@@ -117,7 +117,7 @@ public final class FrameOutbox: Sendable {
     }
 
     /// Reports that `bytes` of previously taken frames were written.
-    public func written(_ bytes: Int) {
+    package func written(_ bytes: Int) {
         state.withLock { $0.queuedBytes -= bytes }
     }
 }
