@@ -72,6 +72,7 @@ public struct RelayTransport: SessionTransport {
         let maximumFrameLength = self.maximumFrameLength
         let pin = relayKeyPin
         let pinFailure = PinFailure()
+        let tlsFailure = TLSFailure()
         let channel = try await ClientBootstrap(group: eventLoopGroup)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .connectTimeout(.seconds(30))
@@ -96,6 +97,9 @@ public struct RelayTransport: SessionTransport {
                             try channel.pipeline.syncOperations.addHandler(
                                 try NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
                         }
+                        // The handshake's own error: the session may otherwise see only its consequence
+                        // ("I/O on closed channel" from a write racing the close).
+                        try channel.pipeline.syncOperations.addHandler(TLSFailureRecorder(failure: tlsFailure))
                     }
                     try channel.pipeline.syncOperations.addHandler(
                         ByteToMessageHandler(FrameDecoder(maximumFrameLength: maximumFrameLength)))
@@ -108,15 +112,34 @@ public struct RelayTransport: SessionTransport {
         let usesTLS = sslContext != nil
         return RelayClientConnection(channel: channel, logger: logger) { error in
             // A failed pin check closes the connection without an error on the channel: report it anyway.
-            guard let error else {
-                return pinFailure.get().map { RelayTransportError(code: .pinMismatch, relay: relay, detail: $0) }
-            }
-            return RelayTransportError.classify(error, relay: relay, usesTLS: usesTLS, pinFailure: pinFailure.get())
+            if let pinned = pinFailure.get() { return RelayTransportError(code: .pinMismatch, relay: relay, detail: pinned) }
+            guard let cause = tlsFailure.get() ?? error else { return nil }
+            return RelayTransportError.classify(cause, relay: relay, usesTLS: usesTLS, pinFailure: nil)
         }
     }
 
     static func base64URL(_ bytes: [UInt8]) -> String {
         Base64URL.encode(bytes)
+    }
+}
+
+/// The first TLS error on a connection (the handshake's), kept for the error message.
+final class TLSFailure: Sendable {
+    private let error = Mutex<NIOSSLError?>(nil)
+    func set(_ value: NIOSSLError) { error.withLock { if $0 == nil { $0 = value } } }
+    func get() -> (any Error)? { error.withLock { $0 } }
+}
+
+/// Records the TLS errors that pass it and hands them on.
+final class TLSFailureRecorder: ChannelInboundHandler, Sendable {
+    typealias InboundIn = NIOAny
+    let failure: TLSFailure
+
+    init(failure: TLSFailure) { self.failure = failure }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let error = error as? NIOSSLError { failure.set(error) }
+        context.fireErrorCaught(error)
     }
 }
 
