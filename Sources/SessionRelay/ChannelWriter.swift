@@ -30,6 +30,7 @@ final class ChannelWriter: Sendable {
     let hardLimit: Int
     private let latency: @Sendable (Duration) -> Void
     private let finished: EventLoopPromise<Void>
+    private let drains: LoopDrains.Queue
 
     /// - Parameters:
     ///   - latency: told, per drain, how long its oldest frame waited between queueing and the kernel.
@@ -39,6 +40,7 @@ final class ChannelWriter: Sendable {
         self.hardLimit = hardLimit
         self.latency = latency
         finished = channel.eventLoop.makePromise(of: Void.self)
+        drains = LoopDrains.queue(for: channel.eventLoop)
         channel.closeFuture.whenComplete { [self] _ in
             state.withLock { $0.closed = true }
             finished.succeed()
@@ -59,7 +61,7 @@ final class ChannelWriter: Sendable {
             state.scheduled = true
             return (.queued, true)
         }
-        if schedule { channel.eventLoop.execute { self.drain() } }
+        if schedule { drains.schedule(self, on: channel.eventLoop) }
         return result
     }
 
@@ -81,7 +83,7 @@ final class ChannelWriter: Sendable {
     }
 
     /// On the event loop: writes every pending frame, flushes once, closes when asked to.
-    private func drain() {
+    fileprivate func drain() {
         let (frames, oldest, closing) = state.withLock { state in
             defer {
                 state.pending.removeAll(keepingCapacity: true)
@@ -101,5 +103,52 @@ final class ChannelWriter: Sendable {
             }
         }
         if closing { channel.close(promise: nil) }
+    }
+}
+
+/// One event-loop task per loop and fan-out, not per connection: the writers that got frames while
+/// a loop's drain was not yet running are drained together by one task on that loop.
+enum LoopDrains {
+    /// The writers waiting for one loop's next drain task.
+    final class Queue: Sendable {
+        let writers = Mutex<(pending: [ChannelWriter], scheduled: Bool)>(([], false))
+
+        /// Adds `writer`; the first one since the last drain schedules the task on `loop`.
+        func schedule(_ writer: ChannelWriter, on loop: any EventLoop) {
+            LoopDrains.schedule(writer, in: self, on: loop)
+        }
+    }
+
+    private static let queues = Mutex<[ObjectIdentifier: Queue]>([:])
+
+    /// The queue of `loop` (one per loop for the life of the process).
+    static func queue(for loop: any EventLoop) -> Queue {
+        let key = ObjectIdentifier(loop as AnyObject)
+        return queues.withLock { queues in
+            if let queue = queues[key] { return queue }
+            let queue = Queue()
+            queues[key] = queue
+            return queue
+        }
+    }
+
+    static func schedule(_ writer: ChannelWriter, in queue: Queue, on loop: any EventLoop) {
+        let first = queue.writers.withLock { state -> Bool in
+            state.pending.append(writer)
+            guard !state.scheduled else { return false }
+            state.scheduled = true
+            return true
+        }
+        guard first else { return }
+        loop.execute {
+            let writers = queue.writers.withLock { state -> [ChannelWriter] in
+                defer {
+                    state.pending.removeAll(keepingCapacity: true)
+                    state.scheduled = false
+                }
+                return state.pending
+            }
+            for writer in writers { writer.drain() }
+        }
     }
 }
