@@ -18,7 +18,7 @@
 ///    prior: clocks run within about ``Configuration/driftPriorPPM`` of each other (one standard
 ///    deviation; crystals are specified to tens of ppm), unless the samples say otherwise. The prior's
 ///    spread τ is widened to what the measurement shows beyond three of its standard errors,
-///    `τ² = max(prior², m² - 9σ²)`, so a large drift that stands out of the noise is believed. The
+///    `τ² = max(prior², m² - 25σ²)`, so a large drift that stands out of the noise is believed. The
 ///    drift is the posterior mean `m × τ² / (τ² + σ²)` and its uncertainty the posterior standard
 ///    deviation `σ × τ / √(τ² + σ²)`: on a quiet path σ is a fraction of a ppm within seconds and the
 ///    prior has no say; under tens of milliseconds of jitter, a few seconds of samples measure the

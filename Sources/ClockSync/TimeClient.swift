@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// ``run()`` polls forever on the schedule of a ``PollScheduler`` (a burst, then an adaptive
 /// interval), sleeping on the synced clock's own (injectable) local clock; ``measure(samples:interval:)``
-/// does a one-off burst, as `coplay time query` does, and ``converge(target:minimumSamples:maximumSamples:interval:)``
+/// does a one-off burst, as `coplay time query` does, and ``converge(target:minimumSamples:maximumSamples:interval:maximumInFlight:)``
 /// a burst that lasts until the estimate is good (a playback member's start). Kiss-o'-death codes are honoured: RATE backs the
 /// poll interval off, DENY and RSTR stop the client with ``TimeClientError/refused(_:)``. Responses that
 /// fail validation (wrong origin, unsynchronized server, ...) are dropped.
@@ -41,7 +41,7 @@ public final class TimeClient<C: Clock>: Sendable where C.Duration == Duration {
         /// envelope of, and it estimates drift as soon as its samples span 1 s, so a member whose clock
         /// runs 100 ppm off on a quiet path does not lag while it waits for a longer span (on a noisy
         /// path the filter's drift prior keeps a short span's noisy slope from being believed).
-        /// Start with ``TimeClient/converge(target:minimumSamples:maximumSamples:interval:)`` and pair it
+        /// Start with ``TimeClient/converge(target:minimumSamples:maximumSamples:interval:maximumInFlight:)`` and pair it
         /// with ``SyncedClock/Configuration/playback``.
         ///
         /// ```swift

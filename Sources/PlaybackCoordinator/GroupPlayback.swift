@@ -32,7 +32,7 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
         public var timeClient: TimeClient<LocalClock>.Configuration
         /// How the synced clock follows the estimate (default: ``SyncedClock/Configuration/playback``).
         public var syncedClock: SyncedClock<LocalClock>.Configuration
-        /// Poll until the clock estimate is good before returning (``TimeClient/converge(targetError:minimumSamples:maximumRequests:interval:inFlight:)``),
+        /// Poll until the clock estimate is good before returning (``TimeClient/converge(target:minimumSamples:maximumSamples:interval:maximumInFlight:)``),
         /// as a member that presents frames must; `false` takes 8 quick samples, enough for a member
         /// that only sends commands (every player applies a command at one reference instant).
         public var converge: Bool

@@ -140,7 +140,7 @@ public actor PlaybackCoordinator {
 
     /// Proposes a new rate to the group (0 pauses).
     ///
-    /// - Parameter rate: finite and not negative.
+    /// - Parameter rate: 0 (paused) or within ``CoordinatorCore/playingRates`` (1/16 to 16).
     /// - Throws: ``PlaybackCoordinatorError`` for a bad rate, no item, no clock, or a send failure.
     public func coordinateRateChange(to rate: Double) async throws {
         let actions = try core.proposeRate(rate, now: try synchronizedNow())

@@ -142,7 +142,7 @@ struct PlaybackControlCLITests {
 
         // The +100 ppm and -100 ppm members each presented the frames they share with the undrifted
         // one within 1 ms of it (p99). (Against each other, 200 ppm apart, they can be ~1.5 ms apart
-        // in the first seconds, before ClockSync's drift estimate: see docs/architecture.md.)
+        // in the first seconds, before ClockSync's drift estimate: see docs/benchmarks.md, "Drifting members".)
         struct Key: Hashable { var item: String; var index: Int; var reference: Int64 }
         let keyed = frames.map { list in
             Dictionary(list.map { (Key(item: $0.item, index: $0.index, reference: Int64(($0.referenceTime * 1e4).rounded())), $0.realtime) },
