@@ -40,6 +40,35 @@ struct InMemorySessionTests {
         }
     }
 
+    /// An activity that declares no identifier of its own.
+    struct Unnamed: GroupActivity, Equatable {
+        var value = 1
+        var metadata: GroupActivityMetadata { GroupActivityMetadata(title: "unnamed", type: .generic) }
+    }
+
+    @Test("GroupActivities' spellings: Identifiable sessions, the invite read back to rejoin, a default activityIdentifier, State and Participants")
+    func appleSpellings() async throws {
+        #expect(Unnamed.activityIdentifier == "GroupSessionsTests.InMemorySessionTests.Unnamed")
+        let transport = InMemoryTransport()
+        let center = GroupActivityCenter<Unnamed>(transport: transport)
+        let invite = Invite.generate(host: "local", port: 1)
+        let host = try await center.activate(Unnamed(), invite: invite)
+        try await host.join()
+        let state: GroupSession<Unnamed>.State = host.state
+        #expect(state == .joined)
+        // The invite read back from a session is enough to join it again.
+        let again = try await center.accept(host.invite)
+        #expect(again.id == host.id)
+        #expect(again.activity == Unnamed())
+        let recipients: GroupSessionMessenger.Participants = .only([host.localParticipant])
+        try await again.join()
+        try GroupSessionMessenger(session: again).send(Data([1]), to: recipients)
+        let sessions: [GroupSession<Unnamed>.ID] = [host.id, again.id]
+        #expect(Set(sessions).count == 1)
+        host.leave()
+        again.leave()
+    }
+
     @Test("a wrong secret is refused")
     func wrongSecret() async throws {
         let transport = InMemoryTransport()

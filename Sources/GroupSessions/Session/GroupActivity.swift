@@ -19,3 +19,10 @@ public protocol GroupActivity: Codable, Sendable {
     /// How the activity presents itself.
     var metadata: GroupActivityMetadata { get }
 }
+
+extension GroupActivity {
+    /// By default, the activity type's module-qualified name (`MyApp.WatchMovie`), as
+    /// GroupActivities derives one from the type: declare your own reverse-DNS identifier
+    /// when members may build the type under another module name.
+    public static var activityIdentifier: String { String(reflecting: Self.self) }
+}

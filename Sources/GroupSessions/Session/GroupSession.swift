@@ -12,10 +12,15 @@ import Foundation
 /// try await session.join()
 /// for await members in session.activeParticipantsUpdates { print(members.count) }
 /// ```
-public final class GroupSession<Activity: GroupActivity>: Sendable {
+public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable {
     let engine: SessionEngine
-    /// The invite this member opened the session with; a successor is opened on the same relay.
-    let invite: Invite
+    /// The invite this member opened the session with: give it to someone (or keep it) to join
+    /// again (`center.accept(invite)`). It holds the session secret; a successor is opened on the
+    /// same relay.
+    public let invite: Invite
+
+    /// GroupActivities' name for the session's state (``GroupSessionState``).
+    public typealias State = GroupSessionState
 
     init(engine: SessionEngine, invite: Invite) {
         self.engine = engine

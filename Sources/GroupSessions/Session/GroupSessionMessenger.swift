@@ -35,6 +35,9 @@ public final class GroupSessionMessenger: Sendable {
         case only(Set<Participant>)
     }
 
+    /// GroupActivities' name for ``Recipients`` (`messenger.send(value, to: .only(members))`).
+    public typealias Participants = Recipients
+
     /// The largest message body (the JSON or raw bytes): 256 KiB.
     public static let maximumMessageSize = SessionEngine.maximumMessageSize
 
