@@ -170,14 +170,22 @@ struct ControlCommand: AsyncParsableCommand {
     ) async throws -> T {
         let member = try await PlaybackMember.open(
             invite: invite, entry: .accept(expectedFingerprint: nil, file: nil), converge: false, tls: tls, logger: logger)
-        defer { member.session.leave() }
         let coordinator = member.playback.makeCoordinator(delegate: CommandOnlyDelegate(), name: "control")
         let running = Task { await coordinator.run() }
         defer { running.cancel() }
-        guard await poll(for: .seconds(5), { await coordinator.state != nil }) else {
-            throw PlaybackSetupError.noPlaybackState
+        // The process exits right after: leave only once the relay has been told, or the others
+        // would list this member until the relay's presence grace ran out.
+        do {
+            guard await poll(for: .seconds(5), { await coordinator.state != nil }) else {
+                throw PlaybackSetupError.noPlaybackState
+            }
+            let result = try await body(member, coordinator)
+            await member.session.leave(waitingUpTo: .seconds(2))
+            return result
+        } catch {
+            await member.session.leave(waitingUpTo: .seconds(2))
+            throw error
         }
-        return try await body(member, coordinator)
     }
 
     /// Polls `condition` every 10 ms until it holds or `timeout` passes (or the task is cancelled).

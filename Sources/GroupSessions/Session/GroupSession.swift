@@ -99,6 +99,11 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
     /// Leaves locally; the others see this member go. The session object is invalidated.
     public func leave() { engine.leave() }
 
+    /// Leaves, and returns once the relay has been told (the `leave` frame written and the
+    /// connection closed) or `timeout` has passed: what a process about to exit should call, so the
+    /// other members see it leave now rather than after the relay's presence grace period.
+    public func leave(waitingUpTo timeout: Duration) async { await engine.leave(waitingUpTo: timeout) }
+
     /// Ends the session for every member.
     ///
     /// - Throws: ``GroupSessionError/notJoined`` if not joined.

@@ -264,6 +264,14 @@ final class SessionEngine: Sendable {
         invalidate(.left)
     }
 
+    /// Leaves, and returns once the `leave` frame is written and the connection closed (or after
+    /// `timeout`): a process about to exit calls this, so the others see it leave at once.
+    func leave(waitingUpTo timeout: Duration) async {
+        let connection = inner.withLock { $0.connection }
+        leave()
+        await connection.closeAndWait(timeout: timeout)
+    }
+
     func end() throws {
         try inner.withLock { inner in
             guard case .joined = inner.state else { throw GroupSessionError.notJoined }

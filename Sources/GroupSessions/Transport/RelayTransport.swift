@@ -213,4 +213,15 @@ final class RelayClientConnection: TransportConnection {
     func close() {
         outbox.close()
     }
+
+    func closeAndWait(timeout: Duration) async {
+        outbox.close()
+        let task = self.task
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await task.value }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
 }

@@ -30,4 +30,12 @@ public protocol TransportConnection: Sendable {
     var inbound: AsyncThrowingStream<Frame, any Error> { get }
     /// Closes the connection after the frames already queued.
     func close()
+    /// Closes the connection after the frames already queued and returns once they are written
+    /// and the connection is closed (or `timeout` has passed).
+    func closeAndWait(timeout: Duration) async
+}
+
+extension TransportConnection {
+    /// Connections that write synchronously need not wait.
+    public func closeAndWait(timeout: Duration) async { close() }
 }
