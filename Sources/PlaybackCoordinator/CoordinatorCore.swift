@@ -295,6 +295,15 @@ public struct CoordinatorCore: Sendable {
         return actions
     }
 
+    /// A presence report now (name, delay, preroll, item), whatever the schedule: a member about
+    /// to propose right after joining sends it first, so the others know its name when the
+    /// proposal arrives (one sender's messages arrive in order).
+    public mutating func presenceReport(now: ReferenceTime) -> [CoordinatorAction] {
+        let report = PresenceReport(
+            sentAt: now, observedDelay: observedDelay, preroll: configuration.preroll, item: localItem, name: name)
+        return [.send(.presence(report), retainKey: nil)]
+    }
+
     // MARK: Time
 
     /// Advances time: sends presence when due, reports suspensions that timed out, forgets old ones.

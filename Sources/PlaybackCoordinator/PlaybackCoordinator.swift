@@ -147,6 +147,12 @@ public actor PlaybackCoordinator {
         try await send(actions)
     }
 
+    /// Sends this member's presence report (its name among it) now, before anything it proposes
+    /// next: for a member that joins only to send a command (`coplay control`).
+    public func announce() async throws {
+        try await send(core.presenceReport(now: try synchronizedNow()))
+    }
+
     /// Resumes at the intended rate (1 unless a rate was chosen).
     public func play() async throws {
         try await send(try core.proposePlay(now: try synchronizedNow()))

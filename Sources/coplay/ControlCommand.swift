@@ -179,6 +179,8 @@ struct ControlCommand: AsyncParsableCommand {
             guard await poll(for: .seconds(5), { await coordinator.state != nil }) else {
                 throw PlaybackSetupError.noPlaybackState
             }
+            // Its name goes out before its command, so every member's event names "control".
+            try await coordinator.announce()
             let result = try await body(member, coordinator)
             await member.session.leave(waitingUpTo: .seconds(2))
             return result
