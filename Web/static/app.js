@@ -258,7 +258,10 @@ function onPlaybackEvent(event) {
       break;
     case "correction":
       if (event.detail === "seek") logLine(`Resynchronized with a seek (was ${signedMs(event.errorMs)})`, "warn", event);
-      else {
+      else if (event.detail === "restart") {
+        // A start whose first frames were off, done again at once: kept for the hook, not logged.
+        keepEvent({ ...event, text: `start redone (was ${signedMs(event.errorMs)})`, kind: "correction" });
+      } else {
         state.trims += 1; // speed trims are frequent: counted, kept in the hook's events, not logged
         keepEvent({ ...event, text: "trim", kind: "correction" });
       }

@@ -51,12 +51,34 @@ export const THRESHOLDS = Object.freeze({
     maximumTrim: 0.02,
     /** Errors above this are corrected by a re-anchoring restart rather than a trim (ms of item time). */
     seekThresholdMs: 120,
+    /**
+     * A start (play, seek, item, resume, rate change) whose first frames are off by more than this
+     * (wall-clock ms) is done again at once, up to `startRetries` times, instead of being trimmed
+     * for seconds. Off (0 retries): measured (bench, Nov 2026), a redone start lands as far off as
+     * the first (Chromium's pictures take a new cadence phase each time, −14 ... +18 ms), so redoing
+     * cost pictures without lowering the p99.
+     */
+    startToleranceMs: 5,
+    /** How often in a row such a start is done again (0: never; trims fix it). */
+    startRetries: 0,
+    /**
+     * An experiment, off (0): the element never runs at exactly the group's rate but at least this
+     * trim, its sign flipped when the error crosses ±`ditherHysteresisMs`. Meant to keep Chromium
+     * from locking a 25 fps clip onto a 60 Hz cadence; measured (bench, Nov 2026), the pictures still
+     * kept their cadence and moved in 3.3-10 ms steps, and the p99 did not improve.
+     */
+    ditherTrim: 0,
+    ditherHysteresisMs: 1.5,
   }),
   audio: Object.freeze({
-    deadbandMs: 30,
-    trimWindowS: 2,
-    maximumTrim: 0.02,
-    seekThresholdMs: 60,
+    deadbandMs: 4,
+    trimWindowS: 1,
+    maximumTrim: 0.03,
+    seekThresholdMs: 40,
+    startToleranceMs: 20,
+    startRetries: 0,
+    ditherTrim: 0,
+    ditherHysteresisMs: 1.5,
   }),
 });
 
@@ -85,8 +107,30 @@ export const TIMING = Object.freeze({
   spinMs: 3,
   /** The first guess of the time from `play()` to the media clock moving; learned from errors. */
   startLatencyMs: 0,
-  /** The learned start latency stays within [0, this] (less than the restart delay). */
+  /** The learned start latency stays within [minimum, maximum] (less than the restart delay). */
   maximumStartLatencyMs: 200,
+  /**
+   * Negative: `play()` after the instant. Chromium shows a video-only clip's pictures 2-12 ms ahead
+   * of its media clock after a start (bench runs, Nov 2026), so the learnt latency goes below 0.
+   */
+  minimumStartLatencyMs: -50,
+  /** A start is verified on frames presented from this long after its instant... */
+  verifySettleMs: 300,
+  /** ... once this many have been (two 25 fps / 60 Hz cycles: the estimate's rank needs two least-lag frames)... */
+  verifySamples: 10,
+  /** ... and not after this (then the ordinary loop judges it). */
+  verifyWithinMs: 1500,
+  /** The share of a verified start's error learnt into the start latency (all of it beyond `learnWholeAboveMs`). */
+  latencyGain: 0.5,
+  learnWholeAboveMs: 20,
+  /**
+   * The adapter's own seeks (starts, re-anchoring, snaps) and the first moments after its own starts
+   * report the element's seeking / waiting only once it lasts this long: a page correcting itself
+   * must not stop the whole group (the coordinator's grace is 100 ms).
+   */
+  ownGraceMs: 1000,
+  /** How long after an own start the element's waiting counts as the start's (see ownGraceMs). */
+  ownStartQuietMs: 500,
   /** After a pause, seek this far past the frame's presentation time so rounding cannot show the previous frame (s). */
   snapEpsilon: 0.0005,
   /** Without any frame sample for this long while playing, the position is judged from `currentTime`. */
@@ -116,6 +160,33 @@ export function estimateError(samples, motion, speed, nowMs, rank = TIMING.rankF
   const groupNow = motionItemTime(motion, nowMs);
   const errors = samples.map((s) => s.mediaTime + (speed * (nowMs - s.refMs)) / 1000 - groupNow);
   return rankFromTop(errors, rank);
+}
+
+/**
+ * The same from samples that carry `driftS`, the seconds of item time the trims had added by the
+ * sample's instant (so the trim may change within the window): each sample's error then, plus what
+ * the trims added since (`driftNowS` - its `driftS`).
+ *
+ * @param {Array<{refMs: number, mediaTime: number, driftS: number}>} samples
+ */
+export function estimateErrorWithDrift(samples, motion, nowMs, driftNowS, rank = TIMING.rankFromTop) {
+  const errors = samples.map((s) => s.mediaTime - motionItemTime(motion, s.refMs) + driftNowS - s.driftS);
+  return rankFromTop(errors, rank);
+}
+
+/**
+ * The trim to run at, never exactly 1 when `thresholds.ditherTrim` > 0: a proportional trim at
+ * least that large stays; inside it the sign follows the error with a hysteresis of
+ * ±`ditherHysteresisMs` (`current`: the trim in force).
+ */
+export function ditheredTrim(factor, errorMs, current, thresholds) {
+  const d = thresholds.ditherTrim ?? 0;
+  if (d <= 0 || Math.abs(factor - 1) >= d) return factor;
+  let direction = current > 1 ? 1 : current < 1 ? -1 : 0;
+  if (errorMs > thresholds.ditherHysteresisMs) direction = -1;
+  else if (errorMs < -thresholds.ditherHysteresisMs) direction = 1;
+  else if (direction === 0) direction = errorMs > 0 ? -1 : 1;
+  return 1 + direction * d;
 }
 
 /**
@@ -162,17 +233,19 @@ export class VideoPlayer {
    * @param {import("./schedule.js").FrameGrid|null} [options.grid] its frame grid, when constant.
    * @param {{setTimeout, clearTimeout}} [options.timers]
    * @param {() => number} [options.timeOrigin] `performance.timeOrigin`.
+   * @param {() => number} [options.localNow] `performance.now()`.
    * @param {() => number} [options.realtime] seconds since the Unix epoch, to stamp events.
    * @param {object} [options.timing] overrides of TIMING.
    * @param {object} [options.thresholds] overrides of THRESHOLDS ({video, audio}).
    */
-  constructor({ video, clock, item, grid = null, timers = globalThis, timeOrigin = () => performance.timeOrigin, realtime = () => Date.now() / 1000, timing = {}, thresholds = {} }) {
+  constructor({ video, clock, item, grid = null, timers = globalThis, timeOrigin = () => performance.timeOrigin, localNow = () => performance.now(), realtime = () => Date.now() / 1000, timing = {}, thresholds = {} }) {
     this.video = video;
     this.clock = clock;
     this.item = item;
     this.grid = grid;
     this.timers = timers;
     this.timeOrigin = timeOrigin;
+    this.localNow = localNow;
     this.realtime = realtime;
     this.timing = { ...TIMING, ...timing };
     this.thresholdSets = { ...THRESHOLDS, ...thresholds };
@@ -182,7 +255,14 @@ export class VideoPlayer {
     this.trim = 1;
     this.startLatencyMs = this.timing.startLatencyMs;
     this.restartDelayMs = this.timing.restartDelayMs;
-    this.learnLatency = false;
+    this.verifying = null; // {fromMs, attempt, learn}: a start whose first frames are still to be judged
+    this.restarts = 0; // starts done again after their first frames
+    this.ownSeeks = 0;
+    this.quietUntilMs = -Infinity;
+    this.deferredReadiness = null;
+    this.deferTimer = null;
+    this.groupRate = null; // the rate part of playbackRate (the rest is the trim)
+    this.drift = { atMs: 0, valueS: 0, slope: 0 }; // item seconds the trims added: value at atMs, + slope per ms
     this.judgeFrom = -Infinity; // reference ms: samples before this are not judged
     this.lastCorrectionMs = -Infinity;
     this.lastSampleMs = -Infinity;
@@ -194,7 +274,6 @@ export class VideoPlayer {
     this.stopped = true;
     this.wakeUp = null;
     this.readiness = Readiness.loading;
-    this.ownSeek = false;
     this.mutedByPolicy = false;
     /** Readiness reports ("ready" | "loading" | "seeking" | "starved"). */
     this.onreadiness = () => {};
@@ -217,18 +296,18 @@ export class VideoPlayer {
     this.stopped = false;
     const v = this.video;
     this.listeners = {
-      seeking: () => this.reportReadiness(Readiness.seeking),
-      seeked: () => this.reportReadiness(v.readyState >= HAVE_CURRENT_DATA ? Readiness.ready : Readiness.loading),
-      waiting: () => this.reportReadiness(v.seeking ? Readiness.seeking : this.playing ? Readiness.starved : Readiness.loading),
+      seeking: () => this.elementReadiness(Readiness.seeking),
+      seeked: () => this.elementReadiness(v.readyState >= HAVE_CURRENT_DATA ? Readiness.ready : Readiness.loading),
+      waiting: () => this.elementReadiness(v.seeking ? Readiness.seeking : this.playing ? Readiness.starved : Readiness.loading),
       stalled: () => {
-        if (this.playing && v.readyState < HAVE_FUTURE_DATA) this.reportReadiness(Readiness.starved);
+        if (this.playing && v.readyState < HAVE_FUTURE_DATA) this.elementReadiness(Readiness.starved);
       },
-      playing: () => this.reportReadiness(Readiness.ready),
+      playing: () => this.elementReadiness(Readiness.ready),
       canplay: () => {
-        if (!v.seeking) this.reportReadiness(Readiness.ready);
+        if (!v.seeking) this.elementReadiness(Readiness.ready);
       },
       loadeddata: () => {
-        if (!v.seeking) this.reportReadiness(Readiness.ready);
+        if (!v.seeking) this.elementReadiness(Readiness.ready);
       },
       ended: () => {
         this.ended = true;
@@ -253,9 +332,42 @@ export class VideoPlayer {
   /** Stops (the element is paused). */
   stop() {
     this.stopped = true;
+    if (this.deferTimer !== null) this.timers.clearTimeout(this.deferTimer);
+    this.deferTimer = null;
     for (const [name, listener] of Object.entries(this.listeners ?? {})) this.video.removeEventListener(name, listener);
     this.pauseElement();
     this.wake();
+  }
+
+  /** Whether the element's state is the adapter's own doing now (an own seek, just after an own start). */
+  get ownOperation() {
+    return this.ownSeeks > 0 || (this.clock.nowMs() ?? -Infinity) < this.quietUntilMs;
+  }
+
+  /**
+   * What the element's events say about readiness. During the adapter's own seeks and starts a
+   * not-ready state is reported only if it outlasts `ownGraceMs` (under load the page's own
+   * corrective seeks became group-wide buffering suspensions); ready is reported at once.
+   */
+  elementReadiness(readiness) {
+    if (readiness !== Readiness.ready && this.ownOperation) {
+      this.deferredReadiness = readiness;
+      if (this.deferTimer === null) {
+        this.deferTimer = this.timers.setTimeout(() => {
+          this.deferTimer = null;
+          const deferred = this.deferredReadiness;
+          this.deferredReadiness = null;
+          if (deferred !== null && !this.stopped) this.reportReadiness(deferred);
+        }, this.timing.ownGraceMs);
+      }
+      return;
+    }
+    this.deferredReadiness = null;
+    if (this.deferTimer !== null) {
+      this.timers.clearTimeout(this.deferTimer);
+      this.deferTimer = null;
+    }
+    this.reportReadiness(readiness);
   }
 
   reportReadiness(readiness) {
@@ -314,15 +426,30 @@ export class VideoPlayer {
   recordFrame(metadata) {
     const offset = this.clock.offsetMs();
     const wallMs = this.timeOrigin() + metadata.expectedDisplayTime;
-    const sample = { wallMs, mediaTime: metadata.mediaTime, rate: this.video.playbackRate, referenceOffsetMs: offset, refMs: wallMs + offset, playing: this.playing && !this.video.paused && !this.video.seeking };
+    const v = this.video;
+    const before = this.localNow();
+    const currentTime = v.currentTime;
+    const clockMs = this.timeOrigin() + (before + this.localNow()) / 2;
+    const sample = {
+      wallMs, mediaTime: metadata.mediaTime, rate: v.playbackRate, referenceOffsetMs: offset, refMs: wallMs + offset,
+      playing: this.playing && !v.paused && !v.seeking, paused: v.paused, seeking: v.seeking, trim: this.trim, currentTime, clockMs,
+      driftS: this.driftAt(wallMs + offset),
+    };
     this.samplesKept.push(sample);
     if (this.samplesKept.length > this.timing.keptSamples) this.samplesKept.splice(0, this.samplesKept.length - this.timing.keptSamples);
     if (sample.playing) this.lastSampleMs = sample.refMs;
   }
 
-  /** Recent samples `{wallMs, mediaTime, rate, referenceOffsetMs}` (wallMs: performance.timeOrigin + expectedDisplayTime). */
+  /**
+   * Recent samples `{wallMs, mediaTime, rate, referenceOffsetMs, paused, seeking, trim, currentTime, clockMs}`:
+   * wallMs is performance.timeOrigin + expectedDisplayTime; the element's state at the callback, the
+   * trim in its playbackRate (the group's rate is rate / trim), and its media clock read in the callback
+   * (`currentTime` at local ms `clockMs`, performance.timeOrigin + performance.now()).
+   */
   samples() {
-    return this.samplesKept.map(({ wallMs, mediaTime, rate, referenceOffsetMs }) => ({ wallMs, mediaTime, rate, referenceOffsetMs }));
+    return this.samplesKept.map(({ wallMs, mediaTime, rate, referenceOffsetMs, paused, seeking, trim, currentTime, clockMs }) => ({
+      wallMs, mediaTime, rate, referenceOffsetMs, paused, seeking, trim, currentTime, clockMs,
+    }));
   }
 
   /** Samples the controller may judge now. */
@@ -414,8 +541,10 @@ export class VideoPlayer {
       if (this.playing && current !== null && sameMotion(this.applied, current) && current.rate > 0 && isContinued(current, next)) {
         // A rate change without a jump: at the instant.
         await this.waitUntil(next.referenceMs);
-        this.setRate(next.rate, 1);
+        this.setRate(next.rate, this.startTrim);
         this.applied = next;
+        // Chromium's pictures (with audio: its clock) step at a rate change: judged like a start.
+        this.verifying = { fromMs: next.referenceMs + this.timing.verifySettleMs, attempt: 0, learn: false };
         return;
       }
       if (this.playing) {
@@ -426,7 +555,7 @@ export class VideoPlayer {
         return;
       }
       await this.seekTo(next.itemTime);
-      this.setRate(next.rate, 1);
+      this.setRate(next.rate, this.startTrim);
       if (await this.startAt(next.referenceMs, next)) this.applied = next;
       return;
     }
@@ -444,7 +573,7 @@ export class VideoPlayer {
   }
 
   /** Starts `motion`, already in force, a little in the future (a late command, a re-anchoring). */
-  async restart(motion) {
+  async restart(motion, attempt = 0) {
     if (this.clock.nowMs() === null) return;
     if (motion.rate === 0) {
       this.pauseElement();
@@ -459,8 +588,8 @@ export class VideoPlayer {
     const seekStarted = this.clock.nowMs();
     await this.seekTo(target);
     const seekMs = (this.clock.nowMs() ?? seekStarted) - seekStarted;
-    this.setRate(motion.rate, 1);
-    if (await this.startAt(later, motion)) {
+    this.setRate(motion.rate, this.startTrim);
+    if (await this.startAt(later, motion, attempt)) {
       this.applied = motion;
     } else {
       // The seek took longer than the delay allowed: allow more next time.
@@ -472,7 +601,7 @@ export class VideoPlayer {
    * Starts the element so its media clock moves from reference ms `instant` on (it is paused at the
    * motion's item time for that instant). Returns false when the instant is too close or past.
    */
-  async startAt(instant, motion) {
+  async startAt(instant, motion, attempt = 0) {
     const duration = this.video.duration;
     if (Number.isFinite(duration) && motionItemTime(motion, instant) >= duration - 1e-3) {
       // Past the end: show the last picture, do not play.
@@ -489,7 +618,8 @@ export class VideoPlayer {
     this.startedAtMs = instant;
     this.judgeFrom = instant + this.timing.settleMs;
     this.lastCorrectionMs = instant;
-    this.learnLatency = true;
+    this.quietUntilMs = instant + this.timing.ownStartQuietMs;
+    this.verifying = { fromMs: instant + this.timing.verifySettleMs, attempt, learn: true };
     return true;
   }
 
@@ -499,12 +629,12 @@ export class VideoPlayer {
       this.errorMs = null;
       return;
     }
+    if (this.verifying !== null && (await this.verifyStart(motion, now))) return;
     const samples = this.judgeable(now);
-    const speed = motion.rate * this.trim;
     let error = null;
     let fine = false;
     if (samples.length >= this.timing.minimumSamples) {
-      error = estimateError(samples, motion, speed, now, this.timing.rankFromTop);
+      error = estimateErrorWithDrift(samples, motion, now, this.driftAt(now), this.timing.rankFromTop);
       fine = true;
     } else if (now - Math.max(this.lastSampleMs, this.startedAtMs) > this.timing.coarseAfterMs && !this.video.seeking) {
       // No frames seen for a while: the element's own clock, judged only beyond a frame more.
@@ -513,14 +643,6 @@ export class VideoPlayer {
     if (error === null) return;
     this.errorMs = error * 1000;
     const thresholds = this.thresholds;
-    if (fine && this.learnLatency) {
-      // The first estimate after a start says how late the media clock started moving. With an audio
-      // track Chromium's clock starts with the audio output, measured 75-90 ms after play(): learnt
-      // whole at once (the restart that follows then lands); small errors are learnt partly.
-      this.learnLatency = false;
-      const gain = Math.abs(error) < Math.min(0.005, (this.grid?.interval ?? 0.04) / 4) ? 0.7 : 1;
-      this.startLatencyMs = Math.min(this.timing.maximumStartLatencyMs, Math.max(0, this.startLatencyMs - (error * 1000 * gain) / motion.rate));
-    }
     const slack = fine ? 0 : (this.grid?.interval ?? 0.04) * 1000;
     if (Math.abs(error * 1000) > thresholds.seekThresholdMs + slack) {
       this.emitCorrection("seek", error * 1000, null);
@@ -529,22 +651,78 @@ export class VideoPlayer {
       return;
     }
     if (!fine) return;
-    const { factor } = correctionFor(error, motion.rate, thresholds);
+    const factor = ditheredTrim(correctionFor(error, motion.rate, thresholds).factor, error * 1000, this.trim, thresholds);
     if (Math.abs(factor - this.trim) > 1e-6) {
       this.setRate(motion.rate, factor);
       this.emitCorrection("rate", error * 1000, motion.rate * factor);
     }
   }
 
+  /**
+   * Judges a start on its first frames (`verifySamples` from `verifySettleMs` after the instant):
+   * Chromium keeps the frame cadence it picks at a start, so pictures that start off stay off until
+   * trims move them, late and in whole frame-clock ticks; a start off by more than
+   * `startToleranceMs` is done again at once (a re-seek and a timed play), up to `startRetries`
+   * times. The error is also learnt into the start latency (the part common to every start; with an
+   * audio track Chromium's clock starts with the audio output, tens of ms after play()).
+   * Returns true while the start is still being judged or was redone (the ordinary loop waits).
+   */
+  async verifyStart(motion, now) {
+    const check = this.verifying;
+    const samples = this.samplesKept.filter((s) => s.playing && s.refMs >= check.fromMs && s.refMs <= now + 50);
+    if (samples.length < this.timing.verifySamples) {
+      if (now - check.fromMs < this.timing.verifyWithinMs) return true;
+      this.verifying = null;
+      return false;
+    }
+    this.verifying = null;
+    const error = estimateErrorWithDrift(samples, motion, now, this.driftAt(now), this.timing.rankFromTop);
+    const errorMs = error * 1000;
+    this.errorMs = errorMs;
+    if (check.learn) {
+      const gain = Math.abs(errorMs) > this.timing.learnWholeAboveMs ? 1 : this.timing.latencyGain;
+      this.startLatencyMs = Math.min(this.timing.maximumStartLatencyMs, Math.max(this.timing.minimumStartLatencyMs, this.startLatencyMs - (errorMs * gain) / motion.rate));
+    }
+    // Judged in wall-clock ms (what a viewer sees): at half speed an item-time error shows twice as long.
+    if (Math.abs(errorMs / motion.rate) <= this.thresholds.startToleranceMs || check.attempt >= (this.thresholds.startRetries ?? 0)) return false;
+    this.restarts += 1;
+    this.emitCorrection("restart", errorMs, null);
+    this.errorMs = null;
+    await this.restart(motion, check.attempt + 1);
+    return true;
+  }
+
   // MARK: Element operations
 
+  /** Item seconds the trims had added by reference ms `ms` (continuous; only differences matter). */
+  driftAt(ms) {
+    return this.drift.valueS + this.drift.slope * (ms - this.drift.atMs);
+  }
+
+  /** The trim a start or a rate change begins with: off the group's rate by the dither, if any. */
+  get startTrim() {
+    return 1 + (this.thresholds.ditherTrim ?? 0);
+  }
+
   setRate(rate, trim) {
+    const now = this.clock.nowMs();
+    if (now !== null) this.drift = { atMs: now, valueS: this.driftAt(now), slope: (rate * (trim - 1)) / 1000 };
     this.trim = trim;
+    // Chromium's pitch-preserving time stretch moves an audio track's clock in steps at a rate change
+    // (PLAYERS.md, bench runs); without it trims act smoothly. The pitch is kept for the group's own
+    // speeds other than 1, where a person hears it; trims (at most a few % for a second or two) go without.
+    if ("preservesPitch" in this.video) {
+      const keep = Math.abs(rate - 1) > 1e-9;
+      if (this.video.preservesPitch !== keep) this.video.preservesPitch = keep;
+    }
     const wanted = rate * trim;
+    const rateChanged = this.groupRate !== rate;
+    this.groupRate = rate;
     if (this.video.playbackRate !== wanted) {
       this.video.playbackRate = wanted;
-      const now = this.clock.nowMs();
-      if (now !== null) this.judgeFrom = Math.max(this.judgeFrom, now + this.timing.settleMs);
+      // The renderer catches up first. With the dither a trim alone does not end the judging (it
+      // flips every few hundred ms; the samples carry the drift it makes).
+      if (now !== null && (rateChanged || !(this.thresholds.ditherTrim > 0))) this.judgeFrom = Math.max(this.judgeFrom, now + this.timing.settleMs);
     }
   }
 
@@ -581,6 +759,7 @@ export class VideoPlayer {
     }
     this.playing = false;
     this.errorMs = null;
+    this.verifying = null;
   }
 
   /** The time to show for a stop at `itemTime`: just past its frame's presentation time. */
@@ -595,7 +774,18 @@ export class VideoPlayer {
     let target = Math.max(0, itemTime);
     if (Number.isFinite(v.duration) && target > v.duration) target = v.duration;
     if (Math.abs(v.currentTime - target) < 1e-6 && !v.seeking) return;
-    await new Promise((resolve) => {
+    this.ownSeeks += 1;
+    try {
+      await this.seekElement(target);
+    } finally {
+      this.ownSeeks -= 1;
+    }
+  }
+
+  /** Sets `currentTime` and waits for `seeked` (or `seekTimeoutMs`). */
+  seekElement(target) {
+    const v = this.video;
+    return new Promise((resolve) => {
       let timer = null;
       const done = () => {
         v.removeEventListener("seeked", done);
@@ -625,7 +815,7 @@ export class VideoPlayer {
   /** The state for the page and its test hook. */
   get status() {
     return {
-      playing: this.playing, trim: this.trim, errorMs: this.errorMs, startLatencyMs: this.startLatencyMs, readiness: this.readiness,
+      playing: this.playing, trim: this.trim, errorMs: this.errorMs, startLatencyMs: this.startLatencyMs, readiness: this.readiness, restarts: this.restarts,
       foreignItem: this.foreignItem, ended: this.ended, hasAudio: hasAudioTrack(this.video),
     };
   }
