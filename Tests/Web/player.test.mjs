@@ -283,3 +283,21 @@ test("with a dither the element never runs at exactly the group's rate, and stay
   // The frames show the clock 0-3.3 ms late, the hysteresis and a look every 100 ms at 0.5 %.
   assert.ok(worst < 0.0034 + dither.ditherHysteresisMs / 1000 + 0.001, `worst ${worst * 1000} ms`);
 });
+
+test("an element still loading reports its own seek as before (the grace starts again, no stale loading)", async () => {
+  const time = new ManualTime();
+  const video = new FakeVideo(time, { offsetMs: 250, seekMs: 50 });
+  video.readyState = 1;
+  const player = new VideoPlayer({
+    video, item: "clip", grid: new FrameGrid(0, 0.04, 60), timers: time, timeOrigin: () => 0, realtime: () => time.now / 1000,
+    clock: { nowMs: () => time.now, offsetMs: () => video.offsetMs }, timing: { spinMs: 0 },
+  });
+  const readiness = [];
+  player.onreadiness = (r) => readiness.push(r);
+  player.start();
+  assert.equal(player.readiness, "loading", "not ready at the start (the page reports it to the shell)");
+  video.readyState = 4;
+  player.handle({ kind: "pause", itemTime: 3, referenceTime: msToNs(time.now + 100), originator: "ann", expectedItemIdentifier: "clip", revision: 1n });
+  await time.advance(400);
+  assert.deepEqual(readiness, ["seeking", "ready"]);
+});

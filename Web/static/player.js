@@ -346,11 +346,13 @@ export class VideoPlayer {
 
   /**
    * What the element's events say about readiness. During the adapter's own seeks and starts a
-   * not-ready state is reported only if it outlasts `ownGraceMs` (under load the page's own
-   * corrective seeks became group-wide buffering suspensions); ready is reported at once.
+   * ready element's not-ready state is reported only if it outlasts `ownGraceMs` (under load the
+   * page's own corrective seeks became group-wide buffering suspensions); ready is reported at once.
    */
   elementReadiness(readiness) {
-    if (readiness !== Readiness.ready && this.ownOperation) {
+    // Only a ready element's reports wait: one already not ready (loading at the start) reports as
+    // before, so its new report restarts the coordinator's grace instead of leaving the old one running.
+    if (readiness !== Readiness.ready && this.readiness === Readiness.ready && this.ownOperation) {
       this.deferredReadiness = readiness;
       if (this.deferTimer === null) {
         this.deferTimer = this.timers.setTimeout(() => {
