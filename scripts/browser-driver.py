@@ -60,8 +60,8 @@ import time
 import urllib.parse
 
 # Injected into every page before its own scripts: samples the page's <video> with its own
-# requestVideoFrameCallback (the page's samples() carries neither the paused / seeking state nor
-# presentedFrames), records the element's events, and forwards the page hook's events once each.
+# requestVideoFrameCallback (independent of the page's samples(), and with presentedFrames), records
+# the element's events, and forwards the page hook's events once each.
 INSTRUMENT = r"""
 (() => {
   if (window.__coplayBench) return;
