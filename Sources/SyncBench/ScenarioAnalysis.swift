@@ -92,9 +92,10 @@ public struct ScenarioAnalysis: Sendable {
 
         var points: [SkewSeries.Point] = []
         var unmatched = 0
+        let pauses = Self.pauses(streams)
         for (index, presentations) in byIndex {
             let (clusters, leftover) = Self.pair(
-                presentations, players: players, window: configuration.pairingWindow)
+                presentations, players: players, window: configuration.pairingWindow, pauses: pauses)
             unmatched += leftover
             for cluster in clusters {
                 let times = Array(cluster.values)
@@ -141,12 +142,32 @@ public struct ScenarioAnalysis: Sendable {
         self.series = SkewSeries(players: players, points: points)
     }
 
+    /// Seconds without a presented frame that count as a pause.
+    static let minimumPause = 0.5
+
+    /// Stretches in which a player presented nothing for at least `minimum` seconds (pauses,
+    /// suspensions, stalls): from its last frame before to its first frame after.
+    static func pauses(_ streams: [PlayerEventStream], minimum: Double = minimumPause) -> [(start: Double, end: Double)] {
+        var result: [(start: Double, end: Double)] = []
+        for stream in streams {
+            var previous: Double?
+            for event in stream.events where event.type == "frame" {
+                if let previous, event.realtime - previous >= minimum { result.append((previous, event.realtime)) }
+                previous = event.realtime
+            }
+        }
+        return result
+    }
+
     /// Pairs the presentations of one frame index: repeatedly takes the tightest cluster holding one
-    /// presentation per player (the smallest max - min), as long as it spans at most `window` seconds.
+    /// presentation per player (the smallest max - min), as long as it spans at most `window` seconds
+    /// and no player's pause lies wholly inside it (a frame one player showed before a pause and
+    /// another only after the resume is two presentations, not a skew of the pause's length).
     ///
     /// - Returns: the clusters (player to realtime) and the number of presentations left unpaired.
     static func pair(
-        _ presentations: [(player: String, realtime: Double)], players: [String], window: Double
+        _ presentations: [(player: String, realtime: Double)], players: [String], window: Double,
+        pauses: [(start: Double, end: Double)] = []
     ) -> ([[String: Double]], Int) {
         guard players.count > 1 else { return ([], presentations.count) }
         var remaining: [String: [Double]] = [:]
@@ -170,7 +191,9 @@ public struct ScenarioAnalysis: Sendable {
                         members[player] = index
                         latest = max(latest, remaining[player]![index])
                     }
-                    if complete, latest - anchor <= window, latest - anchor < (best?.span ?? .infinity) {
+                    if complete, latest - anchor <= window, latest - anchor < (best?.span ?? .infinity),
+                        latest - anchor < minimumPause || !pauses.contains(where: { $0.start < latest && $0.end > anchor })
+                    {
                         best = (latest - anchor, members)
                     }
                 }

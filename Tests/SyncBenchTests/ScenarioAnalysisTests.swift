@@ -101,6 +101,20 @@ struct ScenarioAnalysisTests {
         #expect(abs((r.maxSkewMs ?? 0) - 2) < 1e-6)
     }
 
+    @Test("a frame one player showed before a pause and the other only after the resume is not paired across the pause")
+    func notAcrossAPause() {
+        // a shows frame 50 and then pauses 2 s; b had stopped at 49 and shows 50 only after the resume.
+        let a = frames("a", count: 51) + frames("a", count: 20, firstIndex: 51, start: 1000 + 51.0 / 25 + 2)
+        let b = frames("b", count: 50) + frames("b", count: 21, firstIndex: 50, start: 1000 + 51.0 / 25 + 2 - 1.0 / 25)
+        let r = ScenarioAnalysis(
+            name: "pause",
+            streams: [PlayerEventStream(player: "a", events: a), PlayerEventStream(player: "b", events: b)],
+            configuration: .init(pairingWindow: 5)
+        ).result
+        #expect((r.maxSkewMs ?? 0) < 100, "paired across the 2 s pause: \(r.maxSkewMs ?? 0) ms")
+        #expect(r.unmatchedFrames == 2)
+    }
+
     @Test("frames some player never presents are unmatched, not part of the skew")
     func missingFrames() {
         let streams = [
