@@ -8,21 +8,14 @@ struct BadInputCLITests {
 
     @Test("time serve --offset -0.75 (a negative offset with a space) is taken as the offset")
     func negativeOffset() async throws {
+        // startServer throws unless the server prints its listening line; the offset is checked by query.
         let port = CoplayProcess.freePort()
-        let out = Pipe()
-        let server = try CoplayProcess.start(
-            ["time", "serve", "--listen", "127.0.0.1:\(port)", "--offset", "-0.75"], stdout: out, stderr: Pipe())
-        defer { if server.isRunning { server.terminate() } }
-        let line = await Task.detached { () -> String in
-            var data = Data()
-            while !data.contains(UInt8(ascii: "\n")) {
-                let chunk = out.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                data.append(chunk)
-            }
-            return String(decoding: data, as: UTF8.self)
-        }.value
-        #expect(line.contains("listening") && line.contains("(offset -0.75 s)"), "\(line)")
+        let server = try await TimeCommandTests.startServer(port: port, offset: -0.75, offsetArguments: ["--offset", "-0.75"])
+        defer { server.terminate() }
+        let query = try await CoplayProcess.run(["time", "query", "127.0.0.1:\(port)", "--json"], timeout: 30)
+        #expect(query.status == 0, "\(query.stderr)")
+        let offset = (try JSONSerialization.jsonObject(with: Data(query.stdout.utf8)) as? [String: Any])?["offset"] as? Double
+        #expect(offset.map { abs($0 + 0.75) < 0.01 } == true, "served offset \(String(describing: offset))")
     }
 
     @Test("control rate outside 1/16...16 is refused before connecting", arguments: ["1e9", "0.01", "17", "-1", "nan"])

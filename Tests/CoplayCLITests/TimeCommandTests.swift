@@ -8,11 +8,12 @@ struct TimeCommandTests {
         .first { FileManager.default.isExecutableFile(atPath: $0) }
 
     /// Starts `coplay time serve` and waits until it prints its listening line.
-    static func startServer(port: Int, offset: Double) async throws -> Process {
+    ///
+    /// - Parameter offsetArguments: how the offset is written (default `--offset=X`).
+    static func startServer(port: Int, offset: Double, offsetArguments: [String]? = nil) async throws -> Process {
         let out = Pipe()
         let process = try CoplayProcess.start(
-            // `--offset=X`, so a negative X is not taken for an option.
-            ["time", "serve", "--listen", "127.0.0.1:\(port)", "--offset=\(offset)"],
+            ["time", "serve", "--listen", "127.0.0.1:\(port)"] + (offsetArguments ?? ["--offset=\(offset)"]),
             stdout: out, stderr: Pipe()
         )
         let line = await Task.detached { () -> String in

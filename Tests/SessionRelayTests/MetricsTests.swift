@@ -88,7 +88,7 @@ struct MetricsTests {
                     static_configs:
                       - targets: ['127.0.0.1:\(metricsPort)']
                 """.write(to: config, atomically: true, encoding: .utf8)
-            let webPort = freeTCPPort()
+            let webPort = RelayProcess.freePort()
             var options = PlatformOptions()
             options.teardownSequence = [.send(signal: .terminate, allowedDurationToNextStep: .seconds(5))]
             let outcome = try await Subprocess.run(
@@ -115,21 +115,4 @@ struct MetricsTests {
             #expect(answer.contains(#","2"]"#), "Prometheus stored the relay's value (2 participants): \(answer)")
         }
     }
-}
-
-/// A TCP port nothing listens on right now.
-func freeTCPPort() -> Int {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    _ = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-    }
-    return Int(UInt16(bigEndian: address.sin_port))
 }
