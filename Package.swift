@@ -17,8 +17,10 @@ let package = Package(
         .library(name: "SessionRelay", targets: ["SessionRelay"]),
         .library(name: "PlaybackCoordinator", targets: ["PlaybackCoordinator"]),
         .library(name: "MPVControl", targets: ["MPVControl"]),
-        .library(name: "NetworkEmulation", targets: ["NetworkEmulation"]),
-        .library(name: "SyncBench", targets: ["SyncBench"]),
+        // Not an API: load generators and simulations for coplay's own `Benchmarks/` package and
+        // `coplay bench` (a product only because `Benchmarks/` is a separate package). No stability promise.
+        .library(name: "BenchmarkSupport", targets: ["BenchmarkSupport"]),
+        // NetworkEmulation and SyncBench are parts of `coplay bench`, not products.
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -34,9 +36,15 @@ let package = Package(
     ],
     targets: [
         // MARK: Libraries
+        // The one token bucket (`package` access), under ClockSync's and GroupSessions' rate limits; not a product.
+        .target(
+            name: "RateLimiting",
+            swiftSettings: strict
+        ),
         .target(
             name: "ClockSync",
             dependencies: [
+                "RateLimiting",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -61,6 +69,7 @@ let package = Package(
         .target(
             name: "GroupSessions",
             dependencies: [
+                "RateLimiting",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -118,6 +127,21 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // MARK: Benchmarks and simulations (not a public API)
+        // Load generators, simulated clocks and groups, order statistics: used by `coplay bench`,
+        // `Benchmarks/` and the tests, never by the libraries above.
+        .target(
+            name: "BenchmarkSupport",
+            dependencies: [
+                "GroupSessions",
+                "SessionRelay",
+                "PlaybackCoordinator",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "NetworkEmulation",
             dependencies: [
@@ -132,6 +156,7 @@ let package = Package(
         .target(
             name: "SyncBench",
             dependencies: [
+                "BenchmarkSupport",
                 "NetworkEmulation",
                 "MPVControl",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -151,6 +176,7 @@ let package = Package(
                 "MPVControl",
                 "NetworkEmulation",
                 "SyncBench",
+                "BenchmarkSupport",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -219,7 +245,7 @@ let package = Package(
         .testTarget(
             name: "PlaybackIntegrationTests",
             dependencies: [
-                "PlaybackCoordinator", "ClockSync", "GroupSessions", "SessionRelay", "TestSupport",
+                "PlaybackCoordinator", "ClockSync", "GroupSessions", "SessionRelay", "BenchmarkSupport", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
@@ -243,7 +269,17 @@ let package = Package(
         ),
         .testTarget(
             name: "SyncBenchTests",
-            dependencies: ["SyncBench", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: ["SyncBench", "BenchmarkSupport", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "RateLimitingTests",
+            dependencies: ["RateLimiting", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "BenchmarkSupportTests",
+            dependencies: ["BenchmarkSupport", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict
         ),
         .testTarget(

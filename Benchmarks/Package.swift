@@ -30,6 +30,7 @@ let package = Package(
         benchmarkTarget("RelayBenchmarks", [
             .product(name: "SessionRelay", package: "coplay"),
             .product(name: "GroupSessions", package: "coplay"),
+            .product(name: "BenchmarkSupport", package: "coplay"),
             .product(name: "Logging", package: "swift-log"),
             // The relay child reports its live heap from the interposer's counters.
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),

@@ -1,4 +1,8 @@
+import RateLimiting
+
 /// Per-client token buckets (sans-IO): how the time server decides whether to answer a request.
+/// Each client's bucket is the package's one `TokenBucket`; this type adds the table of clients and
+/// the kiss-o'-death policy.
 ///
 /// Each client (keyed by IP address) has a bucket of ``Configuration/burst`` tokens that refills at
 /// ``Configuration/rate`` tokens per second; each answered request costs one token. The table of
@@ -41,15 +45,14 @@ public struct RateLimiter<Key: Hashable & Sendable>: Sendable {
         case drop
     }
 
-    private struct Bucket: Sendable {
-        var tokens: Double
-        var updated: Double
+    private struct Client: Sendable {
+        var bucket: TokenBucket
         var lastKiss: Double
     }
 
     /// The limits in use.
     public let configuration: Configuration
-    private var buckets: [Key: Bucket] = [:]
+    private var clients: [Key: Client] = [:]
 
     /// Creates a limiter with empty history.
     ///
@@ -59,7 +62,7 @@ public struct RateLimiter<Key: Hashable & Sendable>: Sendable {
     }
 
     /// The number of clients currently tracked.
-    public var trackedClients: Int { buckets.count }
+    public var trackedClients: Int { clients.count }
 
     /// Whether `key` may be answered at time `now`.
     ///
@@ -77,33 +80,31 @@ public struct RateLimiter<Key: Hashable & Sendable>: Sendable {
     ///   - key: The client's identity.
     ///   - now: The current time in seconds on any monotonic scale.
     public mutating func decide(_ key: Key, now: Double) -> Decision {
-        var bucket = buckets[key] ?? Bucket(tokens: configuration.burst, updated: now, lastKiss: -.infinity)
-        bucket.tokens = min(configuration.burst, bucket.tokens + max(0, now - bucket.updated) * configuration.rate)
-        bucket.updated = now
+        let time = Duration.seconds(now)
+        var client = clients[key]
+            ?? Client(bucket: TokenBucket(capacity: configuration.burst, rate: configuration.rate, now: time), lastKiss: -.infinity)
         let decision: Decision
-        if bucket.tokens >= 1 {
-            bucket.tokens -= 1
+        if client.bucket.take(now: time) {
             decision = .allow
-        } else if now - bucket.lastKiss >= 1 {
-            bucket.lastKiss = now
+        } else if now - client.lastKiss >= 1 {
+            client.lastKiss = now
             decision = .kiss
         } else {
             decision = .drop
         }
-        if buckets[key] == nil, buckets.count >= configuration.maximumClients {
-            evict(now: now)
+        if clients[key] == nil, clients.count >= configuration.maximumClients {
+            evict(now: time)
         }
-        buckets[key] = bucket
+        clients[key] = client
         return decision
     }
 
     /// Forgets clients whose buckets are full again; if none are, forgets the longest-idle half.
-    private mutating func evict(now: Double) {
-        let refill = configuration.rate > 0 ? configuration.burst / configuration.rate : .infinity
-        buckets = buckets.filter { now - $0.value.updated < refill }
-        if buckets.count >= configuration.maximumClients {
-            let keep = buckets.sorted { $0.value.updated > $1.value.updated }.prefix(configuration.maximumClients / 2)
-            buckets = Dictionary(uniqueKeysWithValues: keep.map { ($0.key, $0.value) })
+    private mutating func evict(now: Duration) {
+        clients = clients.filter { !$0.value.bucket.isFull(at: now) }
+        if clients.count >= configuration.maximumClients {
+            let keep = clients.sorted { $0.value.bucket.updated > $1.value.bucket.updated }.prefix(configuration.maximumClients / 2)
+            clients = Dictionary(uniqueKeysWithValues: keep.map { ($0.key, $0.value) })
         }
     }
 }

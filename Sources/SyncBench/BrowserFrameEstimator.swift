@@ -1,3 +1,5 @@
+import BenchmarkSupport
+
 /// Turns a browser page's `requestVideoFrameCallback` samples into the benchmark's frame events by way of
 /// the page's media-clock origin, so the same ``ScenarioAnalysis`` measures browsers beside coplay's own
 /// players (a sans-IO state machine: samples in, windows out).

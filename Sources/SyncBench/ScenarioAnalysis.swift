@@ -1,3 +1,5 @@
+import BenchmarkSupport
+
 /// Computes a scenario's timing-accuracy figures from the players' event streams.
 ///
 /// Definitions (docs/benchmarks.md has the long form):

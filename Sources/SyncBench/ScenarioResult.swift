@@ -1,3 +1,5 @@
+import BenchmarkSupport
+
 /// One scenario's row in `summary.json` and in the Markdown report.
 ///
 /// All times are in milliseconds. A scenario that could not run has `status == "failed"`, an `error`,

@@ -1,3 +1,5 @@
+import BenchmarkSupport
+
 extension SkewSeries {
     /// The drift check's figures: the least-squares slope of skew over time (ms per minute) and the p99
     /// skew of the first and last thirds of the series; nil without at least 3 points spanning time.

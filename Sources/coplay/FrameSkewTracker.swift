@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import PlaybackCoordinator
 import Synchronization
 
@@ -51,9 +52,7 @@ final class FrameSkewTracker: Sendable {
     var summary: Summary {
         state.withLock { state in
             let sorted = state.skews.sorted()
-            func quantile(_ q: Double) -> Double {
-                sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))]
-            }
+            func quantile(_ q: Double) -> Double { Statistics.percentileOfSorted(sorted, q) ?? 0 }
             return Summary(
                 frames: sorted.count, p50: quantile(0.5), p99: quantile(0.99), max: sorted.last ?? 0,
                 offsets: state.offsets.sorted { $0.key < $1.key }.map { ($0.key, $0.value.sum / Double($0.value.count)) })

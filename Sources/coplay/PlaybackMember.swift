@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import ClockSync
 import Foundation
 import GroupSessions

@@ -1,5 +1,6 @@
 import Crypto
 import NIOCore
+import RateLimiting
 
 /// The relay's routing core as a pure state machine: frames and connection events in,
 /// ``HubAction``s out, no I/O and no clock of its own.
@@ -25,8 +26,8 @@ package struct SessionHub<Connection: Hashable & Sendable>: Sendable {
         var session: SessionID?
         var participant: ParticipantID?
         var joined = false
-        var tokens: Double
-        var lastRefill: Duration
+        /// Its data frames' rate limit (``HubLimits/ratePerSecond``, ``HubLimits/burst``).
+        var tokens: TokenBucket
         /// When the last frame arrived on it (or it connected), for ``HubLimits/idleTimeout``.
         var lastHeard: Duration
     }
@@ -105,7 +106,8 @@ package struct SessionHub<Connection: Hashable & Sendable>: Sendable {
             ]
         }
         self.now = max(self.now, now)
-        connections[connection] = ConnectionState(tokens: Double(limits.burst), lastRefill: now, lastHeard: now)
+        connections[connection] = ConnectionState(
+            tokens: TokenBucket(capacity: Double(limits.burst), rate: Double(limits.ratePerSecond), now: now), lastHeard: now)
         return []
     }
 
@@ -380,16 +382,7 @@ package struct SessionHub<Connection: Hashable & Sendable>: Sendable {
     }
 
     private mutating func takeToken(_ connection: Connection, now: Duration) -> Bool {
-        guard var state = connections[connection] else { return false }
-        let elapsed = now - state.lastRefill
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-        if seconds > 0 {
-            state.tokens = min(Double(limits.burst), state.tokens + seconds * Double(limits.ratePerSecond))
-            state.lastRefill = now
-        }
-        let granted = state.tokens >= 1
-        if granted { state.tokens -= 1 }
-        connections[connection] = state
+        guard let granted = connections[connection]?.tokens.take(now: now) else { return false }
         return granted
     }
 

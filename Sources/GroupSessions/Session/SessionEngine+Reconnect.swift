@@ -117,6 +117,7 @@ extension SessionEngine {
             inner.maximumPayload = Int(welcome.maximumPayload)
             inner.ratePerSecond = max(1, Int(Double(welcome.ratePerSecond) * Self.rateMargin))
             inner.burst = max(1, Int(Double(welcome.burst) * Self.rateMargin))
+            inner.tokens.setLimits(capacity: Double(inner.burst), rate: Double(inner.ratePerSecond))
             let members = Set(welcome.members)
             if members != inner.members {
                 inner.members = members

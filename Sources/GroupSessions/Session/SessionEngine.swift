@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import RateLimiting
 import Synchronization
 
 /// The untyped core of a group session: one connection, the end-to-end crypto, membership,
@@ -38,8 +39,8 @@ final class SessionEngine: Sendable {
         var maximumPayload = 300 * 1024
         var ratePerSecond = 2_000
         var burst = 20_000
-        var tokens = 20_000.0
-        var lastRefill = ContinuousClock.now
+        /// The sender's own limit, mirroring the relay's (`ratePerSecond`, `burst`; set from each welcome).
+        var tokens = TokenBucket(capacity: 20_000, rate: 2_000, now: SessionEngine.bucketTime)
         var lastStamp: UInt64 = 0
         var activity: [UInt8]?
         var activityStamp: UInt64 = 0
@@ -85,6 +86,11 @@ final class SessionEngine: Sendable {
 
     /// Share of the relay's rate and burst a sender allows itself (see `handleWelcome`).
     static let rateMargin = 0.8
+
+    /// The origin of ``bucketTime``.
+    private static let bucketOrigin = ContinuousClock.now
+    /// Monotonic time for the send limit's ``TokenBucket``.
+    static var bucketTime: Duration { bucketOrigin.duration(to: .now) }
 
     /// Largest application message body.
     static let maximumMessageSize = 256 * 1024
@@ -334,12 +340,8 @@ final class SessionEngine: Sendable {
             throw GroupSessionError.messageTooLarge(size: payloadSize, limit: inner.maximumPayload)
         }
         // Mirror the relay's token bucket so the sender gets a clear error instead of a drop.
-        let now = ContinuousClock.now
-        let elapsed = inner.lastRefill.duration(to: now)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-        inner.tokens = min(Double(inner.burst), inner.tokens + seconds * Double(inner.ratePerSecond))
-        inner.lastRefill = now
-        guard inner.tokens >= 1 else {
+        inner.tokens.refill(now: Self.bucketTime)
+        guard inner.tokens.hasToken else {
             throw GroupSessionError.rateLimited(ratePerSecond: inner.ratePerSecond, burst: inner.burst)
         }
         let frame = try inner.cipher.seal(
@@ -354,7 +356,7 @@ final class SessionEngine: Sendable {
                 where error.isSameKind(as: .connectionClosed) {}
         }
         if !unreliable { inner.unacked.append(frame, senderSequence: route.senderSequence) }
-        inner.tokens -= 1
+        inner.tokens.spend()
         inner.nextSenderSequence += 1
         return route.senderSequence
     }
@@ -407,7 +409,8 @@ final class SessionEngine: Sendable {
             // at an allowed pace, and an accepted send must never be refused by the relay.
             inner.ratePerSecond = max(1, Int(Double(welcome.ratePerSecond) * Self.rateMargin))
             inner.burst = max(1, Int(Double(welcome.burst) * Self.rateMargin))
-            inner.tokens = Double(inner.burst)
+            inner.tokens = TokenBucket(
+                capacity: Double(inner.burst), rate: Double(inner.ratePerSecond), now: Self.bucketTime)
             inner.lastStamp = welcome.sequence
             inner.members = Set(welcome.members)
             inner.retainedRemaining = Int(welcome.retainedCount)

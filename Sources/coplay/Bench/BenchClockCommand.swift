@@ -1,4 +1,5 @@
 import ArgumentParser
+import BenchmarkSupport
 import ClockSync
 import Foundation
 import Logging
@@ -176,9 +177,7 @@ struct BenchClockReport: Codable, Sendable {
 
         init(errors: [Double]) {
             let sorted = errors.map(abs).sorted()
-            func quantile(_ q: Double) -> Double {
-                sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int((q * Double(sorted.count - 1)).rounded()))]
-            }
+            func quantile(_ q: Double) -> Double { Statistics.percentileOfSorted(sorted, q) ?? .nan }
             runs = errors.count
             medianAbsError = quantile(0.5)
             p99AbsError = quantile(0.99)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BenchmarkSupport
 import Foundation
 import GroupSessions
 import Logging

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BenchmarkSupport
 import Foundation
 import MPVControl
 import SyncBench
@@ -142,7 +143,7 @@ struct BenchKeypressCommand: AsyncParsableCommand {
                             agreed ? "identical" : "DIFFERENT"))
         }
         let sorted = latencies.sorted()
-        func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))] }
+        func percentile(_ p: Double) -> Double { Statistics.percentileOfSorted(sorted, p) ?? .nan }
         print(String(
             format: "keypress-to-all-stopped over %d rounds, %d mpv players: p50 %.1f ms, p95 %.1f ms, max %.1f ms; identical pictures on %d of %d pauses",
             rounds, players, percentile(0.5), percentile(0.95), sorted.last ?? 0, sameFrame, rounds))

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BenchmarkSupport
 import Foundation
 import GroupSessions
 import Logging
@@ -97,8 +98,8 @@ struct BenchRelayCommand: AsyncParsableCommand {
                      members, Double(fanOut.assembly.components.seconds) + Double(fanOut.assembly.components.attoseconds) * 1e-18,
                      fanOut.readyReceivers, members - 1))
         print(String(format: "fan-out latency, %d-member session, %d messages %d ms apart: p50 %.0f us, p99 %.0f us, max %.0f us (%d of %d samples)",
-                     members, latencyMessages, latencyIntervalMs, RelayBenchmark.percentile(latencies, 50),
-                     RelayBenchmark.percentile(latencies, 99), latencies.last ?? .nan, latencies.count,
+                     members, latencyMessages, latencyIntervalMs, Statistics.percentileOfSorted(latencies, 0.5) ?? .nan,
+                     Statistics.percentileOfSorted(latencies, 0.99) ?? .nan, latencies.last ?? .nan, latencies.count,
                      (members - 1) * latencyMessages))
 
         // 3. Connections held and memory per idle connection.
@@ -140,7 +141,7 @@ struct BenchRelayCommand: AsyncParsableCommand {
         func measure() async throws -> Double {
             let result = try await bench.fanOutLatency(
                 members: isolationMembers, messages: latencyMessages, interval: .milliseconds(latencyIntervalMs))
-            return RelayBenchmark.percentile(result.latencies, 99)
+            return Statistics.percentileOfSorted(result.latencies, 0.99) ?? .nan
         }
         let alone = try await measure()
         let stalled = Invite.generate(host: "127.0.0.1", port: port)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BenchmarkSupport
 import PlaybackCoordinator
 
 /// `coplay bench wakeup`: how precisely the headless player presents frames at their instants.

@@ -1,5 +1,6 @@
 import Foundation
 import GroupSessions
+import SessionRelay
 import Synchronization
 
 /// A session store that stalls every write of chosen sessions (benchmarks and tests of the

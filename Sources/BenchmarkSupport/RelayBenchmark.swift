@@ -234,13 +234,6 @@ public struct RelayBenchmark: Sendable {
         let d = origin.duration(to: instant)
         return UInt64(d.components.seconds) * 1_000_000_000 + UInt64(d.components.attoseconds / 1_000_000_000)
     }
-
-    /// Percentile `p` (0...100) of sorted `values`.
-    public static func percentile(_ sorted: [Double], _ p: Double) -> Double {
-        guard !sorted.isEmpty else { return .nan }
-        let rank = Int((p / 100 * Double(sorted.count - 1)).rounded())
-        return sorted[min(max(rank, 0), sorted.count - 1)]
-    }
 }
 
 /// A receiving member of the benchmarks: what it has seen, filled in on its event loop.

@@ -1,6 +1,7 @@
 import Foundation
 import GroupSessions
 import Logging
+import SessionRelay
 
 /// Measures journal transfers end to end: an in-process ``RelayServer`` on a loopback port, one
 /// member uploading an attachment over TCP and another downloading it (`coplay bench journal`).

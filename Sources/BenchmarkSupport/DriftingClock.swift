@@ -1,3 +1,5 @@
+import PlaybackCoordinator
+
 /// A clock that runs fast or slow against another by a fixed rate error: a simulated quartz drift.
 ///
 /// It wraps a base clock and reads `anchor + (base.now - anchor) * (1 + driftPPM / 1e6)`, where

@@ -1,3 +1,5 @@
+import PlaybackCoordinator
+
 /// Several coordinated headless players in one process, on one in-memory hub and this machine's
 /// monotonic clock: the building block of `coplay bench group` (and of a demo without a relay).
 ///

@@ -1,3 +1,5 @@
+import PlaybackCoordinator
+
 /// Measures how precisely a ``HeadlessPlayer`` presents frames at their instants on this machine.
 ///
 /// It plays a synthetic timeline on `CLOCK_MONOTONIC` with the player's dedicated presentation
@@ -17,7 +19,7 @@ public enum WakeupBenchmark {
         public var frames: Int
         /// Frames expected.
         public var expectedFrames: Int
-        /// Median lateness.
+        /// Median lateness (nearest rank, as every percentile here: ``Statistics``).
         public var p50Ms: Double
         /// 90th percentile lateness.
         public var p90Ms: Double
@@ -68,9 +70,7 @@ public enum WakeupBenchmark {
         running.cancel()
         await running.value
         errors.sort()
-        func at(_ fraction: Double) -> Double {
-            errors.isEmpty ? 0 : errors[min(errors.count - 1, max(0, Int((fraction * Double(errors.count)).rounded(.up)) - 1))]
-        }
+        func at(_ fraction: Double) -> Double { Statistics.percentileOfSorted(errors, fraction) ?? 0 }
         return Report(
             spinWindowMs: spinWindow.millisecondsValue, frames: errors.count, expectedFrames: timeline.frameCount,
             p50Ms: at(0.5), p90Ms: at(0.9), p99Ms: at(0.99), maxMs: errors.last ?? 0, minMs: errors.first ?? 0)

@@ -1,3 +1,5 @@
+import PlaybackCoordinator
+
 /// Inter-player skew computed from frame events: for every frame index that more than one player
 /// presented, the spread of their `realtime` stamps.
 ///
@@ -36,12 +38,9 @@ public struct FrameSkew: Hashable, Sendable {
         }
     }
 
-    /// The `fraction` percentile (0...1) of the spreads in seconds (nearest rank), or 0 when empty.
+    /// The `fraction` percentile (0...1) of the spreads in seconds (``Statistics``' nearest rank), or 0 when empty.
     public func percentile(_ fraction: Double) -> Double {
-        let sorted = spreads.sorted()
-        guard !sorted.isEmpty else { return 0 }
-        let rank = Int((fraction * Double(sorted.count)).rounded(.up)) - 1
-        return sorted[min(max(rank, 0), sorted.count - 1)]
+        Statistics.percentile(spreads, fraction) ?? 0
     }
 
     /// The share of frames whose spread is at most `bound` seconds.
