@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "MediaProbe", targets: ["MediaProbe"]),
         .library(name: "GroupSessions", targets: ["GroupSessions"]),
         .library(name: "SessionRelay", targets: ["SessionRelay"]),
+        .library(name: "SessionRelayPostgres", targets: ["SessionRelayPostgres"]),
         .library(name: "PlaybackCoordinator", targets: ["PlaybackCoordinator"]),
         .library(name: "MPVControl", targets: ["MPVControl"]),
         // Not an API: load generators and simulations for coplay's own `Benchmarks/` package and
@@ -33,6 +34,7 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // MARK: Libraries
@@ -105,6 +107,20 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The relay's PostgreSQL session store (a fleet of relay nodes as one service); a separate
+        // target so that SessionRelay's users do not pull in postgres-nio.
+        .target(
+            name: "SessionRelayPostgres",
+            dependencies: [
+                "SessionRelay",
+                "GroupSessions",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "PlaybackCoordinator",
             dependencies: [
@@ -172,6 +188,7 @@ let package = Package(
                 "MediaProbe",
                 "GroupSessions",
                 "SessionRelay",
+                "SessionRelayPostgres",
                 "PlaybackCoordinator",
                 "MPVControl",
                 "NetworkEmulation",
@@ -229,6 +246,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "SessionRelayPostgresTests",
+            dependencies: [
+                "SessionRelayPostgres", "SessionRelay", "GroupSessions", "TestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),

@@ -23,7 +23,9 @@ extension RelayServer {
                 store.apply(.deleted(snapshot.session))
                 continue
             }
-            restored[snapshot.session] = SessionShard(session: snapshot.session, hub: hub, store: store, logger: logger)
+            restored[snapshot.session] = SessionShard(
+                session: snapshot.session, hub: hub, store: store, logger: logger, now: self.now,
+                onFailure: { [weak self] shard in self?.retire(shard) })
         }
         core.withLock { core in
             core.shards.merge(restored) { old, _ in old }

@@ -230,9 +230,11 @@ public final class RelayServer: Service, Sendable {
                 do {
                     for try await frame in inbound {
                         if let shard = bound {
+                            guard shard.mayOrder() else { break }
                             shard.withHub { hub in (hub.receive(frame, from: id, now: self.now()), ()) }
                         } else if frame.type == .hello {
-                            bound = self.bind(id, outbox: outbox, hello: frame)
+                            bound = await self.bind(id, outbox: outbox, hello: frame)
+                            if bound == nil { break }
                         } else {
                             self.lobby.withHub { hub in (hub.receive(frame, from: id, now: self.now()), ()) }
                         }
@@ -256,21 +258,40 @@ public final class RelayServer: Service, Sendable {
     }
 
     /// Moves connection `id` from the lobby to the shard of the session its `hello` names
-    /// (created if new), and lets that shard's hub answer the hello.
-    private func bind(_ id: Int, outbox: ChannelWriter, hello: Frame) -> SessionShard {
+    /// (created, and asked of the store, if this node does not hold the session), and lets that
+    /// shard's hub answer the hello.
+    ///
+    /// - Returns: The shard, or `nil` when this node does not serve the session: the connection
+    ///   got an error frame (`redirect` to the node that does, or `unavailable`) and is closed.
+    private func bind(_ id: Int, outbox: ChannelWriter, hello: Frame) async -> SessionShard? {
         lobby.detach(id)
+        var attempts = 0
         while true {
             let shard = core.withLock { core in
                 if let shard = core.shards[hello.session] { return shard }
                 let shard = SessionShard(
                     session: hello.session,
                     hub: SessionHub(limits: Self.shardLimits(configuration.limits), journal: journalStorage),
-                    store: core.store, logger: logger)
+                    store: core.store, logger: logger, opened: false, now: now,
+                    onFailure: { [weak self] shard in self?.retire(shard) })
                 core.shards[hello.session] = shard
                 return shard
             }
-            if shard.admit(id, outbox: outbox, now: now(), hello: hello) { return shard }
-            // The shard retired between the lookup and the admission: look again.
+            let refusal: Frame
+            switch await shard.opened() {
+            case .serving:
+                if shard.admit(id, outbox: outbox, now: now(), hello: hello) { return shard }
+                // The shard retired (or failed) between the lookup and the admission: look again.
+                attempts += 1
+                guard attempts > 100 else { continue }
+                refusal = Self.refusal(.unavailable, "the relay could not take session \(hello.session) in; try again")
+            case .redirect(let address):
+                refusal = Self.refusal(.redirect, address)
+            case .unavailable(let reason):
+                refusal = Self.refusal(.unavailable, "the relay cannot reach its session store (\(reason)); try again")
+            }
+            outbox.enqueue(refusal)
+            return nil
         }
     }
 
@@ -289,13 +310,15 @@ public final class RelayServer: Service, Sendable {
         let totals = shard.state.withLock { state in
             (state.hub.counters, state.slowConsumers, state.errorsSent)
         }
-        core.withLock { core in
-            guard core.shards[shard.session] === shard else { return }
+        let removed = core.withLock { core -> Bool in
+            guard core.shards[shard.session] === shard else { return false }
             core.shards[shard.session] = nil
             core.retired.counters += totals.0
             core.retired.slowConsumers += totals.1
             core.retired.errorsSent.merge(totals.2, uniquingKeysWith: +)
+            return true
         }
+        if removed { shard.released() }
     }
 
     /// The limits each session's hub enforces: the relay counts connections itself.

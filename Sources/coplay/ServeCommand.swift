@@ -6,6 +6,7 @@ import Logging
 import NIOSSL
 import ServiceLifecycle
 import SessionRelay
+import SessionRelayPostgres
 
 /// `coplay serve`: run a relay for group sessions.
 struct ServeCommand: AsyncParsableCommand {
@@ -24,6 +25,12 @@ struct ServeCommand: AsyncParsableCommand {
             page, /ws the WebSocket that carries the relay protocol for it, and the relay answers \
             NTP time requests on UDP at the same port number and in-band for browsers. \
             `coplay host` prints each session's page link.
+
+            With --store postgresql://USER@HOST:PORT/DB several relays act as one service: session \
+            state lives in PostgreSQL (the relay creates and migrates its tables), each session is \
+            served by one node at a time under a lease, and a member that reaches another node is \
+            redirected to the --advertise address of the node that serves it. Invites name the \
+            fleet: `coplay host --relay H1:P1,H2:P2` (docs/scaling.md).
             """
     )
 
@@ -43,6 +50,24 @@ struct ServeCommand: AsyncParsableCommand {
             "Keep session state and journal attachments in this directory (created with mode 0700), so they survive a restart.",
             valueName: "DIR"))
     var dataDir: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Keep session state and journal attachments in PostgreSQL, shared with other relays of the same service.",
+            valueName: "postgresql://USER@HOST:PORT/DB"))
+    var store: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "The address members reach this relay at, given to members redirected here (default: --listen).",
+            valueName: "HOST:PORT"))
+    var advertise: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "With --store: seconds a session's lease lasts without renewal (a stopped relay's sessions move after this long).",
+            valueName: "SECONDS"))
+    var leaseSeconds: Double = 2
 
     @Option(help: "Largest sustained data frames per second per connection.")
     var rate: Int = 2_000
@@ -86,6 +111,29 @@ struct ServeCommand: AsyncParsableCommand {
         guard journalQuota >= 0 else { throw ValidationError("--journal-quota must be 0 or more bytes") }
         guard idleTimeout >= 0, idleTimeout <= 1e9 else { throw ValidationError("--idle-timeout must be 0 to 1e9 seconds") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+        if let advertise {
+            let (_, port) = try Self.hostPort(advertise, option: "--advertise")
+            guard port > 0 else { throw ValidationError("--advertise needs a port other than 0") }
+            guard store != nil else { throw ValidationError("--advertise is for relays sharing a --store") }
+        }
+        if let store {
+            guard dataDir == nil else { throw ValidationError("--store and --data-dir exclude each other (the store keeps everything)") }
+            do {
+                _ = try PostgresSessionStore.clientConfiguration(.init(url: store, advertise: "x:1"))
+            } catch {
+                throw ValidationError("--store: \(error)")
+            }
+            guard leaseSeconds >= 0.5, leaseSeconds <= 3600 else {
+                throw ValidationError("--lease-seconds must be 0.5 to 3600")
+            }
+            if advertise == nil {
+                let (host, port) = try Self.hostPort(listen, option: "--listen")
+                guard port > 0, !["0.0.0.0", "::", ""].contains(host) else {
+                    throw ValidationError(
+                        "with --store and --listen \(listen), say where members reach this relay: --advertise HOST:PORT")
+                }
+            }
+        }
     }
 
     static func hostPort(_ text: String, option: String) throws -> (host: String, port: Int) {
@@ -128,6 +176,13 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
+    /// A store URL without its password, for messages.
+    static func redacted(_ url: String) -> String {
+        guard var components = URLComponents(string: url), components.password != nil else { return url }
+        components.password = "…"
+        return components.string ?? url
+    }
+
     /// Writes a line to standard error.
     static func warn(_ line: String) {
         FileHandle.standardError.write(Data((line + "\n").utf8))
@@ -157,6 +212,23 @@ struct ServeCommand: AsyncParsableCommand {
             }
             configuration.dataDirectory = dataDir
         }
+        var sessionStore: PostgresSessionStore?
+        if let store {
+            var storeConfiguration = PostgresSessionStore.Configuration(url: store, advertise: advertise ?? listen)
+            storeConfiguration.leaseDuration = .milliseconds(Int(leaseSeconds * 1000))
+            storeConfiguration.renewInterval = storeConfiguration.leaseDuration / 4
+            storeConfiguration.safetyMargin = storeConfiguration.leaseDuration / 5
+            let opened: PostgresSessionStore
+            do {
+                opened = try PostgresSessionStore(configuration: storeConfiguration, logger: logger)
+                try await opened.prepare()
+            } catch {
+                throw ValidationError("cannot use --store \(Self.redacted(store)): \(String(reflecting: error))")
+            }
+            configuration.store = opened
+            sessionStore = opened
+        }
+        defer { sessionStore?.shutdown() }
         var keyPin: String?
         if tls.count == 2 {
             do {

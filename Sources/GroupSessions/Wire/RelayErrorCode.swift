@@ -36,6 +36,12 @@ public struct RelayErrorCode: RawRepresentable, Hashable, Sendable, CustomString
     /// A resuming hello cannot be honoured (session unknown, membership expired, or the frames
     /// after the member's last sequence are no longer held); the connection is closed.
     public static let cannotResume = RelayErrorCode(rawValue: 20)
+    /// Another node of the relay service serves the session: the detail is that node's address
+    /// (`HOST:PORT`); connect there (and resume) instead. The connection is closed.
+    public static let redirect = RelayErrorCode(rawValue: 21)
+    /// The relay cannot serve the session right now (its session store is unreachable); try
+    /// again later, or another node. The connection is closed.
+    public static let unavailable = RelayErrorCode(rawValue: 22)
 
     public var description: String {
         switch self {
@@ -53,6 +59,8 @@ public struct RelayErrorCode: RawRepresentable, Hashable, Sendable, CustomString
         case .slowConsumer: "slow consumer"
         case .wrongSession: "wrong session"
         case .cannotResume: "cannot resume"
+        case .redirect: "redirect"
+        case .unavailable: "unavailable"
         default: "error \(rawValue)"
         }
     }

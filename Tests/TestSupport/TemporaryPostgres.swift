@@ -1,0 +1,144 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A private PostgreSQL server for one test: Debian's PostgreSQL 15 binaries (`initdb`,
+/// `pg_ctl`) run on a fresh cluster in a temporary directory, listening on 127.0.0.1 at a free
+/// port (socket directory inside the cluster's directory), superuser `coplay` trusted locally.
+/// When the tests run as root the server runs as the `postgres` user (`runuser`), which owns the
+/// directory. ``stop()`` (or deinit) stops the server and removes the directory.
+///
+/// ```swift
+/// guard let postgres = try TemporaryPostgres.startIfAvailable() else { return }  // prints why it skipped
+/// let url = postgres.url   // postgresql://coplay@127.0.0.1:PORT/coplay
+/// ```
+public final class TemporaryPostgres: @unchecked Sendable {
+    /// Where Debian installs PostgreSQL 15's server binaries.
+    public static let binaries = "/usr/lib/postgresql/15/bin"
+    /// Why PostgreSQL tests cannot run here, or `nil` when they can.
+    public static var unavailableReason: String? {
+        for tool in ["initdb", "pg_ctl"] where !FileManager.default.isExecutableFile(atPath: "\(binaries)/\(tool)") {
+            return "PostgreSQL 15 is not installed (\(binaries)/\(tool) is missing; scripts/install-deps.sh installs the postgresql package)"
+        }
+        return nil
+    }
+
+    /// The cluster's directory (removed by ``stop()``).
+    public let directory: String
+    /// The TCP port on 127.0.0.1.
+    public let port: Int
+    private let runAsPostgres: Bool
+    private var running = false
+
+    /// The database URL (superuser `coplay`, database `coplay`).
+    public var url: String { "postgresql://coplay@127.0.0.1:\(port)/coplay?sslmode=disable" }
+
+    /// Starts a server, or returns `nil` (after printing why) when PostgreSQL is not installed.
+    public static func startIfAvailable() throws -> TemporaryPostgres? {
+        if let reason = unavailableReason {
+            print("skipping a PostgreSQL test: \(reason)")
+            return nil
+        }
+        return try TemporaryPostgres()
+    }
+
+    /// Creates the cluster and starts the server.
+    public init() throws {
+        runAsPostgres = geteuid() == 0
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-pg-\(UUID().uuidString)").path
+        directory = base
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        port = Self.freePort()
+        if runAsPostgres { try Self.run("/bin/chown", ["postgres:postgres", base]) }
+        try command("\(Self.binaries)/initdb", [
+            "-D", "\(base)/data", "-U", "coplay", "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions",
+        ])
+        try start()
+        try command("\(Self.binaries)/psql", [
+            "-h", "127.0.0.1", "-p", "\(port)", "-U", "coplay", "-d", "postgres", "-q", "-c", "CREATE DATABASE coplay",
+        ])
+    }
+
+    deinit { stop() }
+
+    /// Starts the server (again, after ``stopServer()``), waiting until it accepts connections.
+    public func start() throws {
+        try command("\(Self.binaries)/pg_ctl", [
+            "-D", "\(directory)/data", "-l", "\(directory)/server.log", "-w", "-t", "30",
+            "-o", "-k \(directory) -p \(port) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
+            "start",
+        ])
+        running = true
+    }
+
+    /// Stops the server (fast shutdown: open connections are closed), keeping the cluster.
+    public func stopServer() {
+        guard running else { return }
+        running = false
+        _ = try? command("\(Self.binaries)/pg_ctl", ["-D", "\(directory)/data", "-m", "fast", "-w", "-t", "30", "stop"])
+    }
+
+    /// Stops the server and removes the cluster.
+    public func stop() {
+        stopServer()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Runs SQL with psql and returns its unaligned, tuples-only output.
+    public func psql(_ sql: String) throws -> String {
+        try command("\(Self.binaries)/psql", ["-h", "127.0.0.1", "-p", "\(port)", "-U", "coplay", "-d", "coplay", "-At", "-c", sql])
+    }
+
+    /// The server's log so far (for failure messages).
+    public var log: String { (try? String(contentsOfFile: "\(directory)/server.log", encoding: .utf8)) ?? "" }
+
+    @discardableResult
+    private func command(_ path: String, _ arguments: [String]) throws -> String {
+        if runAsPostgres { return try Self.run("/usr/sbin/runuser", ["-u", "postgres", "--", path] + arguments) }
+        return try Self.run(path, arguments)
+    }
+
+    @discardableResult
+    private static func run(_ path: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: "/")
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        guard process.terminationStatus == 0 else {
+            throw PostgresError(description: "\(path) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(text)")
+        }
+        return text
+    }
+
+    /// A free TCP port on 127.0.0.1 (bound and released).
+    public static func freePort() -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// A PostgreSQL command that failed.
+    public struct PostgresError: Error, CustomStringConvertible {
+        public var description: String
+    }
+}
