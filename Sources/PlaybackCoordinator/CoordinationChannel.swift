@@ -5,11 +5,11 @@ public enum CoordinationChannelEvent: Hashable, Sendable {
     ///
     /// Sequence numbers are stamped by one authority (the relay) and strictly increase in delivery
     /// order for every member, so every member sees the same order.
-    case message(CoordinationMessage, sender: ParticipantID, sequence: UInt64)
+    case message(CoordinationMessage, sender: PlaybackParticipantID, sequence: UInt64)
     /// A participant joined (also delivered for members already present when the local one joins).
-    case joined(ParticipantID)
+    case joined(PlaybackParticipantID)
     /// A participant left.
-    case left(ParticipantID)
+    case left(PlaybackParticipantID)
 }
 
 /// The group channel the coordinator sends its messages through.
@@ -32,7 +32,7 @@ public enum CoordinationChannelEvent: Hashable, Sendable {
 /// ```
 public protocol CoordinationChannel: Sendable {
     /// The local participant.
-    var localParticipant: ParticipantID { get }
+    var localParticipant: PlaybackParticipantID { get }
 
     /// Sends `message` to the whole group (the sender included).
     ///

@@ -21,7 +21,7 @@ public enum CoordinationMessage: Hashable, Sendable, Codable {
     public static let stateKey = "coplay.playback.state"
 
     /// The retain key of one participant's latest suspension notice.
-    public static func suspensionKey(for participant: ParticipantID) -> String {
+    public static func suspensionKey(for participant: PlaybackParticipantID) -> String {
         "coplay.playback.suspension.\(participant.rawValue)"
     }
 

@@ -18,9 +18,17 @@ public struct CoordinatorConfiguration: Hashable, Sendable {
     public var presenceInterval: Duration = .seconds(1)
     /// How many recent one-way delays the lead estimate looks at.
     public var delayWindow: Int = 64
-    /// Suspension reasons that make the group wait.
+    /// Suspension reasons that make the group wait (Apple's `suspensionReasonsThatTriggerWaiting`).
+    /// Read when a suspension begins; ``PlaybackCoordinator/setSuspensionReasonsThatTriggerWaiting(_:)``
+    /// changes it at run time.
     public var waitingReasons: Set<SuspensionReason> = SuspensionReason.defaultWaitingReasons
-    /// At most this many participants make the group wait at once; further suspensions do not.
+    /// Per reason, the largest group (members, this one included) that still waits out a
+    /// suspension with that reason; a larger group plays on. No entry: no limit. Like Apple's
+    /// `setParticipantLimit(_:forWaitingOutSuspensionsWithReason:)`: a stall can hold a group of
+    /// three, not a watch party of fifty.
+    public var participantLimits: [SuspensionReason: Int] = [:]
+    /// At most this many participants make the group wait at once; further suspensions do not
+    /// (decided by every member from the ordered notices, so members should share it).
     public var maximumWaitingParticipants: Int = 3
     /// The group waits for one suspension at most this long.
     public var suspensionTimeout: Duration = .seconds(10)

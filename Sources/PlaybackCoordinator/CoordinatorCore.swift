@@ -24,7 +24,7 @@
 public struct CoordinatorCore: Sendable {
     struct SuspensionRecord: Hashable, Sendable {
         var id: String
-        var participant: ParticipantID
+        var participant: PlaybackParticipantID
         var reason: SuspensionReason
         var begin: ReferenceTime
         var end: ReferenceTime?
@@ -37,7 +37,7 @@ public struct CoordinatorCore: Sendable {
     }
 
     /// The local participant.
-    public let participant: ParticipantID
+    public let participant: PlaybackParticipantID
     /// The configuration.
     public var configuration: CoordinatorConfiguration
     /// The group's accepted state (highest sequence), if any.
@@ -45,16 +45,16 @@ public struct CoordinatorCore: Sendable {
     /// The item the local player has loaded.
     public private(set) var localItem: String?
     /// Current members of the group, as the channel reported them.
-    public private(set) var members: Set<ParticipantID> = []
+    public private(set) var members: Set<PlaybackParticipantID> = []
     /// The local participant's display name, sent in presence reports.
     public let name: String?
     /// Display names the members announced (in their presence reports).
-    public private(set) var names: [ParticipantID: String] = [:]
+    public private(set) var names: [PlaybackParticipantID: String] = [:]
 
     private let canPresent: (@Sendable (String) -> Bool)?
     private var suspensions: [String: SuspensionRecord] = [:]
     private var suspensionOrder: [String] = []
-    private var reports: [ParticipantID: PresenceReport] = [:]
+    private var reports: [PlaybackParticipantID: PresenceReport] = [:]
     private var delays: [Duration] = []
     private var delayCursor = 0
     private var announced: [TimelineSegment] = []
@@ -63,7 +63,11 @@ public struct CoordinatorCore: Sendable {
     private var nextPresence: ReferenceTime?
     private var suspensionCounter = 0
     private var presenceCount = 0
-    private var openLocalSuspensions: [String: SuspensionReason] = [:]
+    /// The local suspensions not yet ended, in the order they began.
+    private var localSuspensions: [(id: String, reason: SuspensionReason, waits: Bool)] = []
+    /// Every member's suspensions whose begin the channel delivered and whose end it did not, in
+    /// the order they began (the local member's included, once delivered).
+    private var openSuspensionsByMember: [PlaybackParticipantID: [(id: String, reason: SuspensionReason)]] = [:]
 
     /// Creates a core.
     ///
@@ -76,7 +80,7 @@ public struct CoordinatorCore: Sendable {
     ///   - name: the local participant's display name: events name members by their names
     ///     (the channel's id until a member's name is known).
     public init(
-        participant: ParticipantID,
+        participant: PlaybackParticipantID,
         configuration: CoordinatorConfiguration = .init(),
         localItem: String? = nil,
         canPresent: (@Sendable (String) -> Bool)? = nil,
@@ -185,7 +189,7 @@ public struct CoordinatorCore: Sendable {
         switch event {
         case .joined(let member):
             members.insert(member)
-            var actions: [CoordinatorAction] = [.event(PlaybackEvent(type: .joined, realtime: 0, player: label(participant), originator: label(member), referenceTime: now.seconds))]
+            var actions: [CoordinatorAction] = [.event(PlaybackEvent(type: .joined, realtime: 0, player: label(participant), originator: member, originatorName: names[member], referenceTime: now.seconds))]
             if member == participant {
                 nextPresence = nil
                 presenceCount = 0
@@ -195,8 +199,9 @@ public struct CoordinatorCore: Sendable {
         case .left(let member):
             members.remove(member)
             reports[member] = nil
+            if member != participant { openSuspensionsByMember[member] = nil }
             let actions: [CoordinatorAction] = [
-                .event(PlaybackEvent(type: .left, realtime: 0, player: label(participant), originator: label(member), referenceTime: now.seconds))
+                .event(PlaybackEvent(type: .left, realtime: 0, player: label(participant), originator: member, originatorName: names[member], referenceTime: now.seconds))
             ]
             return actions + endSuspensions(of: member, now: now)
         case .message(let message, let sender, let sequence):
@@ -212,7 +217,7 @@ public struct CoordinatorCore: Sendable {
         }
     }
 
-    private mutating func accept(_ proposal: StateProposal, from sender: ParticipantID, sequence: UInt64) -> [CoordinatorAction] {
+    private mutating func accept(_ proposal: StateProposal, from sender: PlaybackParticipantID, sequence: UInt64) -> [CoordinatorAction] {
         if let state, sequence <= state.revision { return [] }
         var next = proposal.state
         next.revision = sequence
@@ -221,26 +226,26 @@ public struct CoordinatorCore: Sendable {
         var actions: [CoordinatorAction] = [
             .event(PlaybackEvent(
                 type: PlaybackEvent.EventType(rawValue: proposal.command.rawValue) ?? .rate, realtime: 0,
-                player: label(participant), originator: label(next.originator), item: next.item, itemTime: next.anchorItemTime,
+                player: label(participant), originator: next.originator, originatorName: names[next.originator], item: next.item, itemTime: next.anchorItemTime,
                 rate: next.rate, referenceTime: next.anchorReferenceTime.seconds, revision: sequence))
         ]
         if previousItem != next.item {
             actions.append(.event(PlaybackEvent(
-                type: .itemChanged, realtime: 0, player: label(participant), originator: label(next.originator), item: next.item,
+                type: .itemChanged, realtime: 0, player: label(participant), originator: next.originator, originatorName: names[next.originator], item: next.item,
                 referenceTime: next.anchorReferenceTime.seconds, revision: sequence, detail: previousItem.map { "from \($0)" })))
             if next.item != localItem, canPresent?(next.item) == true { localItem = next.item }
         }
         return actions + announce()
     }
 
-    private mutating func accept(_ notice: SuspensionNotice, from sender: ParticipantID) -> [CoordinatorAction] {
+    private mutating func accept(_ notice: SuspensionNotice, from sender: PlaybackParticipantID) -> [CoordinatorAction] {
         switch notice.phase {
         case .begin:
             guard suspensions[notice.id] == nil else { return [] }
             var counted = false
             if notice.waits {
                 let deadline = notice.effectiveAt + notice.timeout
-                var waiting = Set<ParticipantID>()
+                var waiting = Set<PlaybackParticipantID>()
                 for record in suspensions.values where record.counted && record.participant != sender {
                     if record.begin < deadline && record.waitEnd > notice.effectiveAt { waiting.insert(record.participant) }
                 }
@@ -250,10 +255,11 @@ public struct CoordinatorCore: Sendable {
                 id: notice.id, participant: sender, reason: notice.reason, begin: notice.effectiveAt, end: nil,
                 timeout: notice.timeout, counted: counted, endReported: false)
             suspensionOrder.append(notice.id)
+            openSuspensionsByMember[sender, default: []].append((notice.id, notice.reason))
             return [.event(PlaybackEvent(
-                type: .suspensionBegan, realtime: 0, player: label(participant), originator: label(sender), item: state?.item,
+                type: .suspensionBegan, realtime: 0, player: label(participant), originator: sender, originatorName: names[sender], item: state?.item,
                 itemTime: effectiveItemTime(at: notice.effectiveAt), referenceTime: notice.effectiveAt.seconds,
-                reason: notice.reason.description, waits: counted))] + announce()
+                reason: notice.reason.description, suspension: notice.id, waits: counted))] + announce()
         case .end:
             guard var record = suspensions[notice.id], record.end == nil else { return [] }
             record.end = max(notice.effectiveAt, record.begin)
@@ -261,13 +267,15 @@ public struct CoordinatorCore: Sendable {
             let wasReported = record.endReported
             record.endReported = true
             suspensions[notice.id] = record
+            openSuspensionsByMember[record.participant]?.removeAll { $0.id == notice.id }
+            if openSuspensionsByMember[record.participant]?.isEmpty == true { openSuspensionsByMember[record.participant] = nil }
             var actions: [CoordinatorAction] = []
             if !wasReported {
                 // The originator is the suspended member, also when another member ended it because it left.
                 actions.append(.event(PlaybackEvent(
-                    type: .suspensionEnded, realtime: 0, player: label(participant), originator: label(record.participant), item: state?.item,
+                    type: .suspensionEnded, realtime: 0, player: label(participant), originator: record.participant, originatorName: names[record.participant], item: state?.item,
                     itemTime: notice.proposedItemTime, referenceTime: record.waitEnd.seconds,
-                    reason: record.reason.description, waits: record.counted, timedOut: timedOut,
+                    reason: record.reason.description, suspension: record.id, waits: record.counted, timedOut: timedOut,
                     detail: sender == record.participant ? nil : "member left")))
             }
             return actions + announce()
@@ -280,7 +288,7 @@ public struct CoordinatorCore: Sendable {
     /// it before it applies); the first in the channel's total order ends the suspension
     /// identically everywhere, the others are ignored. It is retained under the member's key, so
     /// a later joiner does not inherit a suspension whose owner is gone.
-    private func endSuspensions(of member: ParticipantID, now: ReferenceTime) -> [CoordinatorAction] {
+    private func endSuspensions(of member: PlaybackParticipantID, now: ReferenceTime) -> [CoordinatorAction] {
         guard member != participant else { return [] }
         var actions: [CoordinatorAction] = []
         for id in suspensionOrder {
@@ -323,8 +331,9 @@ public struct CoordinatorCore: Sendable {
             record.endReported = true
             suspensions[id] = record
             actions.append(.event(PlaybackEvent(
-                type: .suspensionEnded, realtime: 0, player: label(participant), originator: label(record.participant), item: state?.item,
-                referenceTime: record.deadline.seconds, reason: record.reason.description, waits: record.counted, timedOut: true)))
+                type: .suspensionEnded, realtime: 0, player: label(participant), originator: record.participant, originatorName: names[record.participant], item: state?.item,
+                referenceTime: record.deadline.seconds, reason: record.reason.description, suspension: record.id,
+                waits: record.counted, timedOut: true)))
         }
         let horizon = now - .seconds(60)
         suspensionOrder.removeAll { id in
@@ -347,14 +356,14 @@ public struct CoordinatorCore: Sendable {
     // MARK: Commands to the local player
 
     private mutating func announce() -> [CoordinatorAction] {
-        guard let state else { return [] }
+        guard let state, !isDetached else { return [] }
         guard state.item == localItem else {
             announced = []
             announcedRevision = nil
             guard ignoredRevision != state.revision else { return [] }
             ignoredRevision = state.revision
             return [.event(PlaybackEvent(
-                type: .commandIgnored, realtime: 0, player: label(participant), originator: label(state.originator), item: state.item,
+                type: .commandIgnored, realtime: 0, player: label(participant), originator: state.originator, originatorName: names[state.originator], item: state.item,
                 revision: state.revision, detail: "local item \(localItem ?? "none")"))]
         }
         let current = segments()
@@ -386,12 +395,12 @@ public struct CoordinatorCore: Sendable {
     }
 
     private func command(_ kind: PlaybackCommand.Kind, _ state: PlaybackState) -> PlaybackCommand {
-        PlaybackCommand(kind: kind, originator: label(state.originator), expectedItemIdentifier: state.item, revision: state.revision)
+        PlaybackCommand(kind: kind, originator: state.originator, originatorName: names[state.originator], expectedItemIdentifier: state.item, revision: state.revision)
     }
 
     /// How events name a member: its announced name when known, its channel id otherwise.
-    public func label(_ member: ParticipantID) -> ParticipantID {
-        names[member].map { ParticipantID($0) } ?? member
+    public func label(_ member: PlaybackParticipantID) -> PlaybackParticipantID {
+        names[member].map { PlaybackParticipantID($0) } ?? member
     }
 
     // MARK: Local API
@@ -472,32 +481,79 @@ public struct CoordinatorCore: Sendable {
 
     /// Begins a local suspension; returns its identifier and the message to send.
     ///
-    /// The group waits (from `now + lead`) when `reason` is one of the configured waiting reasons
-    /// and fewer than the participant limit already make it wait; at most for the timeout.
+    /// The group waits (from `now + lead`) when ``waitsOut(_:)`` says so for `reason` now and fewer
+    /// than ``CoordinatorConfiguration/maximumWaitingParticipants`` already make it wait; at most
+    /// for the timeout. A reason in ``SuspensionReason/detachingReasons`` detaches the local player
+    /// at once: no commands reach it until the last such suspension ends.
     public mutating func beginSuspension(_ reason: SuspensionReason, now: ReferenceTime) -> (id: String, actions: [CoordinatorAction]) {
         suspensionCounter += 1
         let id = "\(participant.rawValue)#\(suspensionCounter)"
-        openLocalSuspensions[id] = reason
+        let waits = waitsOut(reason)
+        localSuspensions.append((id, reason, waits))
         let notice = SuspensionNotice(
             id: id, phase: .begin, reason: reason, effectiveAt: now + lead,
-            waits: configuration.waitingReasons.contains(reason), timeout: configuration.suspensionTimeout, sentAt: now)
+            waits: waits, timeout: configuration.suspensionTimeout, sentAt: now)
         return (id, [.send(.suspension(notice), retainKey: CoordinationMessage.suspensionKey(for: participant))])
     }
 
+    /// Whether a suspension for `reason` begun now makes the group wait: `reason` is one of
+    /// ``CoordinatorConfiguration/waitingReasons`` and the group has no more members than the
+    /// reason's ``CoordinatorConfiguration/participantLimits`` entry, if it has one.
+    ///
+    /// The suspending member decides, when it begins the suspension, and says so in its notice, so
+    /// every member holds the same interval; changing the configuration later does not change a
+    /// suspension already begun.
+    public func waitsOut(_ reason: SuspensionReason) -> Bool {
+        guard configuration.waitingReasons.contains(reason) else { return false }
+        guard let limit = configuration.participantLimits[reason] else { return true }
+        return max(members.count, 1) <= limit
+    }
+
+    /// Whether the local player is detached: a local suspension for one of
+    /// ``SuspensionReason/detachingReasons`` is open, so commands are withheld from it.
+    public var isDetached: Bool { localSuspensions.contains { $0.reason.detachesPlayer } }
+
     /// Ends a local suspension, optionally proposing a new item time (sent as a seek after it).
+    ///
+    /// Ending the last suspension that detached the local player gives the player the group's
+    /// current state (a seek to where the group is, then its motion), as ``reapplyCurrentState()``.
     public mutating func endSuspension(_ id: String, proposing itemTime: Double? = nil, now: ReferenceTime) throws -> [CoordinatorAction] {
-        guard let reason = openLocalSuspensions.removeValue(forKey: id) else { throw PlaybackCoordinatorError.unknownSuspension(id) }
+        guard let index = localSuspensions.firstIndex(where: { $0.id == id }) else {
+            throw PlaybackCoordinatorError.unknownSuspension(id)
+        }
+        let wasDetached = isDetached
+        let (_, reason, waits) = localSuspensions.remove(at: index)
         let effective = now + lead
         let notice = SuspensionNotice(
-            id: id, phase: .end, reason: reason, effectiveAt: effective, waits: configuration.waitingReasons.contains(reason),
+            id: id, phase: .end, reason: reason, effectiveAt: effective, waits: waits,
             timeout: configuration.suspensionTimeout, proposedItemTime: itemTime, sentAt: now)
         var actions: [CoordinatorAction] = [.send(.suspension(notice), retainKey: CoordinationMessage.suspensionKey(for: participant))]
+        if wasDetached && !isDetached { actions += reapplyCurrentState() }
         if let itemTime { actions += try proposeSeek(to: itemTime, now: now) }
         return actions
     }
 
     /// Identifiers of the local suspensions not yet ended.
-    public var openSuspensions: [String] { openLocalSuspensions.keys.sorted() }
+    public var openSuspensions: [String] { localSuspensions.map(\.id).sorted() }
+
+    /// Why the local participant is suspended now: the reasons of its suspensions not yet ended, in
+    /// the order they began (empty when it takes part in coordinated playback). Like
+    /// `AVPlaybackCoordinator.suspensionReasons`; a suspension counts from the local
+    /// ``beginSuspension(_:now:)`` on, before the channel delivered it.
+    public var suspensionReasons: [SuspensionReason] { localSuspensions.map(\.reason) }
+
+    /// The other members and why each is suspended, sorted by id. Like
+    /// `AVPlaybackCoordinator.otherParticipants`: a member is listed from its `joined` event until
+    /// its `left`; its ``CoordinatedPlaybackParticipant/suspensionReasons`` are those of its suspensions
+    /// whose begin the channel delivered and whose end it did not (a suspension that timed out
+    /// still counts: the member has not ended it, the group only stopped waiting for it).
+    public var otherParticipants: [CoordinatedPlaybackParticipant] {
+        members.subtracting([participant]).sorted().map { member in
+            CoordinatedPlaybackParticipant(
+                id: member, name: names[member],
+                suspensions: (openSuspensionsByMember[member] ?? []).map { CoordinatedPlaybackParticipant.Suspension(id: $0.id, reason: $0.reason) })
+        }
+    }
 
     /// What the group knows of suspension `id`: `nil` until the channel delivered its begin notice
     /// (and again about a minute after its wait ended, when the core forgets it).

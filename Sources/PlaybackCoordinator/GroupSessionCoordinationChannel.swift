@@ -27,7 +27,7 @@ import Synchronization
 public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: CoordinationChannel {
     /// The group session carrying the messages.
     public let session: GroupSession<Activity>
-    public let localParticipant: ParticipantID
+    public let localParticipant: PlaybackParticipantID
     private let messenger: GroupSessionMessenger
     private let logger: Logger
     private let stream: AsyncStream<CoordinationChannelEvent>
@@ -60,8 +60,8 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
     deinit { subscription.cancel() }
 
     /// The coordinator's identifier for a group-session participant.
-    public static func participant(_ participant: Participant) -> ParticipantID {
-        ParticipantID(participant.id.description)
+    public static func participant(_ participant: Participant) -> PlaybackParticipantID {
+        PlaybackParticipantID(participant.id.description)
     }
 
     public func send(_ message: CoordinationMessage, retainingUnder key: String?) async throws {
@@ -88,7 +88,7 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
         let forward = Task {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    var known = Set<ParticipantID>()
+                    var known = Set<PlaybackParticipantID>()
                     func update(_ members: Set<Participant>) {
                         let now = Set(members.map(Self.participant))
                         for joined in now.subtracting(known).sorted() { order.yield(.joined(joined)) }
@@ -133,7 +133,7 @@ private final class OrderedYield: Sendable {
         self.logger = logger
     }
 
-    func message(_ message: CoordinationMessage, sender: ParticipantID, sequence: UInt64) {
+    func message(_ message: CoordinationMessage, sender: PlaybackParticipantID, sequence: UInt64) {
         let accepted = state.withLock { state -> Bool in
             if let last = state.lastSequence, sequence <= last { return false }
             state.lastSequence = sequence

@@ -39,7 +39,7 @@ public actor HeadlessPlayer: PlaybackControlDelegate {
     private let maximumSleep: Duration
 
     /// The participant named in events.
-    public nonisolated let participant: ParticipantID?
+    public nonisolated let participant: PlaybackParticipantID?
     /// How long before a frame instant the player stops sleeping and busy-waits (cooperative timing).
     public nonisolated let spinWindow: Duration
     /// The dedicated presentation thread's settings, or `nil` for cooperative timing.
@@ -62,7 +62,7 @@ public actor HeadlessPlayer: PlaybackControlDelegate {
     ///   - realtime: the `CLOCK_REALTIME` reading used to stamp events.
     ///   - logger: where it logs.
     public init(
-        participant: ParticipantID? = nil,
+        participant: PlaybackParticipantID? = nil,
         items: [MediaTimeline],
         reference: any ReferenceTimeSource,
         clock: any Clock<Duration> = ContinuousClock(),
@@ -160,7 +160,7 @@ public actor HeadlessPlayer: PlaybackControlDelegate {
                     type: .correction, realtime: stamp, player: participant, referenceTime: at.seconds, errorMs: errorMs, detail: kind))
             case .ignored(let command):
                 eventContinuation.yield(PlaybackEvent(
-                    type: .commandIgnored, realtime: stamp, player: participant, originator: command.originator,
+                    type: .commandIgnored, realtime: stamp, player: participant, originator: command.originator, originatorName: command.originatorName,
                     item: command.expectedItemIdentifier, revision: command.revision, detail: "item not loaded"))
             }
         }

@@ -9,9 +9,9 @@
 /// ```
 public actor InMemoryCoordinationHub {
     private var sequence: UInt64 = 0
-    private var members: [ParticipantID: AsyncStream<CoordinationChannelEvent>.Continuation] = [:]
-    private var memberOrder: [ParticipantID] = []
-    private var retained: [String: (CoordinationMessage, ParticipantID, UInt64)] = [:]
+    private var members: [PlaybackParticipantID: AsyncStream<CoordinationChannelEvent>.Continuation] = [:]
+    private var memberOrder: [PlaybackParticipantID] = []
+    private var retained: [String: (CoordinationMessage, PlaybackParticipantID, UInt64)] = [:]
     private var retainedOrder: [String] = []
 
     /// Creates an empty hub.
@@ -21,7 +21,7 @@ public actor InMemoryCoordinationHub {
     /// it, then every retained message, then it is announced to everyone (itself included).
     ///
     /// - Parameter participant: the new member (replaces a previous connection with the same id).
-    public func connect(_ participant: ParticipantID) -> InMemoryCoordinationChannel {
+    public func connect(_ participant: PlaybackParticipantID) -> InMemoryCoordinationChannel {
         let (stream, continuation) = AsyncStream<CoordinationChannelEvent>.makeStream()
         if let old = members.removeValue(forKey: participant) {
             old.finish()
@@ -40,14 +40,14 @@ public actor InMemoryCoordinationHub {
     }
 
     /// Removes `participant`; the others receive `.left`, and its stream finishes.
-    public func disconnect(_ participant: ParticipantID) {
+    public func disconnect(_ participant: PlaybackParticipantID) {
         guard let continuation = members.removeValue(forKey: participant) else { return }
         memberOrder.removeAll { $0 == participant }
         continuation.finish()
         for member in memberOrder { members[member]?.yield(.left(participant)) }
     }
 
-    func deliver(_ message: CoordinationMessage, from sender: ParticipantID, retainingUnder key: String?) throws {
+    func deliver(_ message: CoordinationMessage, from sender: PlaybackParticipantID, retainingUnder key: String?) throws {
         guard members[sender] != nil else { throw PlaybackCoordinatorError.notConnected(sender) }
         sequence += 1
         if let key {
@@ -62,11 +62,11 @@ public actor InMemoryCoordinationHub {
 
 /// One member's channel on an ``InMemoryCoordinationHub``.
 public struct InMemoryCoordinationChannel: CoordinationChannel {
-    public let localParticipant: ParticipantID
+    public let localParticipant: PlaybackParticipantID
     private let hub: InMemoryCoordinationHub
     private let stream: AsyncStream<CoordinationChannelEvent>
 
-    init(localParticipant: ParticipantID, hub: InMemoryCoordinationHub, stream: AsyncStream<CoordinationChannelEvent>) {
+    init(localParticipant: PlaybackParticipantID, hub: InMemoryCoordinationHub, stream: AsyncStream<CoordinationChannelEvent>) {
         self.localParticipant = localParticipant
         self.hub = hub
         self.stream = stream

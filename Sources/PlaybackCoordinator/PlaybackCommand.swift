@@ -29,17 +29,30 @@ public struct PlaybackCommand: Hashable, Sendable {
 
     /// What to do.
     public var kind: Kind
-    /// The participant whose command this is.
-    public var originator: ParticipantID
+    /// The participant whose command this is: its id, never its display name.
+    public var originator: PlaybackParticipantID
+    /// The originator's announced display name, when the coordinator knows it.
+    public var originatorName: String?
     /// The item the command is about; a player on another item ignores it.
     public var expectedItemIdentifier: String
     /// The revision (channel sequence) of the state the command comes from.
     public var revision: UInt64
 
     /// Creates a command.
-    public init(kind: Kind, originator: ParticipantID, expectedItemIdentifier: String, revision: UInt64) {
+    ///
+    /// - Parameters:
+    ///   - kind: what to do.
+    ///   - originator: the id of the participant whose command it is.
+    ///   - originatorName: its display name, if known.
+    ///   - expectedItemIdentifier: the item the command is about.
+    ///   - revision: the state's revision.
+    public init(
+        kind: Kind, originator: PlaybackParticipantID, originatorName: String? = nil, expectedItemIdentifier: String,
+        revision: UInt64
+    ) {
         self.kind = kind
         self.originator = originator
+        self.originatorName = originatorName
         self.expectedItemIdentifier = expectedItemIdentifier
         self.revision = revision
     }

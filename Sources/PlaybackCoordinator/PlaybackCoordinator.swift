@@ -84,7 +84,7 @@ public actor PlaybackCoordinator {
     }
 
     /// The local participant.
-    public nonisolated var participant: ParticipantID { channel.localParticipant }
+    public nonisolated var participant: PlaybackParticipantID { channel.localParticipant }
 
     /// The group's accepted state, if any.
     public var state: PlaybackState? { core.state }
@@ -93,13 +93,69 @@ public actor PlaybackCoordinator {
     public var lead: Duration { core.lead }
 
     /// Current members of the group.
-    public var members: Set<ParticipantID> { core.members }
+    public var members: Set<PlaybackParticipantID> { core.members }
 
     /// Whether the group is waiting for a suspended participant now.
     public var isWaiting: Bool { core.isWaiting(at: now()) }
 
     /// The group's item time now, or `nil` before any state.
     public var currentItemTime: Double? { core.effectiveItemTime(at: now()) }
+
+    /// The item time the group is expected to be at at reference instant `time` (past or future),
+    /// or `nil` before any state.
+    ///
+    /// Like `AVPlaybackCoordinator.expectedItemTime(atHostTime:)`, with the shared reference clock
+    /// instead of the host clock: the group's effective timeline, with the waits for suspended
+    /// members known so far held still. A later command or suspension can change the answer for a
+    /// future instant.
+    ///
+    /// ```swift
+    /// let inOneSecond = await coordinator.expectedItemTime(at: reference.now()! + .seconds(1))
+    /// ```
+    public func expectedItemTime(at time: ReferenceTime) -> Double? { core.effectiveItemTime(at: time) }
+
+    /// The other members and why each is suspended, sorted by id (`AVPlaybackCoordinator`'s
+    /// `otherParticipants`). See ``CoordinatedPlaybackParticipant``.
+    public var otherParticipants: [CoordinatedPlaybackParticipant] { core.otherParticipants }
+
+    /// Why the local member is suspended now: the reasons of its suspensions not yet ended, oldest
+    /// first; empty while it takes part (`AVPlaybackCoordinator.suspensionReasons`). Includes the
+    /// suspension the coordinator holds for a player that reported it is not ready.
+    public var suspensionReasons: [SuspensionReason] { core.suspensionReasons }
+
+    /// The reasons for which the group waits out this member's suspensions
+    /// (``CoordinatorConfiguration/waitingReasons``; Apple's `suspensionReasonsThatTriggerWaiting`).
+    public var suspensionReasonsThatTriggerWaiting: Set<SuspensionReason> { core.configuration.waitingReasons }
+
+    /// Changes which reasons make the group wait out this member's suspensions from now on.
+    ///
+    /// Each member decides for its own suspensions when it begins one, and its notice carries the
+    /// decision, so suspensions already begun keep theirs and every member still holds the same
+    /// intervals. An actor property cannot be set from outside, hence a method.
+    ///
+    /// ```swift
+    /// await coordinator.setSuspensionReasonsThatTriggerWaiting([.stallRecovery, .buffering, .playingInterstitial])
+    /// ```
+    public func setSuspensionReasonsThatTriggerWaiting(_ reasons: Set<SuspensionReason>) {
+        core.configuration.waitingReasons = reasons
+    }
+
+    /// Sets the largest group (members, this one included) that still waits out this member's
+    /// suspensions with `reason`; in a larger group they do not make anyone wait. Applies to
+    /// suspensions begun from now on.
+    ///
+    /// - Parameters:
+    ///   - participantLimit: the largest group size that waits; `nil` removes the limit.
+    ///   - reason: the suspension reason it applies to.
+    public func setParticipantLimit(_ participantLimit: Int?, forWaitingOutSuspensionsWithReason reason: SuspensionReason) {
+        core.configuration.participantLimits[reason] = participantLimit
+    }
+
+    /// The participant limit for `reason` (``setParticipantLimit(_:forWaitingOutSuspensionsWithReason:)``),
+    /// or `nil` when there is none.
+    public func participantLimitForWaitingOutSuspensions(withReason reason: SuspensionReason) -> Int? {
+        core.configuration.participantLimits[reason]
+    }
 
     /// Runs the coordinator: applies channel events, sends presence, delivers commands to the
     /// delegate in order. Returns when the channel's event stream ends or the task is cancelled.
@@ -183,11 +239,19 @@ public actor PlaybackCoordinator {
 
     /// Begins a suspension; the group waits if `reason` is a waiting reason (up to the limits).
     ///
+    /// A reason in ``SuspensionReason/detachingReasons`` also stops the commands to the local
+    /// player until the last such suspension ends; the player then gets the group's current state.
+    ///
     /// - Returns: the suspension, to end later.
     public func beginSuspension(_ reason: SuspensionReason) async throws -> PlaybackSuspension {
         let (id, actions) = core.beginSuspension(reason, now: try synchronizedNow())
         try await send(actions)
         return PlaybackSuspension(id: id, reason: reason, coordinator: self)
+    }
+
+    /// Apple's spelling of ``beginSuspension(_:)``.
+    public func beginSuspension(for reason: SuspensionReason) async throws -> PlaybackSuspension {
+        try await beginSuspension(reason)
     }
 
     func endSuspension(_ id: String, proposing itemTime: Double?) async throws {

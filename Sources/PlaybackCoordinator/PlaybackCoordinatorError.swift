@@ -29,7 +29,7 @@ public struct PlaybackCoordinatorError: Error, Hashable, Sendable, CustomStringC
     /// The reference clock is not synchronized yet.
     public static var notSynchronized: Self { Self(.notSynchronized) }
     /// Sending on a channel whose participant is not (or no longer) a member.
-    public static func notConnected(_ participant: ParticipantID) -> Self { Self(.notConnected(participant.rawValue)) }
+    public static func notConnected(_ participant: PlaybackParticipantID) -> Self { Self(.notConnected(participant.rawValue)) }
     /// Ending a suspension that does not exist or already ended.
     public static func unknownSuspension(_ id: String) -> Self { Self(.unknownSuspension(id)) }
     /// A suspension length that is not positive, not finite, or longer than the suspension timeout.

@@ -3,7 +3,8 @@ import Foundation
 extension PlaybackEvent {
     /// The event as one JSON object on one line (no trailing newline), keys in a fixed order:
     /// `type`, `v`, `realtime`, then the fields that are set. Numbers are printed exactly (shortest
-    /// round-trip form); non-finite numbers are left out.
+    /// round-trip form); non-finite numbers are left out. `originator` is the originator's label
+    /// (``originatorLabel``, as schema version 1 always printed it) and `originatorId` its id.
     ///
     /// ```swift
     /// PlaybackEvent(type: .frame, realtime: 1.5, index: 3, pts: 0.12).jsonLine
@@ -21,7 +22,8 @@ extension PlaybackEvent {
         }
         number("realtime", realtime)
         string("player", player?.rawValue)
-        string("originator", originator?.rawValue)
+        string("originator", originatorLabel)
+        string("originatorId", originator?.rawValue)
         string("item", item)
         if let index { out += ",\"index\":\(index)" }
         number("pts", pts)
@@ -30,6 +32,7 @@ extension PlaybackEvent {
         number("referenceTime", referenceTime)
         if let revision { out += ",\"revision\":\(revision)" }
         string("reason", reason)
+        string("suspension", suspension)
         if let waits { out += ",\"waits\":\(waits)" }
         if let timedOut { out += ",\"timedOut\":\(timedOut)" }
         number("errorMs", errorMs)
@@ -43,14 +46,24 @@ extension PlaybackEvent {
     /// - Parameter line: the JSON object text.
     /// - Throws: `DecodingError` when the line is not a valid event.
     public init(jsonLine line: String) throws {
-        self = try JSONDecoder().decode(PlaybackEvent.self, from: Data(line.utf8))
+        let data = Data(line.utf8)
+        self = try JSONDecoder().decode(PlaybackEvent.self, from: data)
+        // `originator` is the label on the line; with `originatorId` (lines from this version on)
+        // the id is that and the label, when it differs, the name.
+        if let id = try JSONDecoder().decode(OriginatorID.self, from: data).originatorId {
+            let label = originator?.rawValue
+            originator = PlaybackParticipantID(id)
+            originatorName = label == id ? nil : label
+        }
     }
+
+    private struct OriginatorID: Decodable { var originatorId: String? }
 
     /// A human-readable one-line rendering (the CLI's `--events text`).
     public var textLine: String {
         var parts = [String(format: "%.6f", realtime), type.rawValue]
         if let player { parts.append("player=\(player)") }
-        if let originator { parts.append("by=\(originator)") }
+        if let originatorLabel { parts.append("by=\(originatorLabel)") }
         if let item { parts.append("item=\(item)") }
         if let index { parts.append("frame=\(index)") }
         if let pts { parts.append(String(format: "pts=%.3f", pts)) }

@@ -39,9 +39,13 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
     /// `CLOCK_REALTIME` seconds when it happened (for frames: when presented).
     public var realtime: Double
     /// The local participant reporting the event.
-    public var player: ParticipantID?
-    /// The participant whose command, suspension or membership change this is.
-    public var originator: ParticipantID?
+    public var player: PlaybackParticipantID?
+    /// The participant whose command, suspension or membership change this is: its id, never its
+    /// display name (which is ``originatorName``).
+    public var originator: PlaybackParticipantID?
+    /// The originator's announced display name, when known. The JSON line's `originator` key prints
+    /// this label (the name, or the id while no name is known) and `originatorId` the id.
+    public var originatorName: String?
     /// The item concerned.
     public var item: String?
     /// Item time in seconds (the command's, or the frame's position).
@@ -54,6 +58,10 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
     public var revision: UInt64?
     /// Suspension reason.
     public var reason: String?
+    /// The suspension's identifier (on `suspensionBegan` and `suspensionEnded`): unique in the
+    /// group, the same on every member, and the id ``PlaybackSuspension/id`` and
+    /// ``PlaybackCoordinator/suspensionStatus(_:)`` use.
+    public var suspension: String?
     /// Whether a suspension makes the group wait (on `suspensionEnded`: whether the group waited for it).
     public var waits: Bool?
     /// `true` on `suspensionEnded` when the group stopped waiting because of the timeout.
@@ -68,23 +76,29 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
     /// Free-form detail (for example the correction kind).
     public var detail: String?
 
+    /// How the originator is named for people: its display name when known, its id otherwise.
+    public var originatorLabel: String? { originatorName ?? originator?.rawValue }
+
     /// Creates an event; fields that do not apply stay `nil`.
     public init(
-        type: EventType, realtime: Double, player: ParticipantID? = nil, originator: ParticipantID? = nil,
-        item: String? = nil, itemTime: Double? = nil, rate: Double? = nil, referenceTime: Double? = nil,
-        revision: UInt64? = nil, reason: String? = nil, waits: Bool? = nil, timedOut: Bool? = nil,
+        type: EventType, realtime: Double, player: PlaybackParticipantID? = nil, originator: PlaybackParticipantID? = nil,
+        originatorName: String? = nil, item: String? = nil, itemTime: Double? = nil, rate: Double? = nil,
+        referenceTime: Double? = nil, revision: UInt64? = nil, reason: String? = nil, suspension: String? = nil,
+        waits: Bool? = nil, timedOut: Bool? = nil,
         index: Int? = nil, pts: Double? = nil, errorMs: Double? = nil, detail: String? = nil
     ) {
         self.type = type
         self.realtime = realtime
         self.player = player
         self.originator = originator
+        self.originatorName = originatorName
         self.item = item
         self.itemTime = itemTime
         self.rate = rate
         self.referenceTime = referenceTime
         self.revision = revision
         self.reason = reason
+        self.suspension = suspension
         self.waits = waits
         self.timedOut = timedOut
         self.index = index

@@ -23,7 +23,7 @@ public struct PlaybackState: Hashable, Sendable, Codable {
     /// The reference instant at which the item is at ``anchorItemTime``.
     public var anchorReferenceTime: ReferenceTime
     /// The participant whose command produced this state.
-    public var originator: ParticipantID
+    public var originator: PlaybackParticipantID
     /// The channel sequence number of the message that carried this state (0 before it was sent).
     public var revision: UInt64
     /// The rate the group plays at when not paused by the user: a pause keeps the previous rate
@@ -45,7 +45,7 @@ public struct PlaybackState: Hashable, Sendable, Codable {
         rate: Double,
         anchorItemTime: Double,
         anchorReferenceTime: ReferenceTime,
-        originator: ParticipantID,
+        originator: PlaybackParticipantID,
         revision: UInt64 = 0,
         intendedRate: Double? = nil
     ) {

@@ -14,7 +14,7 @@ public struct SuspensionStatus: Hashable, Sendable {
     /// The suspension's identifier.
     public var id: String
     /// The suspended member (its channel id).
-    public var participant: ParticipantID
+    public var participant: PlaybackParticipantID
     /// Why it began.
     public var reason: SuspensionReason
     /// When the group starts waiting for it (its begin notice's effective instant).
@@ -38,7 +38,7 @@ public struct SuspensionStatus: Hashable, Sendable {
     ///   - end: the end notice's effective instant, if delivered.
     ///   - waits: whether the group waits for it.
     public init(
-        id: String, participant: ParticipantID, reason: SuspensionReason, begin: ReferenceTime, deadline: ReferenceTime,
+        id: String, participant: PlaybackParticipantID, reason: SuspensionReason, begin: ReferenceTime, deadline: ReferenceTime,
         end: ReferenceTime? = nil, waits: Bool
     ) {
         self.id = id

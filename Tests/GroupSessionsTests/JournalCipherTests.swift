@@ -140,4 +140,27 @@ struct JournalCipherTests {
         a.leave()
         b.leave()
     }
+
+    @Test("GroupActivities' spellings: attachment.load(Data.self), attachment.load(Value.self), journal.remove(attachment:)")
+    func appleSpellings() async throws {
+        let transport = InMemoryTransport()
+        let center = GroupActivityCenter<WatchMovie>(transport: transport)
+        let invite = Invite.generate(host: "127.0.0.1", port: 1)
+        let a = try await center.activate(WatchMovie(movie: "spell"), invite: invite)
+        try await a.join()
+        let journal = GroupSessionJournal(session: a)
+        let added = try await journal.add(WatchMovie(movie: "in the journal"))
+        let b = try await center.accept(invite)
+        try await b.join()
+        let other = GroupSessionJournal(session: b)
+        await eventually("b lists it") { other.currentAttachments.map(\.id) == [added.id] }
+        let listed = try #require(other.currentAttachments.first)
+        #expect(listed == added)  // the same attachment, whichever member's journal announced it
+        #expect(try await listed.load(WatchMovie.self) == WatchMovie(movie: "in the journal"))
+        #expect(try await listed.load(Data.self) == JSONEncoder().encode(WatchMovie(movie: "in the journal")))
+        try await other.remove(attachment: listed)
+        await eventually("a sees it removed") { journal.currentAttachments.isEmpty }
+        a.leave()
+        b.leave()
+    }
 }

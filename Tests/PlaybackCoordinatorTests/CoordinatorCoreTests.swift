@@ -10,7 +10,7 @@ struct CoreHarness {
     var core: CoordinatorCore
     var sequence: UInt64 = 0
 
-    init(_ participant: ParticipantID = "me", item: String? = "clip", configuration: CoordinatorConfiguration = .init()) {
+    init(_ participant: PlaybackParticipantID = "me", item: String? = "clip", configuration: CoordinatorConfiguration = .init()) {
         core = CoordinatorCore(participant: participant, configuration: configuration, localItem: item)
         _ = core.receive(.joined(participant), now: ReferenceTime(seconds: 0))
     }
@@ -28,7 +28,7 @@ struct CoreHarness {
     }
 
     /// Delivers `message` from `sender` with the next sequence number.
-    mutating func deliver(_ message: CoordinationMessage, from sender: ParticipantID = "me", at seconds: Double) -> [CoordinatorAction] {
+    mutating func deliver(_ message: CoordinationMessage, from sender: PlaybackParticipantID = "me", at seconds: Double) -> [CoordinatorAction] {
         sequence += 1
         return core.receive(.message(message, sender: sender, sequence: sequence), now: ReferenceTime(seconds: seconds))
     }
@@ -163,11 +163,13 @@ struct CoordinatorCoreTests {
         }
     }
 
-    @Test("events name members by their announced names, by id until a name is known")
+    @Test("events and commands carry the originator's id, and its announced name beside it once known")
     func labels() throws {
         var core = CoordinatorCore(participant: "a1b2", localItem: "clip", name: "ana")
         let joined = CoreHarness.events(core.receive(.joined("c3d4"), now: ReferenceTime(seconds: 1)))
         #expect(joined.map(\.originator) == ["c3d4"])
+        #expect(joined.map(\.originatorName) == [nil])
+        #expect(joined.first?.jsonLine.contains(#""originator":"c3d4","originatorId":"c3d4""#) == true)
         #expect(joined.map(\.player) == ["ana"])
         // Our own presence report carries our name.
         let sent = CoreHarness.sent(core.tick(now: ReferenceTime(seconds: 100)))
@@ -180,10 +182,18 @@ struct CoordinatorCoreTests {
             .message(.state(StateProposal(state: state, command: .play, sentAt: ReferenceTime(seconds: 1))), sender: "c3d4", sequence: 2),
             now: ReferenceTime(seconds: 1))
         let play = CoreHarness.events(actions).first { $0.type == .play }
-        #expect(play?.originator == "cy" && play?.player == "ana")
-        #expect(CoreHarness.commands(actions).allSatisfy { $0.originator == "cy" })
+        #expect(play?.originator == "c3d4" && play?.originatorName == "cy" && play?.player == "ana")
+        #expect(CoreHarness.commands(actions).allSatisfy { $0.originator == "c3d4" && $0.originatorName == "cy" })
+        // The JSON line keeps schema 1's `originator` (the label) and adds the id.
+        let line = try #require(play?.jsonLine)
+        #expect(line.contains(#""originator":"cy","originatorId":"c3d4""#))
+        let parsed = try PlaybackEvent(jsonLine: line)
+        #expect(parsed.originator == "c3d4" && parsed.originatorName == "cy")
+        // A line from before `originatorId` reads as it always did: the label in `originator`.
+        let old = try PlaybackEvent(jsonLine: #"{"type":"play","v":1,"realtime":1,"originator":"cy"}"#)
+        #expect(old.originator == "cy" && old.originatorName == nil)
         let left = CoreHarness.events(core.receive(.left("c3d4"), now: ReferenceTime(seconds: 3)))
-        #expect(left.map(\.originator) == ["cy"])
+        #expect(left.map(\.originator) == ["c3d4"] && left.map(\.originatorName) == ["cy"])
         // A name-less member (an old client) is still named by its id.
         #expect(core.label("e5f6") == "e5f6")
     }

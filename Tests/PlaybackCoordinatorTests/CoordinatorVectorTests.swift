@@ -3,7 +3,7 @@ import Foundation
 import NIOCore
 import Testing
 
-// Only what the crypto vector needs: GroupSessions also has a ParticipantID (the relay's 64-bit ids).
+// Only what the crypto vector needs: GroupSessions also has a PlaybackParticipantID (the relay's 64-bit ids).
 import struct GroupSessions.DataRoute
 import struct GroupSessions.Frame
 import enum GroupSessions.FrameCodec
@@ -86,10 +86,11 @@ import struct GroupSessions.SessionKeys
             if let v = c.waitingReasons { configuration.waitingReasons = Set(v) }
             if let v = c.maximumWaitingParticipants { configuration.maximumWaitingParticipants = v }
             if let v = c.suspensionTimeout { configuration.suspensionTimeout = .nanoseconds(v) }
+            for limit in c.participantLimits ?? [] { configuration.participantLimits[limit.reason] = limit.limit }
         }
         var canPresent: (@Sendable (String) -> Bool)?
         if let items = vector.canPresent { canPresent = { items.contains($0) } }
-        let participant = ParticipantID(vector.participant)
+        let participant = PlaybackParticipantID(vector.participant)
         var core = CoordinatorCore(
             participant: participant, configuration: configuration, localItem: vector.localItem, canPresent: canPresent,
             name: vector.name)
@@ -110,7 +111,7 @@ import struct GroupSessions.SessionKeys
                     try #require(index < outbox.count, "outbox \(index) was not sent yet")
                     let sequence = try #require(step.sequence, "deliver needs a sequence")
                     actions = core.receive(
-                        .message(outbox[index], sender: ParticipantID(step.sender ?? vector.participant), sequence: sequence), now: now)
+                        .message(outbox[index], sender: PlaybackParticipantID(step.sender ?? vector.participant), sequence: sequence), now: now)
                 case "tick":
                     actions = core.tick(now: now)
                 case "proposeRate":
@@ -143,7 +144,9 @@ import struct GroupSessions.SessionKeys
             results.append(
                 VectorExpectation(
                     actions: actions.map(VectorAction.init), error: error, id: id, lead: core.lead.nanosecondsValue,
-                    nextTickDeadline: core.nextTickDeadline?.nanoseconds, segments: core.segments().map(VectorSegment.init)))
+                    nextTickDeadline: core.nextTickDeadline?.nanoseconds, segments: core.segments().map(VectorSegment.init),
+                    participants: core.otherParticipants.isEmpty ? nil : core.otherParticipants.map(VectorParticipant.init),
+                    suspensionReasons: core.suspensionReasons.isEmpty ? nil : core.suspensionReasons.map(\.description)))
         }
         return results
     }
@@ -183,6 +186,13 @@ struct VectorConfiguration: Codable {
     var waitingReasons: [SuspensionReason]?
     var maximumWaitingParticipants: Int?
     var suspensionTimeout: Int64?
+    var participantLimits: [VectorParticipantLimit]?
+}
+
+/// One entry of ``CoordinatorConfiguration/participantLimits``.
+struct VectorParticipantLimit: Codable {
+    var reason: SuspensionReason
+    var limit: Int
 }
 
 /// One input and, in `expect`, the core's answer to it.
@@ -216,10 +226,10 @@ struct VectorChannelEvent: Codable {
     var sequence: UInt64?
 
     func channelEvent() throws -> CoordinationChannelEvent {
-        if let joined { return .joined(ParticipantID(joined)) }
-        if let left { return .left(ParticipantID(left)) }
+        if let joined { return .joined(PlaybackParticipantID(joined)) }
+        if let left { return .left(PlaybackParticipantID(left)) }
         let message = try #require(message, "an event is joined, left or message")
-        return .message(message, sender: ParticipantID(try #require(sender)), sequence: try #require(sequence))
+        return .message(message, sender: PlaybackParticipantID(try #require(sender)), sequence: try #require(sequence))
     }
 }
 
@@ -236,6 +246,23 @@ struct VectorExpectation: Codable, Equatable {
     var nextTickDeadline: Int64?
     /// `segments()` after the step.
     var segments: [VectorSegment]
+    /// `otherParticipants` after the step; absent when there are none.
+    var participants: [VectorParticipant]?
+    /// `suspensionReasons` (descriptions) after the step; absent when empty.
+    var suspensionReasons: [String]?
+}
+
+/// A ``CoordinatedPlaybackParticipant``: id, name, open suspensions (`"ID reason"`).
+struct VectorParticipant: Codable, Equatable {
+    var id: String
+    var name: String?
+    var suspensions: [String]
+
+    init(_ participant: CoordinatedPlaybackParticipant) {
+        id = participant.id.rawValue
+        name = participant.name
+        suspensions = participant.suspensions.map { "\($0.id) \($0.reason)" }
+    }
 }
 
 /// Exactly one of `send`, `command`, `event`.
@@ -266,6 +293,7 @@ struct VectorCommand: Codable, Equatable {
     var rate: Double?
     var completionDueDate: Int64?
     var originator: String
+    var originatorName: String?
     var expectedItemIdentifier: String
     var revision: UInt64
 
@@ -281,6 +309,7 @@ struct VectorCommand: Codable, Equatable {
             (kind, self.itemTime, self.referenceTime, completionDueDate) = ("buffer", itemTime, referenceTime.nanoseconds, due.nanoseconds)
         }
         originator = command.originator.rawValue
+        originatorName = command.originatorName
         expectedItemIdentifier = command.expectedItemIdentifier
         revision = command.revision
     }
@@ -291,12 +320,14 @@ struct VectorEvent: Codable, Equatable {
     var type: String
     var player: String?
     var originator: String?
+    var originatorName: String?
     var item: String?
     var itemTime: Double?
     var rate: Double?
     var referenceTime: Double?
     var revision: UInt64?
     var reason: String?
+    var suspension: String?
     var waits: Bool?
     var timedOut: Bool?
     var detail: String?
@@ -306,12 +337,14 @@ struct VectorEvent: Codable, Equatable {
         type = event.type.rawValue
         player = event.player?.rawValue
         originator = event.originator?.rawValue
+        originatorName = event.originatorName
         item = event.item
         itemTime = event.itemTime
         rate = event.rate
         referenceTime = event.referenceTime
         revision = event.revision
         reason = event.reason
+        suspension = event.suspension
         waits = event.waits
         timedOut = event.timedOut
         detail = event.detail
@@ -372,7 +405,7 @@ struct VectorSegment: Codable, Equatable {
     static func make() throws -> Vector {
         let secret = (0..<32).map { UInt8($0 &* 7 &+ 3) }
         let session = SessionID(high: 0x0011_2233_4455_6677, low: 0x8899_aabb_ccdd_eeff)
-        // The relay's 64-bit participant id (its type name would clash with the coordinator's ParticipantID).
+        // The relay's 64-bit participant id (its type name would clash with the coordinator's PlaybackParticipantID).
         let sender = Frame(type: .ping, session: session, sender: .init(rawValue: 0x0123_4567_89ab_cdef)).sender
         let keys = SessionKeys(secret: secret, session: session)
         let names = ["coplay.activity", "message:coplay.playback.state", "message:coplay.playback.suspension.0123456789abcdef"]

@@ -52,11 +52,11 @@ struct PlaybackCoordinatorTests {
         var tasks: [Task<Void, Never>] = []
         let collector = Collector<PlaybackEvent>()
         for name in ["ana", "ben", "cy"] {
-            let player = HeadlessPlayer(participant: ParticipantID(name), items: [Self.clip], reference: reference, spinWindow: .milliseconds(1))
+            let player = HeadlessPlayer(participant: PlaybackParticipantID(name), items: [Self.clip], reference: reference, spinWindow: .milliseconds(1))
             var configuration = CoordinatorConfiguration()
             configuration.minimumLead = .milliseconds(150)  // generous: this machine is shared
             let coordinator = PlaybackCoordinator(
-                channel: await hub.connect(ParticipantID(name)), reference: reference, delegate: player,
+                channel: await hub.connect(PlaybackParticipantID(name)), reference: reference, delegate: player,
                 configuration: configuration, localItem: "clip")
             players.append(player)
             coordinators.append(coordinator)
@@ -78,7 +78,7 @@ struct PlaybackCoordinatorTests {
         let events = await collector.items
         // Every player accepted the same three commands in the same order.
         for name in ["ana", "ben", "cy"] {
-            let accepted = events.filter { $0.player == ParticipantID(name) && [.play, .pause, .seek].contains($0.type) }
+            let accepted = events.filter { $0.player == PlaybackParticipantID(name) && [.play, .pause, .seek].contains($0.type) }
             #expect(accepted.map(\.type) == [.play, .seek, .pause])
             #expect(accepted.map(\.originator) == ["ana", "ben", "cy"])
         }
@@ -88,7 +88,7 @@ struct PlaybackCoordinatorTests {
         #expect(Set(stops.map(\.itemTime)).count == 1)
         // The frames after the seek start at 20 s on every player.
         for name in ["ana", "ben", "cy"] {
-            let afterSeek = events.filter { $0.player == ParticipantID(name) && $0.type == .frame && ($0.pts ?? 0) >= 20 }
+            let afterSeek = events.filter { $0.player == PlaybackParticipantID(name) && $0.type == .frame && ($0.pts ?? 0) >= 20 }
             // Frame 500 is at 20 s; a player woken late on a loaded machine may skip it.
             #expect((500..<503).contains(afterSeek.first?.index ?? -1))
         }

@@ -15,7 +15,7 @@ struct ReadinessTests {
             var configuration = CoordinatorConfiguration()
             configuration.readinessGrace = grace
             let coordinator = PlaybackCoordinator(
-                channel: await hub.connect(ParticipantID(name)), reference: reference, delegate: RecordingDelegate(),
+                channel: await hub.connect(PlaybackParticipantID(name)), reference: reference, delegate: RecordingDelegate(),
                 configuration: configuration, localItem: "clip", name: name)
             coordinators.append(coordinator)
             tasks.append(Task { await coordinator.run() })

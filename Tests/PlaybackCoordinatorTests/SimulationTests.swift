@@ -34,7 +34,7 @@ enum SimulatedGroup {
     static let clip = MediaTimeline(identifier: "clip", duration: 120, frameRate: 25)
     static let long = MediaTimeline(identifier: "long", duration: 900, frameRate: 25)
     static let other = MediaTimeline(identifier: "other", duration: 60, frameRate: 30)
-    static let names: [ParticipantID] = ["ana", "ben", "cy", "dee", "eve"]
+    static let names: [PlaybackParticipantID] = ["ana", "ben", "cy", "dee", "eve"]
     static let offsets: [Duration] = [.seconds(-3), .zero, .milliseconds(7_500), .seconds(1234), .seconds(42)]
     static let drifts: [Double] = [100, -100, 37, -64, 81]
 
@@ -186,7 +186,7 @@ struct SimulationTests {
         sim.at(5.0, "cy") { core, now in core.beginSuspension(.stallRecovery, now: now).actions }
         sim.schedule(at: 5_500_000_000) { sim in sim.kill("cy") }
         sim.run(until: 12)
-        let alive: [ParticipantID] = ["ana", "ben", "dee"]
+        let alive: [PlaybackParticipantID] = ["ana", "ben", "dee"]
         let resumedAt = alive.map { name in
             sim.frames(of: name).first { Double($0.trueTime) / 1e9 > 6.0 }!
         }
@@ -207,7 +207,7 @@ struct SimulationTests {
         sim.at(5.0, "cy") { core, now in core.beginSuspension(.buffering, now: now).actions }
         sim.schedule(at: 6_000_000_000) { sim in if connectionDies { sim.dropConnection("cy") } else { sim.leave("cy") } }
         sim.run(until: 10)
-        let alive: [ParticipantID] = ["ana", "ben", "dee"]
+        let alive: [PlaybackParticipantID] = ["ana", "ben", "dee"]
         // Everyone waited (on the same frame) ...
         let waits = sim.stops.filter { $0.waiting && alive.contains($0.node) }
         #expect(Set(waits.map(\.node)) == Set(alive))
@@ -298,5 +298,5 @@ struct SimulationTests {
 }
 
 extension Simulation {
-    var names: [ParticipantID] { nodeOrder }
+    var names: [PlaybackParticipantID] { nodeOrder }
 }

@@ -5,9 +5,8 @@ import TestSupport
 
 @Suite("GroupSession as the coordinator's channel")
 struct CoordinationChannelAdapterTests {
-    typealias PID = PlaybackParticipantID
 
-    static func proposal(_ item: String, rate: Double, by originator: PID) -> CoordinationMessage {
+    static func proposal(_ item: String, rate: Double, by originator: PlaybackParticipantID) -> CoordinationMessage {
         .state(StateProposal(
             state: PlaybackState(
                 item: item, rate: rate, anchorItemTime: 0, anchorReferenceTime: ReferenceTime(nanoseconds: 1),
@@ -15,7 +14,7 @@ struct CoordinationChannelAdapterTests {
             command: .play, sentAt: ReferenceTime(nanoseconds: 0)))
     }
 
-    static func messages(_ events: [CoordinationChannelEvent]) -> [(CoordinationMessage, PID, UInt64)] {
+    static func messages(_ events: [CoordinationChannelEvent]) -> [(CoordinationMessage, PlaybackParticipantID, UInt64)] {
         events.compactMap {
             if case .message(let message, let sender, let sequence) = $0 { return (message, sender, sequence) }
             return nil

@@ -27,6 +27,7 @@ function run(vector) {
   if (c.delayWindow !== undefined) configuration.delayWindow = c.delayWindow;
   if (c.maximumWaitingParticipants !== undefined) configuration.maximumWaitingParticipants = c.maximumWaitingParticipants;
   if (c.waitingReasons !== undefined) configuration.waitingReasons = new Set(c.waitingReasons.map(decodeReason));
+  for (const { reason, limit } of c.participantLimits ?? []) configuration.participantLimits.set(decodeReason(reason), limit);
   const canPresent = vector.canPresent ? (item) => vector.canPresent.includes(item) : null;
   const core = new CoordinatorCore({
     participant: vector.participant, configuration, localItem: vector.localItem ?? null, canPresent, name: vector.name ?? null,
@@ -96,6 +97,10 @@ function run(vector) {
       lead: core.lead,
       nextTickDeadline: core.nextTickDeadline ?? undefined,
       segments: core.segments().map((s) => ({ start: s.start, itemTime: s.itemTime, rate: s.rate, waiting: s.waiting, waitEnd: s.waitEnd ?? undefined })),
+      participants: core.otherParticipants.length === 0 ? undefined : core.otherParticipants.map((p) => ({
+        id: p.id, name: p.name, suspensions: p.suspensions.map((s) => `${s.id} ${s.reason}`),
+      })),
+      suspensionReasons: core.suspensionReasons.length === 0 ? undefined : core.suspensionReasons,
     };
   });
 }

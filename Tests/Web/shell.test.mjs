@@ -50,12 +50,14 @@ test("play, pause and seek proposals come back as commands at the lead, with thi
   await time.advance(5);
   const play = commands.find((c) => c.kind === "play");
   assert.ok(play, "a play command");
-  assert.equal(play.originator, "Ann");
+  // The originator is this member's id; its name travels beside it.
+  assert.equal(play.originator, shell.participant);
+  assert.equal(play.originatorName, "Ann");
   assert.equal(play.expectedItemIdentifier, "clip");
   assert.equal(play.rate, 1);
   // The lead is at least 120 ms (GroupPlayback's default for members that present frames).
   assert.ok(nsToMs(play.referenceTime) - start >= 119.99, `lead ${nsToMs(play.referenceTime) - start}`);
-  assert.ok(events.some((e) => e.type === "play" && e.originator === "Ann" && typeof e.realtime === "number"));
+  assert.ok(events.some((e) => e.type === "play" && e.originator === shell.participant && e.originatorName === "Ann" && typeof e.realtime === "number"));
 
   await time.advance(1000);
   await shell.pause();

@@ -195,6 +195,11 @@ function who(label) {
   return isParticipantID(label) ? `member ${label.slice(-4)}` : label;
 }
 
+/** How a log line names an event's originator: its name when the event carries one, else its id. */
+function originatorLabel(event) {
+  return event.originatorName ?? event.originator;
+}
+
 /** Log lines that named a member by id: by name once it is known. */
 function renameLogMembers() {
   if (shell === null) return;
@@ -221,25 +226,25 @@ function onPlaybackEvent(event) {
   }
   switch (event.type) {
     case "joined":
-      logLine("joined", "member", event, event.originator);
+      logLine("joined", "member", event, originatorLabel(event));
       break;
     case "left":
-      logLine("left", "member", event, event.originator);
+      logLine("left", "member", event, originatorLabel(event));
       break;
     case "play":
-      logLine(`played from ${preciseTime(event.itemTime)}${event.rate !== 1 ? ` at ${event.rate}×` : ""}`, "command", event, event.originator);
+      logLine(`played from ${preciseTime(event.itemTime)}${event.rate !== 1 ? ` at ${event.rate}×` : ""}`, "command", event, originatorLabel(event));
       break;
     case "pause":
-      logLine(`paused at ${preciseTime(event.itemTime)}`, "command", event, event.originator);
+      logLine(`paused at ${preciseTime(event.itemTime)}`, "command", event, originatorLabel(event));
       break;
     case "seek":
-      logLine(`moved to ${preciseTime(event.itemTime)}`, "command", event, event.originator);
+      logLine(`moved to ${preciseTime(event.itemTime)}`, "command", event, originatorLabel(event));
       break;
     case "rate":
-      logLine(`set the speed to ${event.rate}×`, "command", event, event.originator);
+      logLine(`set the speed to ${event.rate}×`, "command", event, originatorLabel(event));
       break;
     case "item":
-      logLine("switched the video", "command", event, event.originator);
+      logLine("switched the video", "command", event, originatorLabel(event));
       break;
     case "itemChanged":
       if (event.detail) logLine(`The group now plays ${event.item === state.activity?.item ? state.activity?.title ?? "this video" : "another video"}`, "info", event);
@@ -251,10 +256,10 @@ function onPlaybackEvent(event) {
       }
       break;
     case "suspensionBegan":
-      logLine(`is ${reasonText(event.reason)}${event.waits ? " — everyone waits" : ""}`, "warn", event, event.originator);
+      logLine(`is ${reasonText(event.reason)}${event.waits ? " — everyone waits" : ""}`, "warn", event, originatorLabel(event));
       break;
     case "suspensionEnded":
-      logLine(event.timedOut ? "took too long; the group goes on" : "is ready again", event.timedOut ? "warn" : "info", event, event.originator);
+      logLine(event.timedOut ? "took too long; the group goes on" : "is ready again", event.timedOut ? "warn" : "info", event, originatorLabel(event));
       break;
     case "correction":
       if (event.detail === "seek") logLine(`Resynchronized with a seek (was ${signedMs(event.errorMs)})`, "warn", event);
@@ -279,6 +284,9 @@ function onPlaybackEvent(event) {
 function reasonText(reason) {
   if (reason === "buffering") return "loading";
   if (reason === "stallRecovery") return "stalled";
+  if (reason === "playingInterstitial") return "playing something else";
+  if (reason === "coordinatedPlaybackNotPossible") return "unable to follow";
+  if (reason === "userActionRequired") return "waiting for a click";
   return String(reason ?? "away").replace(/^custom:/, "");
 }
 

@@ -16,7 +16,7 @@
 //   - channel events: {type: "joined"|"left", member} or {type: "message", message, sender, sequence};
 //   - actions: {type: "send", message, retainKey} | {type: "command", command} | {type: "event", event};
 //   - commands: {kind: "play"|"pause"|"seek"|"buffer", itemTime, referenceTime, rate?, completionDueDate?,
-//     originator, expectedItemIdentifier, revision};
+//     originator (the id), originatorName?, expectedItemIdentifier, revision};
 //   - events: PlaybackEvent's fields without `realtime` (the shell stamps it), nulls left out.
 
 import { STATE_KEY, suspensionKey } from "./messages.js";
@@ -54,6 +54,7 @@ export function defaultConfiguration() {
     presenceInterval: seconds(1),
     delayWindow: 64,
     waitingReasons: new Set(["stallRecovery", "buffering"]),
+    participantLimits: new Map(), // reason -> largest group that still waits
     maximumWaitingParticipants: 3,
     suspensionTimeout: seconds(10),
     readinessGrace: milliseconds(100),
@@ -88,10 +89,16 @@ export function segmentItemTime(segment, t) {
   return segment.itemTime + segment.rate * secondsValue(t - segment.start);
 }
 
+/** SuspensionReason.detachingReasons: while the local member has one open, commands are withheld. */
+export const DETACHING_REASONS = new Set(["playingInterstitial", "coordinatedPlaybackNotPossible", "userActionRequired"]);
+
+/** Swift's String `<` (code units here; ids are ASCII). */
+const compareStrings = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+
 /** PlaybackEvent with `realtime` left out and nil fields dropped, in Swift's field order. */
 function playbackEvent(type, fields) {
   const event = { type };
-  for (const key of ["player", "originator", "item", "itemTime", "rate", "referenceTime", "revision", "reason", "waits", "timedOut", "index", "pts", "errorMs", "detail"]) {
+  for (const key of ["player", "originator", "originatorName", "item", "itemTime", "rate", "referenceTime", "revision", "reason", "suspension", "waits", "timedOut", "index", "pts", "errorMs", "detail"]) {
     const value = fields[key];
     if (value !== null && value !== undefined) event[key] = value;
   }
@@ -169,7 +176,8 @@ export class CoordinatorCore {
     this.nextPresence = null;
     this.suspensionCounter = 0;
     this.presenceCount = 0;
-    this.openLocalSuspensions = new Map(); // id -> reason
+    this.localSuspensions = []; // {id, reason, waits}, in the order they began
+    this.openSuspensionsByMember = new Map(); // member -> [{id, reason}] delivered, not ended
   }
 
   // MARK: Lead
@@ -283,7 +291,7 @@ export class CoordinatorCore {
     switch (event.type) {
       case "joined": {
         this.members.add(event.member);
-        let actions = [eventAction(playbackEvent("joined", { player: this.label(this.participant), originator: this.label(event.member), referenceTime: referenceSeconds(now) }))];
+        let actions = [eventAction(playbackEvent("joined", { player: this.label(this.participant), originator: event.member, originatorName: this.names.get(event.member) ?? null, referenceTime: referenceSeconds(now) }))];
         if (event.member === this.participant) {
           this.nextPresence = null;
           this.presenceCount = 0;
@@ -294,7 +302,8 @@ export class CoordinatorCore {
       case "left": {
         this.members.delete(event.member);
         this.reports.delete(event.member);
-        const actions = [eventAction(playbackEvent("left", { player: this.label(this.participant), originator: this.label(event.member), referenceTime: referenceSeconds(now) }))];
+        if (event.member !== this.participant) this.openSuspensionsByMember.delete(event.member);
+        const actions = [eventAction(playbackEvent("left", { player: this.label(this.participant), originator: event.member, originatorName: this.names.get(event.member) ?? null, referenceTime: referenceSeconds(now) }))];
         return actions.concat(this.endSuspensions(event.member, now));
       }
       case "message": {
@@ -322,13 +331,13 @@ export class CoordinatorCore {
     this.state = next;
     const actions = [
       eventAction(playbackEvent(proposal.command, {
-        player: this.label(this.participant), originator: this.label(next.originator), item: next.item, itemTime: next.anchorItemTime,
+        player: this.label(this.participant), originator: next.originator, originatorName: this.names.get(next.originator) ?? null, item: next.item, itemTime: next.anchorItemTime,
         rate: next.rate, referenceTime: referenceSeconds(next.anchorReferenceTime), revision: sequence,
       })),
     ];
     if (previousItem !== next.item) {
       actions.push(eventAction(playbackEvent("itemChanged", {
-        player: this.label(this.participant), originator: this.label(next.originator), item: next.item,
+        player: this.label(this.participant), originator: next.originator, originatorName: this.names.get(next.originator) ?? null, item: next.item,
         referenceTime: referenceSeconds(next.anchorReferenceTime), revision: sequence, detail: previousItem === null ? null : `from ${previousItem}`,
       })));
       if (next.item !== this.localItem && this.canPresent !== null && this.canPresent(next.item) === true) this.localItem = next.item;
@@ -355,11 +364,13 @@ export class CoordinatorCore {
           timeout: notice.timeout, counted, endReported: false,
         });
         this.suspensionOrder.push(notice.id);
+        if (!this.openSuspensionsByMember.has(sender)) this.openSuspensionsByMember.set(sender, []);
+        this.openSuspensionsByMember.get(sender).push({ id: notice.id, reason: notice.reason });
         return [
           eventAction(playbackEvent("suspensionBegan", {
-            player: this.label(this.participant), originator: this.label(sender), item: this.state?.item,
+            player: this.label(this.participant), originator: sender, originatorName: this.names.get(sender) ?? null, item: this.state?.item,
             itemTime: this.effectiveItemTime(notice.effectiveAt), referenceTime: referenceSeconds(notice.effectiveAt),
-            reason: notice.reason, waits: counted,
+            reason: notice.reason, suspension: notice.id, waits: counted,
           })),
         ].concat(this.announce());
       }
@@ -370,13 +381,19 @@ export class CoordinatorCore {
         const timedOut = record.end > CoordinatorCore.deadline(record);
         const wasReported = record.endReported;
         record.endReported = true;
+        const open = this.openSuspensionsByMember.get(record.participant);
+        if (open !== undefined) {
+          const rest = open.filter((s) => s.id !== notice.id);
+          if (rest.length === 0) this.openSuspensionsByMember.delete(record.participant);
+          else this.openSuspensionsByMember.set(record.participant, rest);
+        }
         const actions = [];
         if (!wasReported) {
           // The originator is the suspended member, also when another member ended it because it left.
           actions.push(eventAction(playbackEvent("suspensionEnded", {
-            player: this.label(this.participant), originator: this.label(record.participant), item: this.state?.item,
+            player: this.label(this.participant), originator: record.participant, originatorName: this.names.get(record.participant) ?? null, item: this.state?.item,
             itemTime: notice.proposedItemTime, referenceTime: referenceSeconds(CoordinatorCore.waitEnd(record)),
-            reason: record.reason, waits: record.counted, timedOut,
+            reason: record.reason, suspension: record.id, waits: record.counted, timedOut,
             detail: sender === record.participant ? null : "member left",
           })));
         }
@@ -424,8 +441,8 @@ export class CoordinatorCore {
       if (record === undefined || record.endReported || record.end !== null || !(now >= CoordinatorCore.deadline(record))) continue;
       record.endReported = true;
       actions.push(eventAction(playbackEvent("suspensionEnded", {
-        player: this.label(this.participant), originator: this.label(record.participant), item: this.state?.item,
-        referenceTime: referenceSeconds(CoordinatorCore.deadline(record)), reason: record.reason, waits: record.counted, timedOut: true,
+        player: this.label(this.participant), originator: record.participant, originatorName: this.names.get(record.participant) ?? null, item: this.state?.item,
+        referenceTime: referenceSeconds(CoordinatorCore.deadline(record)), reason: record.reason, suspension: record.id, waits: record.counted, timedOut: true,
       })));
     }
     const horizon = now - seconds(60);
@@ -453,7 +470,7 @@ export class CoordinatorCore {
 
   announce() {
     const state = this.state;
-    if (state === null) return [];
+    if (state === null || this.isDetached) return [];
     if (state.item !== this.localItem) {
       this.announced = [];
       this.announcedRevision = null;
@@ -461,7 +478,7 @@ export class CoordinatorCore {
       this.ignoredRevision = state.revision;
       return [
         eventAction(playbackEvent("commandIgnored", {
-          player: this.label(this.participant), originator: this.label(state.originator), item: state.item,
+          player: this.label(this.participant), originator: state.originator, originatorName: this.names.get(state.originator) ?? null, item: state.item,
           revision: state.revision, detail: `local item ${this.localItem ?? "none"}`,
         })),
       ];
@@ -495,7 +512,11 @@ export class CoordinatorCore {
   }
 
   command(kind, state) {
-    return { ...kind, originator: this.label(state.originator), expectedItemIdentifier: state.item, revision: state.revision };
+    const originatorName = this.names.get(state.originator);
+    return {
+      ...kind, originator: state.originator, ...(originatorName === undefined ? {} : { originatorName }),
+      expectedItemIdentifier: state.item, revision: state.revision,
+    };
   }
 
   /** How events name a member: its announced name when known, its channel id otherwise. */
@@ -572,36 +593,67 @@ export class CoordinatorCore {
     return this.announce();
   }
 
-  /** Begins a local suspension; returns `{id, actions}`. */
+  /** Begins a local suspension; returns `{id, actions}`. A detaching reason withholds commands at once. */
   beginSuspension(reason, now) {
     this.suspensionCounter += 1;
     const id = `${this.participant}#${this.suspensionCounter}`;
-    this.openLocalSuspensions.set(id, reason);
+    const waits = this.waitsOut(reason);
+    this.localSuspensions.push({ id, reason, waits });
     const notice = {
       id, phase: "begin", reason, effectiveAt: now + this.lead,
-      waits: this.configuration.waitingReasons.has(reason), timeout: this.configuration.suspensionTimeout, proposedItemTime: null, sentAt: now,
+      waits, timeout: this.configuration.suspensionTimeout, proposedItemTime: null, sentAt: now,
     };
     return { id, actions: [send({ suspension: notice }, suspensionKey(this.participant))] };
   }
 
-  /** Ends a local suspension, optionally proposing a new item time (sent as a seek after it). */
+  /** Whether a suspension for `reason` begun now makes the group wait (waiting reason, participant limit). */
+  waitsOut(reason) {
+    if (!this.configuration.waitingReasons.has(reason)) return false;
+    const limit = this.configuration.participantLimits?.get(reason);
+    if (limit === undefined) return true;
+    return Math.max(this.members.size, 1) <= limit;
+  }
+
+  /** Whether a local suspension for a detaching reason is open (commands are withheld). */
+  get isDetached() {
+    return this.localSuspensions.some((s) => DETACHING_REASONS.has(s.reason));
+  }
+
+  /**
+   * Ends a local suspension, optionally proposing a new item time (sent as a seek after it).
+   * Ending the last detaching one gives the player the group's current state.
+   */
   endSuspension(id, itemTime, now) {
-    const reason = this.openLocalSuspensions.get(id);
-    if (reason === undefined) throw PlaybackCoordinatorError.unknownSuspension(id);
-    this.openLocalSuspensions.delete(id);
+    const index = this.localSuspensions.findIndex((s) => s.id === id);
+    if (index < 0) throw PlaybackCoordinatorError.unknownSuspension(id);
+    const wasDetached = this.isDetached;
+    const [{ reason, waits }] = this.localSuspensions.splice(index, 1);
     const effective = now + this.lead;
     const notice = {
-      id, phase: "end", reason, effectiveAt: effective, waits: this.configuration.waitingReasons.has(reason),
+      id, phase: "end", reason, effectiveAt: effective, waits,
       timeout: this.configuration.suspensionTimeout, proposedItemTime: itemTime ?? null, sentAt: now,
     };
     let actions = [send({ suspension: notice }, suspensionKey(this.participant))];
+    if (wasDetached && !this.isDetached) actions = actions.concat(this.reapplyCurrentState());
     if (itemTime !== null && itemTime !== undefined) actions = actions.concat(this.proposeSeek(itemTime, now));
     return actions;
   }
 
   /** Identifiers of the local suspensions not yet ended, sorted. */
   get openSuspensions() {
-    return [...this.openLocalSuspensions.keys()].sort();
+    return this.localSuspensions.map((s) => s.id).sort();
+  }
+
+  /** Why the local member is suspended now (reasons of its open suspensions, oldest first). */
+  get suspensionReasons() {
+    return this.localSuspensions.map((s) => s.reason);
+  }
+
+  /** The other members, sorted by id: {id, name (or undefined), suspensions: [{id, reason}]}. */
+  get otherParticipants() {
+    return [...this.members].filter((m) => m !== this.participant).sort(compareStrings).map((member) => ({
+      id: member, name: this.names.get(member), suspensions: [...(this.openSuspensionsByMember.get(member) ?? [])],
+    }));
   }
 
   /** What the group knows of suspension `id` (SuspensionStatus), or null. */

@@ -96,7 +96,10 @@ function enumCase(value, what) {
 
 // MARK: SuspensionReason
 
-const PLAIN_REASONS = ["stallRecovery", "buffering", "userChangingTime", "interruption"];
+const PLAIN_REASONS = [
+  "stallRecovery", "buffering", "userChangingTime", "interruption", "playingInterstitial", "coordinatedPlaybackNotPossible",
+  "userActionRequired",
+];
 
 /** Reason (its description) -> JSON. */
 export function encodeReason(reason) {

@@ -382,7 +382,8 @@ export class VideoPlayer {
   handle(command) {
     if (command.expectedItemIdentifier !== this.item) {
       this.onevent({
-        type: "commandIgnored", realtime: this.realtime(), originator: command.originator, item: command.expectedItemIdentifier,
+        type: "commandIgnored", realtime: this.realtime(), originator: command.originator,
+        originatorName: command.originatorName ?? null, item: command.expectedItemIdentifier,
         revision: command.revision, detail: "item not loaded",
       });
       return;

@@ -87,6 +87,11 @@ public final class GroupSessionJournal: Sendable {
         try await engine.journal.remove(attachment.id)
     }
 
+    /// Apple's spelling of ``remove(_:)``: removes an attachment for every member.
+    public func remove(attachment: Attachment) async throws {
+        try await remove(attachment)
+    }
+
     /// The attachment's bytes as a sequence of chunks, pulled from the relay as they are read
     /// and checked against the attachment's SHA-256 at the end.
     ///

@@ -284,7 +284,7 @@ final class JournalClient: Sendable {
             let metadata = try JournalCipher(keys: keys, id: header.id, uploader: frame.sender).openMetadata(of: header)
             attachment = Attachment(
                 id: header.id, size: Int(header.size), uploader: Participant(id: frame.sender), label: metadata.label,
-                digest: metadata.digest, chunkSize: header.chunkSize, sequence: frame.sequence)
+                digest: metadata.digest, chunkSize: header.chunkSize, sequence: frame.sequence, client: self)
         } catch {
             state.withLock { $0.rejected += 1 }
             logger.info("rejected a journal announcement that does not open", metadata: ["sender": "\(frame.sender)"])

@@ -33,6 +33,9 @@ public final class GroupSessionMessenger: Sendable {
         case all
         /// Only these members.
         case only(Set<Participant>)
+
+        /// Only this member (GroupActivities' `.only(participant)`).
+        public static func only(_ participant: Participant) -> Recipients { .only([participant]) }
     }
 
     /// GroupActivities' name for ``Recipients`` (`messenger.send(value, to: .only(members))`).

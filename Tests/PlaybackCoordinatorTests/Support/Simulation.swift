@@ -28,7 +28,7 @@ final class Simulation {
     }
 
     struct NodeSpec {
-        var name: ParticipantID
+        var name: PlaybackParticipantID
         var uplink = Link()
         var downlink = Link()
         var clock = ClockModel()
@@ -38,7 +38,7 @@ final class Simulation {
     }
 
     struct PresentedFrame: Hashable {
-        var node: ParticipantID
+        var node: PlaybackParticipantID
         var item: String
         var index: Int
         var pts: Double
@@ -46,7 +46,7 @@ final class Simulation {
     }
 
     struct Stop: Hashable {
-        var node: ParticipantID
+        var node: PlaybackParticipantID
         var item: String
         var index: Int?
         var itemTime: Double
@@ -110,11 +110,11 @@ final class Simulation {
     private var queue: [Scheduled] = []
     private var order: UInt64 = 0
     var random: SeededRandom
-    private(set) var nodes: [ParticipantID: Node] = [:]
-    private(set) var nodeOrder: [ParticipantID] = []
-    private var relayMembers: [ParticipantID] = []
+    private(set) var nodes: [PlaybackParticipantID: Node] = [:]
+    private(set) var nodeOrder: [PlaybackParticipantID] = []
+    private var relayMembers: [PlaybackParticipantID] = []
     private var relaySequence: UInt64 = 0
-    private var retained: [String: (CoordinationMessage, ParticipantID, UInt64)] = [:]
+    private var retained: [String: (CoordinationMessage, PlaybackParticipantID, UInt64)] = [:]
     private var retainedOrder: [String] = []
     let items: [MediaTimeline]
     private(set) var frames: [PresentedFrame] = []
@@ -201,12 +201,12 @@ final class Simulation {
     }
 
     /// Makes the node stop doing anything (a crash; the relay does not notice).
-    func kill(_ name: ParticipantID) {
+    func kill(_ name: PlaybackParticipantID) {
         nodes[name]?.alive = false
     }
 
     /// The node's connection dies: the relay notices at once and tells the others it left.
-    func dropConnection(_ name: ParticipantID) {
+    func dropConnection(_ name: PlaybackParticipantID) {
         guard let node = nodes[name] else { return }
         node.alive = false
         relayMembers.removeAll { $0 == name }
@@ -216,7 +216,7 @@ final class Simulation {
     }
 
     /// The node leaves cleanly.
-    func leave(_ name: ParticipantID) {
+    func leave(_ name: PlaybackParticipantID) {
         guard let node = nodes[name] else { return }
         sendUp(from: node) { sim in
             sim.relayMembers.removeAll { $0 == name }
@@ -247,7 +247,7 @@ final class Simulation {
         schedule(at: at) { sim in sim.deliver(event, to: node) }
     }
 
-    private func relay(_ message: CoordinationMessage, from sender: ParticipantID, key: String?) {
+    private func relay(_ message: CoordinationMessage, from sender: PlaybackParticipantID, key: String?) {
         guard relayMembers.contains(sender) else { return }
         relaySequence += 1
         if let key {
@@ -271,7 +271,7 @@ final class Simulation {
     }
 
     /// Runs `body` on a node's coordinator at the current true time (a user action).
-    func act(_ name: ParticipantID, _ body: @escaping (inout CoordinatorCore, ReferenceTime) throws -> [CoordinatorAction]) {
+    func act(_ name: PlaybackParticipantID, _ body: @escaping (inout CoordinatorCore, ReferenceTime) throws -> [CoordinatorAction]) {
         guard let node = nodes[name], node.alive else { return }
         let actions = try! body(&node.core, node.reference(now))
         perform(actions, at: node)
@@ -279,7 +279,7 @@ final class Simulation {
     }
 
     /// Schedules a user action at true time `at` seconds.
-    func at(_ seconds: Double, _ name: ParticipantID, _ body: @escaping (inout CoordinatorCore, ReferenceTime) throws -> [CoordinatorAction]) {
+    func at(_ seconds: Double, _ name: PlaybackParticipantID, _ body: @escaping (inout CoordinatorCore, ReferenceTime) throws -> [CoordinatorAction]) {
         schedule(at: Int64(seconds * 1e9)) { sim in sim.act(name, body) }
     }
 
@@ -344,8 +344,8 @@ final class Simulation {
     /// For every (item, frame index) presented by more than one node, the spread of true
     /// presentation times in milliseconds, considering only each node's first presentation of it
     /// and only frames presented in `window` (true seconds).
-    func frameSpreads(in window: ClosedRange<Double> = 0...Double.infinity, nodes names: [ParticipantID]? = nil) -> [(item: String, index: Int, spreadMs: Double, count: Int)] {
-        var firsts: [String: [ParticipantID: Int64]] = [:]
+    func frameSpreads(in window: ClosedRange<Double> = 0...Double.infinity, nodes names: [PlaybackParticipantID]? = nil) -> [(item: String, index: Int, spreadMs: Double, count: Int)] {
+        var firsts: [String: [PlaybackParticipantID: Int64]] = [:]
         for frame in frames {
             let seconds = Double(frame.trueTime) / 1e9
             guard window.contains(seconds), names?.contains(frame.node) ?? true else { continue }
@@ -361,5 +361,5 @@ final class Simulation {
     }
 
     /// Frames presented by `node`, in order.
-    func frames(of node: ParticipantID) -> [PresentedFrame] { frames.filter { $0.node == node } }
+    func frames(of node: PlaybackParticipantID) -> [PresentedFrame] { frames.filter { $0.node == node } }
 }
