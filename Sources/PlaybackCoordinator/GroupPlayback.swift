@@ -79,19 +79,30 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
         logger: Logger = Logger(label: "coplay.playback")
     ) async throws -> Self {
         let synced = SyncedClock(clock: clock, configuration: options.syncedClock, logger: logger)
-        let client: TimeClient<LocalClock>
-        do {
-            let transport = try await UDPTimeTransport.connect(
-                host: timeServer.host, port: timeServer.port, timescale: synced.timescale)
-            client = TimeClient(transport: transport, syncedClock: synced, configuration: options.timeClient, logger: logger)
-            if options.converge {
-                _ = try await client.converge()
-            } else {
-                _ = try await client.measure(samples: 8, interval: .milliseconds(20))
+        var answered: TimeClient<LocalClock>?
+        var failure: (address: String, error: any Error)?
+        // An invite naming several nodes of one relay service: any node's time server will do
+        // (they all serve UTC); the first that answers.
+        for relay in timeServer.relays where answered == nil {
+            do {
+                let transport = try await UDPTimeTransport.connect(
+                    host: relay.host, port: relay.port, timescale: synced.timescale)
+                let client = TimeClient(
+                    transport: transport, syncedClock: synced, configuration: options.timeClient, logger: logger)
+                if options.converge {
+                    _ = try await client.converge()
+                } else {
+                    _ = try await client.measure(samples: 8, interval: .milliseconds(20))
+                }
+                answered = client
+            } catch {
+                failure = ("\(relay)", error)
             }
-        } catch {
+        }
+        guard let client = answered else {
             session.leave()
-            throw GroupPlaybackError.timeServerSilent("\(timeServer.host):\(timeServer.port)", error)
+            throw GroupPlaybackError.timeServerSilent(
+                failure?.address ?? "\(timeServer.host):\(timeServer.port)", failure?.error ?? CancellationError())
         }
         return Self(
             session: session, channel: GroupSessionCoordinationChannel(session: session, logger: logger), timeClient: client,

@@ -27,8 +27,24 @@ struct HostCommand: AsyncParsableCommand {
     @Argument(help: "The media file to play.")
     var file: String
 
-    @Option(name: .long, help: ArgumentHelp("The relay (TCP and UDP time).", valueName: "host:port"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The relay (TCP and UDP time); several nodes of one relay service (coplay serve --store) separated by commas all go into the invite.",
+            valueName: "host:port[,host:port…]"))
     var relay: String = "127.0.0.1:7000"
+
+    /// The first relay address (the session is created there) and the others of the service.
+    func relays() throws -> (first: String, others: [RelayAddress]) {
+        let parts = relay.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        var others: [RelayAddress] = []
+        for part in parts.dropFirst() {
+            do { others.append(try RelayAddress(parsing: part)) } catch {
+                throw ValidationError("--relay \(relay): \"\(part)\" is not HOST:PORT (\(error))")
+            }
+        }
+        return (parts[0], others)
+    }
 
     @Option(
         help: ArgumentHelp(
@@ -54,7 +70,7 @@ struct HostCommand: AsyncParsableCommand {
     @OptionGroup(title: "Simulation (benchmarks and tests)") var simulation: PlaybackSimulationOptions
 
     func validate() throws {
-        _ = try TimeEndpoint(parsing: relay)
+        _ = try TimeEndpoint(parsing: try relays().first)
         _ = try suite()
         if let pin, Invite.keyPin(parsing: pin) == nil {
             throw ValidationError("--pin \(pin) is not a key pin (43 base64url characters, as coplay serve --tls prints it)")
@@ -71,13 +87,18 @@ struct HostCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let endpoint = try TimeEndpoint(parsing: relay)
+        let (firstRelay, otherRelays) = try relays()
+        let endpoint = try TimeEndpoint(parsing: firstRelay)
         let logger = options.logger("coplay.host")
         let (timeline, info) = try await PlaybackMember.loadMedia(file)
         let extraItems = try await options.extraItems()
         let keyPin = pin.flatMap(Invite.keyPin(parsing:))
-        let invite = Invite.generate(
-            host: endpoint.host, port: endpoint.port, suite: try suite(), usesTLS: tls || keyPin != nil, relayKeyPin: keyPin)
+        let invite = try { () throws -> Invite in
+            var invite = Invite.generate(
+                host: endpoint.host, port: endpoint.port, suite: try suite(), usesTLS: tls || keyPin != nil, relayKeyPin: keyPin)
+            invite.otherRelays = otherRelays
+            return invite
+        }()
         let clientTLS = try relayTLS.configuration(for: invite)
         let activity = WatchTogetherActivity(
             item: timeline.identifier, fingerprint: "\(info.fingerprint)", title: URL(fileURLWithPath: file).lastPathComponent,

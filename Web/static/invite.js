@@ -1,5 +1,7 @@
-// Invites: `coplay[s]://HOST:PORT/SESSION[?aead=SUITE][&pin=PIN]#SECRET` (Sources/GroupSessions/Crypto/Invite.swift,
-// with the AEAD suite parameter of docs/protocol.md, "Cryptography").
+// Invites: `coplay[s]://HOST:PORT[,HOST:PORT…]/SESSION[?aead=SUITE][&pin=PIN]#SECRET`
+// (Sources/GroupSessions/Crypto/Invite.swift, with the AEAD suite parameter of docs/protocol.md,
+// "Cryptography"). Several addresses name the nodes of one relay service; the first is `host`/`port`,
+// the others `otherRelays`.
 
 import { fromBase64URL, fromHex, toBase64URL, toHex } from "./bytes.js";
 
@@ -50,24 +52,9 @@ export function parseInvite(text) {
     sessionText = sessionText.slice(0, question);
   }
 
-  let host;
-  let portText;
-  if (authority.startsWith("[")) {
-    const close = authority.indexOf("]");
-    if (close < 0) throw new InviteError(`invite host "${authority}" is not a valid host`);
-    host = authority.slice(1, close);
-    const after = authority.slice(close + 1);
-    if (!after.startsWith(":")) throw new InviteError(`invite has no port after the host; ${FORM}`);
-    portText = after.slice(1);
-  } else {
-    const colon = authority.lastIndexOf(":");
-    if (colon < 0) throw new InviteError(`invite has no port after the host; ${FORM}`);
-    host = authority.slice(0, colon);
-    portText = authority.slice(colon + 1);
-  }
-  if (host.length === 0 || /[\s/@]/.test(host)) throw new InviteError(`invite host "${host}" is not a valid host`);
-  const port = /^[0-9]+$/.test(portText) ? Number(portText) : NaN;
-  if (!(port >= 1 && port <= 65535)) throw new InviteError(`invite port "${portText}" is not a number between 1 and 65535`);
+  const addresses = authority.split(",").map(parseRelayAddress);
+  const { host, port } = addresses[0];
+  const otherRelays = addresses.slice(1);
   if (sessionText.length === 0) throw new InviteError(`invite has no session after the port; ${FORM}`);
   const session = sessionText.length === 32 ? fromHex(sessionText) : null;
   if (session === null) throw new InviteError(`invite session "${sessionText}" is not 32 hexadecimal digits`);
@@ -93,18 +80,48 @@ export function parseInvite(text) {
       relayKeyPin = pin;
     } // other parameters: reserved, ignored
   }
-  return { host, port, session, secret, aead, usesTLS, relayKeyPin };
+  const invite = { host, port, session, secret, aead, usesTLS, relayKeyPin };
+  // Present only for a fleet invite, so a one-relay invite parses to the same object as before.
+  if (otherRelays.length > 0) invite.otherRelays = otherRelays;
+  return invite;
+}
+
+/** One relay node's `HOST:PORT` (`[IPv6]:PORT`) in an invite. */
+function parseRelayAddress(authority) {
+  let host;
+  let portText;
+  if (authority.startsWith("[")) {
+    const close = authority.indexOf("]");
+    if (close < 0) throw new InviteError(`invite host "${authority}" is not a valid host`);
+    host = authority.slice(1, close);
+    const after = authority.slice(close + 1);
+    if (!after.startsWith(":")) throw new InviteError(`invite has no port after the host; ${FORM}`);
+    portText = after.slice(1);
+  } else {
+    const colon = authority.lastIndexOf(":");
+    if (colon < 0) throw new InviteError(`invite has no port after the host; ${FORM}`);
+    host = authority.slice(0, colon);
+    portText = authority.slice(colon + 1);
+  }
+  if (host.length === 0 || /[\s/@,]/.test(host)) throw new InviteError(`invite host "${host}" is not a valid host`);
+  const port = /^[0-9]+$/.test(portText) ? Number(portText) : NaN;
+  if (!(port >= 1 && port <= 65535)) throw new InviteError(`invite port "${portText}" is not a number between 1 and 65535`);
+  return { host, port };
 }
 
 /** The invite's text form; `aead` is written only for a suite other than the default, `pin` when set. */
-export function formatInvite({ host, port, session, secret, aead = AEADSuite.chacha20Poly1305, usesTLS = false, relayKeyPin = null }) {
-  const hostPart = host.includes(":") ? `[${host}]` : host;
+export function formatInvite({
+  host, port, session, secret, aead = AEADSuite.chacha20Poly1305, usesTLS = false, relayKeyPin = null, otherRelays = [],
+}) {
+  const hostPart = [{ host, port }, ...otherRelays]
+    .map((relay) => `${relay.host.includes(":") ? `[${relay.host}]` : relay.host}:${relay.port}`)
+    .join(",");
   const parameters = [];
   if (aead !== AEADSuite.chacha20Poly1305) parameters.push(`aead=${aead}`);
   if (relayKeyPin) parameters.push(`pin=${toBase64URL(relayKeyPin)}`);
   const query = parameters.length ? `?${parameters.join("&")}` : "";
   const scheme = usesTLS || relayKeyPin ? "coplays" : "coplay";
-  return `${scheme}://${hostPart}:${port}/${toHex(session)}${query}#${toBase64URL(secret)}`;
+  return `${scheme}://${hostPart}/${toHex(session)}${query}#${toBase64URL(secret)}`;
 }
 
 /** The invite without its secret, safe to log. */

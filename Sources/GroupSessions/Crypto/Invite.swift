@@ -1,6 +1,11 @@
 import Foundation
 
-/// An invitation to a group session: `coplay[s]://HOST:PORT/SESSION[?aead=SUITE][&pin=PIN]#SECRET`.
+/// An invitation to a group session: `coplay[s]://HOST:PORT[,HOST:PORT…]/SESSION[?aead=SUITE][&pin=PIN]#SECRET`.
+///
+/// Several comma-separated addresses name the nodes of one relay service (relays sharing a
+/// PostgreSQL store, docs/scaling.md): members try them in turn, starting with the first
+/// (``host``:``port``; the others are ``otherRelays``), and follow redirects to the node that
+/// serves the session.
 ///
 /// `coplays://` says the relay speaks TLS (``usesTLS``), `HOST:PORT` names the relay, `SESSION` is
 /// the 32-hex-digit ``SessionID``, the optional `aead` query names the session's ``PayloadSuite``
@@ -23,6 +28,8 @@ public struct Invite: Hashable, Sendable, CustomStringConvertible {
     public var host: String
     /// The relay's TCP port.
     public var port: Int
+    /// Further nodes of the same relay service, tried in turn after ``host``:``port``.
+    public var otherRelays: [RelayAddress] = []
     /// The session.
     public var session: SessionID
     /// The session secret (never sent to the relay).
@@ -66,7 +73,10 @@ public struct Invite: Hashable, Sendable, CustomStringConvertible {
             relayKeyPin: relayKeyPin)
     }
 
-    /// Parses `coplay[s]://HOST:PORT/SESSION[?aead=SUITE][&pin=PIN]#SECRET`.
+    /// Every relay address the invite names, ``host``:``port`` first.
+    public var relays: [RelayAddress] { [RelayAddress(host: host, port: port)] + otherRelays }
+
+    /// Parses `coplay[s]://HOST:PORT[,HOST:PORT…]/SESSION[?aead=SUITE][&pin=PIN]#SECRET`.
     ///
     /// Other query parameters are reserved and ignored; an `aead` this version does not know is an
     /// error, never a silent fallback to another algorithm, and so is a malformed `pin`.
@@ -106,24 +116,12 @@ public struct Invite: Hashable, Sendable, CustomStringConvertible {
             }
         }
 
-        // Host and port; IPv6 literals are bracketed.
-        let host: Substring
-        let portText: Substring
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { throw .badHost(String(authority)) }
-            host = authority[authority.index(after: authority.startIndex)..<close]
-            let after = authority[authority.index(after: close)...]
-            guard after.hasPrefix(":") else { throw .missingPort }
-            portText = after.dropFirst()
-        } else {
-            guard let colon = authority.lastIndex(of: ":") else { throw .missingPort }
-            host = authority[..<colon]
-            portText = authority[authority.index(after: colon)...]
+        // Host and port, or several separated by commas; IPv6 literals are bracketed.
+        var addresses: [RelayAddress] = []
+        for part in authority.split(separator: ",", omittingEmptySubsequences: false) {
+            addresses.append(try RelayAddress(parsing: part))
         }
-        guard !host.isEmpty, !host.contains(where: { $0.isWhitespace || $0 == "/" || $0 == "@" }) else {
-            throw .badHost(String(host))
-        }
-        guard let port = Int(portText), (1...65535).contains(port) else { throw .badPort(String(portText)) }
+        let first = addresses.removeFirst()
         guard !sessionText.isEmpty else { throw .missingSession }
         guard let session = SessionID(hex: sessionText) else { throw .badSession(String(sessionText)) }
         guard !fragment.isEmpty else { throw .missingSecret }
@@ -131,8 +129,9 @@ public struct Invite: Hashable, Sendable, CustomStringConvertible {
             throw .badSecret
         }
         self.init(
-            host: String(host), port: port, session: session, secret: secret, suite: suite, usesTLS: usesTLS,
+            host: first.host, port: first.port, session: session, secret: secret, suite: suite, usesTLS: usesTLS,
             relayKeyPin: pin)
+        otherRelays = addresses
     }
 
     /// A key pin as an invite writes it (unpadded base64url of the 32 bytes).
@@ -155,13 +154,58 @@ public struct Invite: Hashable, Sendable, CustomStringConvertible {
     }
 
     private var address: String {
-        let hostPart = host.contains(":") ? "[\(host)]" : host
+        let hostPart = relays.map(\.description).joined(separator: ",")
         var parameters: [String] = []
         if suite != .default { parameters.append("aead=\(suite)") }
         if let relayKeyPin { parameters.append("pin=\(Base64URL.encode(relayKeyPin))") }
         let query = parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&")
-        return "\(usesTLS ? "coplays" : "coplay")://\(hostPart):\(port)/\(session)\(query)"
+        return "\(usesTLS ? "coplays" : "coplay")://\(hostPart)/\(session)\(query)"
     }
+}
+
+/// One relay node's address in an invite: `HOST:PORT` (`[IPv6]:PORT`).
+public struct RelayAddress: Hashable, Sendable, CustomStringConvertible {
+    /// Host name or address (IPv6 without brackets).
+    public var host: String
+    /// TCP port.
+    public var port: Int
+
+    /// An address from its parts.
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses `HOST:PORT` or `[IPv6]:PORT`.
+    ///
+    /// - Throws: ``InviteError`` naming what is wrong.
+    public init(parsing authority: some StringProtocol) throws(InviteError) {
+        let authority = Substring(authority)
+        let host: Substring
+        let portText: Substring
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { throw .badHost(String(authority)) }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            guard after.hasPrefix(":") else { throw .missingPort }
+            portText = after.dropFirst()
+        } else {
+            guard let colon = authority.lastIndex(of: ":") else {
+                if authority.isEmpty { throw .badHost("") }
+                throw .missingPort
+            }
+            host = authority[..<colon]
+            portText = authority[authority.index(after: colon)...]
+        }
+        guard !host.isEmpty, !host.contains(where: { $0.isWhitespace || $0 == "/" || $0 == "@" || $0 == "," }) else {
+            throw .badHost(String(host))
+        }
+        guard let port = Int(portText), (1...65535).contains(port) else { throw .badPort(String(portText)) }
+        self.init(host: String(host), port: port)
+    }
+
+    /// `HOST:PORT`, an IPv6 host in brackets.
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
 
 /// Unpadded base64url (RFC 4648 section 5).

@@ -123,6 +123,30 @@ final class SessionEngine: Sendable {
         invite: Invite, transport: any SessionTransport, activityIdentifier: String, logger: Logger,
         policy: ReconnectPolicy = ReconnectPolicy(), timeout: Duration = .seconds(30)
     ) async throws -> SessionEngine {
+        // A node of a relay service that does not serve the session redirects (the transport
+        // then tries the node it named), or is briefly unable to: try again, a few times.
+        let started = ContinuousClock.now
+        var attempt = 0
+        while true {
+            do {
+                return try await openOnce(
+                    invite: invite, transport: transport, activityIdentifier: activityIdentifier, logger: logger,
+                    policy: policy, timeout: timeout)
+            } catch let error as GroupSessionError
+                where (error.relayCode == .redirect || error.relayCode == .unavailable) && attempt < 8
+                && started.duration(to: .now) < timeout
+            {
+                attempt += 1
+                logger.info("connecting again", metadata: ["reason": "\(error)"])
+                if error.relayCode == .unavailable { try await Task.sleep(for: policy.delay(forAttempt: attempt)) }
+            }
+        }
+    }
+
+    private static func openOnce(
+        invite: Invite, transport: any SessionTransport, activityIdentifier: String, logger: Logger,
+        policy: ReconnectPolicy, timeout: Duration
+    ) async throws -> SessionEngine {
         let keys = SessionKeys(invite: invite)
         let connection = try await transport.connect(logger: logger)
         let engine = SessionEngine(
@@ -539,6 +563,13 @@ final class SessionEngine: Sendable {
             }
             if payload.code == .rateLimited || payload.code == .frameTooLarge || payload.code == .quotaExceeded {
                 return []  // About one frame; the session goes on.
+            }
+            if payload.code == .redirect || payload.code == .unavailable {
+                // Another node serves the session, or this one cannot now: the relay closes the
+                // connection and the member connects again (the transport tries the named node
+                // first). Only a first connection's wait for its welcome ends here (open retries).
+                defer { inner.welcomeWaiter = nil }
+                return [inner.welcomeWaiter].compactMap { $0 }
             }
             let waiters = [inner.welcomeWaiter, inner.joinWaiter, inner.activityWaiter?.signal].compactMap { $0 }
             inner.welcomeWaiter = nil

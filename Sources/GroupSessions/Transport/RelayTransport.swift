@@ -18,6 +18,12 @@ public struct RelayTransport: SessionTransport {
     public var host: String
     /// The relay's TCP port.
     public var port: Int
+    /// Further nodes of the same relay service (an invite's other addresses): a connection
+    /// tries the node that last answered (or that a `redirect` named) first, then the others
+    /// in turn.
+    public var otherRelays: [RelayAddress] = []
+    /// Which node to try first; shared by copies of this transport.
+    private let directory = RelayDirectory()
     /// TLS settings, or `nil` for plain TCP.
     public var tls: TLSConfiguration?
     /// The SHA-256 of the relay certificate's SubjectPublicKeyInfo: when set (with ``tls``), the
@@ -67,8 +73,28 @@ public struct RelayTransport: SessionTransport {
     }
 
     public func connect(logger: Logger) async throws -> any TransportConnection {
+        let relays = directory.order([RelayAddress(host: host, port: port)] + otherRelays)
+        var lastError: (any Error)?
+        for relay in relays {
+            do {
+                let connection = try await connect(to: relay, logger: logger)
+                directory.answered(relay)
+                return connection
+            } catch {
+                if relays.count > 1 {
+                    logger.debug("relay node unreachable; trying the next", metadata: ["relay": "\(relay)", "error": "\(error)"])
+                }
+                lastError = error
+            }
+        }
+        throw lastError ?? GroupSessionError.connectionClosed
+    }
+
+    private func connect(to address: RelayAddress, logger: Logger) async throws -> any TransportConnection {
         let sslContext = try tls.map { try NIOSSLContext(configuration: $0) }
-        let host = self.host
+        let host = address.host
+        let port = address.port
+        let directory = self.directory
         let maximumFrameLength = self.maximumFrameLength
         let pin = relayKeyPin
         let pinFailure = PinFailure()
@@ -110,7 +136,14 @@ public struct RelayTransport: SessionTransport {
         logger.debug("connected to relay", metadata: ["relay": "\(host):\(port)"])
         let relay = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         let usesTLS = sslContext != nil
-        return RelayClientConnection(channel: channel, logger: logger) { error in
+        return RelayClientConnection(channel: channel, logger: logger, observe: { frame in
+            // A node that does not serve the session names the one that does: try it next.
+            guard frame.type == .error, let payload = try? ErrorPayload(decoding: frame.payload), payload.code == .redirect,
+                let target = try? RelayAddress(parsing: payload.detail)
+            else { return }
+            logger.info("the relay redirected this member", metadata: ["from": "\(relay)", "to": "\(target)"])
+            directory.redirected(to: target)
+        }) { error in
             // A failed pin check closes the connection without an error on the channel: report it anyway.
             if let pinned = pinFailure.get() { return RelayTransportError(code: .pinMismatch, relay: relay, detail: pinned) }
             guard let cause = tlsFailure.get() ?? error else { return nil }
@@ -158,8 +191,9 @@ final class RelayClientConnection: TransportConnection {
 
     /// - Parameter explain: turns a transport failure (or, given `nil`, a clean close) into the
     ///   error the session reports; `nil` for a clean close that is one.
+    ///   `observe` sees every frame received before the session does.
     init(
-        channel: NIOAsyncChannel<Frame, Frame>, logger: Logger,
+        channel: NIOAsyncChannel<Frame, Frame>, logger: Logger, observe: @escaping @Sendable (Frame) -> Void = { _ in },
         explain: @escaping @Sendable ((any Error)?) -> (any Error)? = { $0 }
     ) {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Frame.self)
@@ -180,7 +214,10 @@ final class RelayClientConnection: TransportConnection {
                         }
                         group.addTask {
                             defer { outbox.close() }
-                            for try await frame in inbound { continuation.yield(frame) }
+                            for try await frame in inbound {
+                                observe(frame)
+                                continuation.yield(frame)
+                            }
                             return false
                         }
                         if try await group.next() == true {
@@ -224,4 +261,31 @@ final class RelayClientConnection: TransportConnection {
             group.cancelAll()
         }
     }
+}
+
+/// Which relay node a transport tries first: the one a `redirect` named, else the one that last
+/// answered, then the rest in the invite's order.
+final class RelayDirectory: Sendable {
+    private let state = Mutex<(redirect: RelayAddress?, last: RelayAddress?)>((nil, nil))
+
+    func order(_ relays: [RelayAddress]) -> [RelayAddress] {
+        let (redirect, last) = state.withLock { state in
+            defer { state.redirect = nil }
+            return (state.redirect, state.last)
+        }
+        var ordered: [RelayAddress] = []
+        if let redirect { ordered.append(redirect) }
+        if let last, relays.contains(last) {
+            // The invite's order, rotated to start at the node that last answered.
+            let start = relays.firstIndex(of: last)!
+            ordered += relays[start...] + relays[..<start]
+        } else {
+            ordered += relays
+        }
+        var seen: Set<RelayAddress> = []
+        return ordered.filter { seen.insert($0).inserted }
+    }
+
+    func answered(_ relay: RelayAddress) { state.withLock { $0.last = relay } }
+    func redirected(to relay: RelayAddress) { state.withLock { $0.redirect = relay } }
 }
