@@ -3,7 +3,7 @@ import GroupSessions
 import Logging
 import SessionRelay
 
-/// Measures journal transfers end to end: an in-process ``RelayServer`` on a loopback port, one
+/// Measures journal transfers end to end: an in-process `RelayServer` on a loopback port, one
 /// member uploading an attachment over TCP and another downloading it (`coplay bench journal`).
 ///
 /// The figures include everything a real member pays: sealing and opening every chunk
@@ -43,7 +43,7 @@ public enum JournalBenchmark {
     /// Runs one upload and one download of `size` pseudo-random bytes.
     ///
     /// - Parameters:
-    ///   - size: Attachment size in bytes (at most ``GroupSessionJournal/maximumAttachmentSize``).
+    ///   - size: Attachment size in bytes (at most `GroupSessionJournal.maximumAttachmentSize`).
     ///   - dataDirectory: Where the relay stores the attachment, or `nil` for memory.
     ///   - logger: Where the relay and the members log.
     /// - Throws: If the relay cannot start or a transfer fails; a transfer that does not return

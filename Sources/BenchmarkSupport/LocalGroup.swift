@@ -27,7 +27,7 @@ public final class LocalGroup: Sendable {
     /// Creates the group (not yet running).
     ///
     /// - Parameters:
-    ///   - players: number of members (at least 1).
+    ///   - count: number of members (at least 1).
     ///   - items: the media every member can present (the first is loaded).
     ///   - configuration: coordinator tuning for every member.
     ///   - spinWindow: the players' busy-wait window.

@@ -1,6 +1,6 @@
 import PlaybackCoordinator
 
-/// Measures how precisely a ``HeadlessPlayer`` presents frames at their instants on this machine.
+/// Measures how precisely a `HeadlessPlayer` presents frames at their instants on this machine.
 ///
 /// It plays a synthetic timeline on `CLOCK_MONOTONIC` with the player's dedicated presentation
 /// thread and records, for every frame, how late it was presented against its scheduled instant

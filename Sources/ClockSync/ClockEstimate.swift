@@ -38,7 +38,7 @@ public struct ClockEstimate: Sendable, Hashable {
     ///
     /// The envelope's error falls like 1/n under random queueing, and this figure does too; unlike
     /// ``errorBound`` (which never falls below half the best delay, whatever the samples say) it tells
-    /// whether a burst has seen enough: ``TimeClient/converge(target:minimumSamples:maximumSamples:interval:)``
+    /// whether a burst has seen enough: ``TimeClient/converge(target:minimumSamples:maximumSamples:interval:maximumInFlight:)``
     /// polls until it is small. It is a typical size, not a bound: the error can exceed it.
     public var typicalError: Double
 

@@ -176,7 +176,7 @@ public final class SyncedClock<C: Clock>: Sendable where C.Duration == Duration 
     }
 
     /// Adopts `estimate` at once, without slewing toward it: for the end of an initial burst
-    /// (``TimeClient/converge(target:minimumSamples:maximumSamples:interval:)``), before anything has
+    /// (``TimeClient/converge(target:minimumSamples:maximumSamples:interval:maximumInFlight:)``), before anything has
     /// read the clock. Counted in ``Status/steps`` when it moves the clock by more than
     /// ``Configuration/stepThreshold``.
     ///

@@ -45,6 +45,7 @@ public final class MPVConnection: Sendable {
     ///   - path: the socket's path (mpv's `--input-ipc-server`).
     ///   - stamp: the clock requests, replies and events are stamped with, in seconds
     ///     (default `CLOCK_REALTIME`).
+    ///   - group: the event loop group the connection runs on.
     /// - Throws: ``MPVError/ipc(_:)`` when nothing listens there.
     public static func connect(
         path: String, stamp: @escaping @Sendable () -> Double = MPVConnection.realtime,

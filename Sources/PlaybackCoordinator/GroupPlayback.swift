@@ -5,7 +5,7 @@ import Logging
 /// Coordinated playback over a joined `GroupSession`: the one call an app makes, the analogue of
 /// `AVPlayer.playbackCoordinator.coordinateWithSession(_:)`.
 ///
-/// ``prepare(session:timeServer:clock:options:logger:)`` synchronises a ``SyncedClock`` with an NTP
+/// ``prepare(session:timeServer:clock:options:logger:)`` synchronises a `SyncedClock` with an NTP
 /// server (the relay's own, at the invite's address) until the estimate is good enough to present
 /// frames, and builds the coordination channel over the session. ``run(_:localItem:canPresent:name:publishInitialState:onEvent:started:)``
 /// then runs the clock's polling, the ``PlaybackCoordinator`` and the player as children of one task
@@ -28,11 +28,11 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
         /// The coordinator's tuning. The default's lead is at least 120 ms, so that members on a busy
         /// machine or a slow link still get each command before it applies.
         public var coordinator: CoordinatorConfiguration
-        /// The NTP client's tuning (default: ``TimeClient/Configuration/playback``, 500 ms timeout).
+        /// The NTP client's tuning (default: ClockSync's `TimeClient.Configuration.playback`, 500 ms timeout).
         public var timeClient: TimeClient<LocalClock>.Configuration
-        /// How the synced clock follows the estimate (default: ``SyncedClock/Configuration/playback``).
+        /// How the synced clock follows the estimate (default: ClockSync's `SyncedClock.Configuration.playback`).
         public var syncedClock: SyncedClock<LocalClock>.Configuration
-        /// Poll until the clock estimate is good before returning (``TimeClient/converge(target:minimumSamples:maximumSamples:interval:maximumInFlight:)``),
+        /// Poll until the clock estimate is good before returning (ClockSync's `TimeClient.converge`),
         /// as a member that presents frames must; `false` takes 8 quick samples, enough for a member
         /// that only sends commands (every player applies a command at one reference instant).
         public var converge: Bool
@@ -187,7 +187,19 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     ///                                    localItem: clip.identifier)
     /// ```
     ///
-    /// - Parameter player: makes the player on the shared reference clock.
+    /// - Parameters:
+    ///   - session: the group session.
+    ///   - timeServer: where the NTP server answers on UDP (the relay the invite names).
+    ///   - clock: the local clock the synced clock, the time client and the player read.
+    ///   - options: tuning.
+    ///   - logger: where it logs.
+    ///   - player: makes the player on the shared reference clock.
+    ///   - localItem: the item the player has loaded.
+    ///   - canPresent: when given, the player follows the group to any item it accepts.
+    ///   - name: the member's display name in events.
+    ///   - publishInitialState: publish "paused at 0" first (the member that created the session).
+    ///   - onEvent: every event of the coordinator and the player, as they happen.
+    ///   - started: called once the coordinator runs.
     public static func coordinate<Player: CoordinatedPlayer>(
         session: GroupSession<Activity>, timeServer: Invite, clock: LocalClock, options: Options = Options(),
         logger: Logger = Logger(label: "coplay.playback"),

@@ -32,7 +32,12 @@ public final class MetricsServer: Service, Sendable {
 
     /// Creates a metrics endpoint for `relay` at `host:port` (0 picks a free port).
     ///
-    /// - Parameter prometheus: the registry `relay`'s ``RelayConfiguration/metricsFactory`` writes to.
+    /// - Parameters:
+    ///   - host: the address to listen on.
+    ///   - port: the TCP port (0 picks a free one; ``boundPort()`` tells which).
+    ///   - relay: the relay whose counters are served.
+    ///   - prometheus: the registry `relay`'s ``RelayConfiguration/metricsFactory`` writes to.
+    ///   - logger: where the endpoint logs.
     public init(host: String, port: Int, relay: RelayServer, prometheus: RelayPrometheus, logger: Logger) {
         self.host = host
         self.port = port

@@ -1,6 +1,6 @@
 import GroupSessions
 
-/// A snapshot of a relay's counters (``RelayServer/metrics``); ``RelayInstruments`` turns them into
+/// A snapshot of a relay's counters (``RelayServer/metrics``); `RelayInstruments` turns them into
 /// swift-metrics for whichever backend is configured.
 public struct RelayMetrics: Hashable, Sendable {
     /// Open connections.

@@ -7,13 +7,13 @@ import ServiceLifecycle
 import Synchronization
 
 /// The coplay relay: accepts member connections over TCP (optionally TLS) or a WebSocket on the
-/// same port, routes sealed frames between the members of each session through a ``SessionHub``,
+/// same port, routes sealed frames between the members of each session through a `SessionHub`,
 /// and never sees a secret or a plaintext payload. The same port serves the browser client's
 /// files over HTTP and answers in-band time requests (see `RelayServer+Pipeline.swift`).
 ///
 /// Each connection runs as a child task of a discarding task group that reads its frames into
-/// the hub of its session (``SessionShard``, one lock per session); what the hub sends is queued
-/// in the connection's ``ChannelWriter`` under that lock, so every member's queue follows the
+/// the hub of its session (`SessionShard`, one lock per session); what the hub sends is queued
+/// in the connection's `ChannelWriter` under that lock, so every member's queue follows the
 /// session's stamped order, and written on the connection's event loop, one flush per batch. A connection that
 /// fails, floods or stops reading affects only itself. On graceful shutdown (SIGTERM through
 /// ServiceLifecycle) the relay stops accepting, flushes and closes every connection.

@@ -1,7 +1,7 @@
 import GroupSessions
 import Synchronization
 
-/// What the relay needs of a session store: ``SessionStore`` (files, `--data-dir`), the
+/// What the relay needs of a session store: `SessionStore` (files, `--data-dir`), the
 /// PostgreSQL store of `SessionRelayPostgres` (a fleet of nodes), or one of the application's own
 /// (tests and benchmarks inject slow or failing ones).
 ///

@@ -18,7 +18,7 @@ import Glibc
 /// 2. `coplay time query` against the relay: the relay's reference clock minus CLOCK_REALTIME, the truth
 ///    the players' clock-offset errors are measured against.
 /// 3. `coplay host MEDIA --relay 127.0.0.1:PORT` (unimpaired; it prints the invite).
-/// 4. Per player, when the network is impaired, an ``ImpairmentProxy`` for TCP and UDP on one port
+/// 4. Per player, when the network is impaired, a NetworkEmulation `ImpairmentProxy` for TCP and UDP on one port
 ///    number, and the invite's `HOST:PORT` rewritten to it (the session keys do not depend on it).
 /// 5. Per player, `unshare --fork --kill-child=SIGTERM --time --monotonic S --boottime S coplay join
 ///    INVITE MEDIA --name pN --frames [--clock-drift-ppm PPM]`; its JSON Lines are parsed live by

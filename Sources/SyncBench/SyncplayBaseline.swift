@@ -41,7 +41,7 @@ public struct SyncplayBaseline: Sendable {
         /// The longest wait for the processes to come up (seconds).
         public var startupTimeout: Double
         /// The network between the clients and the server: anything but `quiet` puts an
-        /// ``ImpairmentProxy`` in front of syncplay-server (each client's TCP connection gets its own links).
+        /// `ImpairmentProxy` in front of syncplay-server (each client's TCP connection gets its own links).
         public var network: NetworkCondition
         /// The impairment proxy's random seed.
         public var seed: UInt64

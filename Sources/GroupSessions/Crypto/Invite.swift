@@ -59,8 +59,10 @@ public struct Invite: Hashable, Sendable, CustomStringConvertible {
 
     /// A new session on the relay at `host:port` with a fresh random identifier and secret.
     ///
-    /// - Parameter suite: the session's AEAD; `.aes256GCM` lets browsers join.
     /// - Parameters:
+    ///   - host: the relay's host name or address.
+    ///   - port: the relay's TCP port.
+    ///   - suite: the session's AEAD; `.aes256GCM` lets browsers join.
     ///   - usesTLS: members connect with TLS (`coplays://`).
     ///   - relayKeyPin: the relay's public-key pin (implies TLS).
     public static func generate(

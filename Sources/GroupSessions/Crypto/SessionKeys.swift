@@ -4,7 +4,7 @@ import NIOCore
 /// Keys derived from an invite's secret with HKDF-SHA256 (`docs/protocol.md`, "Cryptography").
 ///
 /// - The **join token** admits a connection to the session at the relay. The relay keeps
-///   only its SHA-256 (``joinTokenHash``), registered by the first connection.
+///   only its SHA-256 (``joinTokenHash(_:)``), registered by the first connection.
 /// - A **payload key per sender** seals every data payload with the session's ``PayloadSuite``
 ///   (its own HKDF info per suite). Per-sender keys make the nonce simply the sender's own
 ///   sequence number, unique per key.

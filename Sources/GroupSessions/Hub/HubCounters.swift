@@ -1,4 +1,4 @@
-/// Running totals a ``SessionHub`` keeps for metrics.
+/// Running totals a `SessionHub` keeps for metrics.
 public struct HubCounters: Hashable, Sendable {
     /// Frames received from clients.
     public var framesReceived: UInt64 = 0

@@ -1,4 +1,4 @@
-/// The limits a ``SessionHub`` enforces (`docs/protocol.md`, "Limits").
+/// The limits a `SessionHub` enforces (`docs/protocol.md`, "Limits").
 public struct HubLimits: Hashable, Sendable {
     /// Largest data payload (route + sealed box) forwarded. Default 300 KiB: a 256 KiB message
     /// plus envelope, route and tag.

@@ -2,9 +2,9 @@
 ///
 /// Everything in a snapshot is opaque to the relay or sealed by the members: the join token's
 /// hash (never the token), sequence numbers, participant ids and sealed data frames. A
-/// ``SessionHub`` produces snapshots (``SessionHub/snapshot(of:)``, and metadata-only ones in
+/// `SessionHub` produces snapshots (`SessionHub.snapshot(of:)`, and metadata-only ones in
 /// ``SessionStoreEvent/updated(_:)``) and is rebuilt from them
-/// (``SessionHub/restore(_:now:)``).
+/// (`SessionHub.restore(_:now:)`).
 ///
 /// ```swift
 /// if let snapshot = hub.snapshot(of: id) { try store.compact(snapshot) }

@@ -1,6 +1,6 @@
-/// A change a ``SessionHub`` asks a persistent store to record (when
-/// ``SessionHub/recordsStoreEvents`` is on). The shell takes them with
-/// ``SessionHub/takeStoreEvents()`` *before* carrying out the actions of the same call, so an
+/// A change a `SessionHub` asks a persistent store to record (when
+/// `SessionHub.recordsStoreEvents` is on). The shell takes them with
+/// `SessionHub.takeStoreEvents()` *before* carrying out the actions of the same call, so an
 /// `ack` never leaves before the frame it acknowledges is written.
 public enum SessionStoreEvent: Sendable {
     /// The session was created or its membership changed: a metadata-only snapshot.

@@ -1,4 +1,4 @@
-/// The journal limits a ``SessionHub`` enforces (`docs/protocol.md`, "Journal").
+/// The journal limits a `SessionHub` enforces (`docs/protocol.md`, "Journal").
 ///
 /// ```swift
 /// var limits = HubLimits()

@@ -1,4 +1,4 @@
-/// One complete attachment as a ``JournalStorage`` keeps it: the clear header (with the
+/// One complete attachment as a `JournalStorage` keeps it: the clear header (with the
 /// sealed metadata), who uploaded it, and the session sequence its announcement was stamped with.
 public struct StoredAttachment: Hashable, Sendable {
     /// Size, chunking and sealed metadata.

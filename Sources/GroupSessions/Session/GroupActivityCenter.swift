@@ -37,7 +37,7 @@ public final class GroupActivityCenter<Activity: GroupActivity>: Sendable {
     }
 
     /// Starts `activity` as a new session named by `invite` (normally a fresh
-    /// ``Invite/generate(host:port:)``). The session is `waiting`; the activity is published
+    /// ``Invite/generate(host:port:suite:usesTLS:relayKeyPin:)``). The session is `waiting`; the activity is published
     /// to everyone when it joins.
     ///
     /// - Parameters:

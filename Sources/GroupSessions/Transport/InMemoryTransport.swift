@@ -3,7 +3,7 @@ import Synchronization
 
 /// A transport whose hub lives in this process: for unit tests and one-process demos.
 ///
-/// It routes through the same ``SessionHub`` as the network relay, so sessions on it behave
+/// It routes through the same `SessionHub` as the network relay, so sessions on it behave
 /// as they do over TCP (ordering, retained frames, presence, limits), just without sockets.
 /// It has no timer: members away longer than the presence grace are expired on the next
 /// connect or frame.

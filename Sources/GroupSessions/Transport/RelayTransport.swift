@@ -58,8 +58,10 @@ public struct RelayTransport: SessionTransport {
     /// (verified against the system's trust store unless `tls` says otherwise, or by the invite's
     /// key pin), plain TCP otherwise.
     ///
-    /// - Parameter tls: client TLS settings (e.g. a private CA's trust roots); the default for a
-    ///   `coplays://` invite is `TLSConfiguration.makeClientConfiguration()`.
+    /// - Parameters:
+    ///   - invite: the session's invite; its host, port, scheme and key pin say how to connect.
+    ///   - tls: client TLS settings (e.g. a private CA's trust roots); the default for a
+    ///     `coplays://` invite is `TLSConfiguration.makeClientConfiguration()`.
     public init(invite: Invite, tls: TLSConfiguration? = nil) {
         self.init(
             host: invite.host, port: invite.port,

@@ -71,7 +71,7 @@ public struct WebClientFiles: Sendable {
         }
     }
 
-    /// The directory to serve when none is given (``WebClient/staticDirectory()``).
+    /// The directory to serve when none is given (`WebClient.staticDirectory()`).
     public static func defaultDirectory() -> String? {
         WebClient.staticDirectory()
     }
