@@ -16,7 +16,7 @@ import Synchronization
 /// from a sequence, so it only ever grows: every commit first checks, in its transaction, that
 /// the node's epoch is still the session's, so a node that lost the lease never writes again.
 /// The node renews its leases every ``Configuration/renewInterval``; a lease it could not renew
-/// stops being held on this node before it expires in the database (``SessionLease``), and the
+/// stops being held on this node before it expires in the database (SessionRelay's `SessionLease`), and the
 /// relay then stops ordering the session.
 ///
 /// A member that asks a node for a session another node holds is redirected there; when the
