@@ -76,6 +76,21 @@ public actor MPVPlayer: CoordinatedPlayer {
         public init() {}
     }
 
+    /// After a rate change on a video-only file, every player is off the group's timeline by the same
+    /// planned amount (see `changeRate`), removed by a trim over a whole number of frames. The trim is
+    /// open loop: all players run the same speeds over the same frames, so they stay together while
+    /// it lasts (closed-loop trims taken at slightly different instants had put them 4-9 ms apart),
+    /// and the controller takes over when it ends.
+    private struct RatePlan {
+        /// The group's rate once the catch-up is done.
+        var rate: Double
+        /// When the command that ends the trim goes out: the middle of the last trimmed frame.
+        var endCommandAt: ReferenceTime
+        /// The planned error at the start (item seconds): an error up to this much more than the
+        /// seek threshold is no reason to re-anchor while the plan runs.
+        var size: Double
+    }
+
     /// What the adapter knows of mpv's state.
     private struct Known {
         var paused: Bool?
@@ -126,6 +141,8 @@ public actor MPVPlayer: CoordinatedPlayer {
     private var speedChangedAt: ReferenceTime?
     /// When the last fine error estimate was had.
     private var lastFineAt: ReferenceTime?
+    /// A rate change's open-loop catch-up (video-only files), while it runs.
+    private var ratePlan: RatePlan?
     /// Whether the loaded item plays an audio track: mpv then times video by the audio clock.
     private var hasAudio = false
     private var unpauseLatency: Double
@@ -134,7 +151,7 @@ public actor MPVPlayer: CoordinatedPlayer {
     private var coordinator: PlaybackCoordinator?
 
     /// The participant named in events.
-    public nonisolated let participant: ParticipantID?
+    public nonisolated let participant: PlaybackParticipantID?
     /// Stops, corrections and the person's own actions.
     public nonisolated let events: AsyncStream<PlaybackEvent>
 
@@ -150,7 +167,7 @@ public actor MPVPlayer: CoordinatedPlayer {
     ///   - realtime: the `CLOCK_REALTIME` reading used to stamp events.
     ///   - logger: where it logs.
     public init(
-        connection: MPVConnection, items: [Item], reference: any ReferenceTimeSource, participant: ParticipantID? = nil,
+        connection: MPVConnection, items: [Item], reference: any ReferenceTimeSource, participant: PlaybackParticipantID? = nil,
         configuration: Configuration = .init(), realtime: @escaping @Sendable () -> Double = Realtime.now,
         logger: Logger = Logger(label: "coplay.mpv")
     ) {
@@ -348,6 +365,7 @@ public actor MPVPlayer: CoordinatedPlayer {
 
     /// Carries out `next` at its instant, from whatever the player does now.
     private func transition(to next: CommandSchedule.Motion, from current: CommandSchedule.Motion?) async throws {
+        ratePlan = nil
         if next.rate > 0 {
             if playing, let current, applied == current, current.rate > 0, current.isContinued(by: next), !hasAudio {
                 try await changeRate(from: current, to: next)
@@ -364,9 +382,7 @@ public actor MPVPlayer: CoordinatedPlayer {
             // mpv shows the first frame at or after a seek target: seek to the frame on screen at the
             // motion's item time, and start when the group's timeline reaches that frame.
             let frame = framePTS(next.item, at: next.itemTime)
-            try await seekIfNeeded(to: frame)
-            trim = 1
-            try await setSpeed(next.rate)
+            try await prepareStart(at: frame, rate: next.rate)
             try await unpause(at: next.referenceTime - .secondsRounded((next.itemTime - frame) / next.rate))
             applied = next
         } else {
@@ -392,9 +408,11 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// old-speed time (measured: a change to 0.5 made every later frame 8-35 ms early, by the rest of
     /// the frame in progress). So the command goes out mid-frame, where it surely lands on the change
     /// ending the frame in progress at the group's instant (`boundary`); from there the player is
-    /// ahead by (old - new rate) x (boundary - instant), the same for every player, and the first
-    /// speed removes that over ``Configuration/trimWindow`` before the controller takes over.
+    /// ahead by (old - new rate) x (boundary - instant), the same for every player. The command sets
+    /// the new rate times the trim of ``RateCatchUp``, which removes exactly that over the fewest whole
+    /// frames the trim limit allows, and ``RatePlan`` ends the trim mid-way through the last of them.
     private func changeRate(from current: CommandSchedule.Motion, to next: CommandSchedule.Motion) async throws {
+        ratePlan = nil
         guard let timeline = items[next.item]?.timeline, let frame = timeline.frame(displayedAt: next.itemTime),
             frame + 1 < timeline.frameCount
         else {
@@ -410,15 +428,39 @@ public actor MPVPlayer: CoordinatedPlayer {
         let frameStart = next.referenceTime - .secondsRounded((next.itemTime - start) / running)
         try await wait(until: frameStart + (boundary - frameStart) / 2)
         let ahead = (current.rate - next.rate) * (boundary - next.referenceTime).secondsValue
-        trim = min(1 + configuration.maximumTrim, max(1 - configuration.maximumTrim, 1 - ahead / configuration.trimWindow / next.rate))
-        try await setSpeed(next.rate * trim)
-        applied = next
+        let plan = RateCatchUp.plan(timeline: timeline, changeInFrame: frame, ahead: ahead, maximumTrim: configuration.maximumTrim)
         frameClock.reset()
+        applied = next
         lastCorrection = reference.now()
+        guard let plan else {
+            // No error to remove, or too few frames left: the controller takes it from here.
+            trim = min(1 + configuration.maximumTrim, max(1 - configuration.maximumTrim, 1 - ahead / configuration.trimWindow / next.rate))
+            try await setSpeed(next.rate * trim)
+            return
+        }
+        trim = plan.trim
+        try await setSpeed(next.rate * trim)
+        let speed = next.rate * trim
+        let lastStart = timeline.presentationTime(ofFrame: frame + plan.frames)
+        let lastEnd = timeline.presentationTime(ofFrame: frame + 1 + plan.frames)
+        let endCommandAt = boundary + .secondsRounded(((lastStart - end) + (lastEnd - lastStart) / 2) / speed)
+        ratePlan = RatePlan(rate: next.rate, endCommandAt: endCommandAt, size: abs(ahead))
+    }
+
+    /// Ends a rate change's catch-up when its time has come (see ``RatePlan``); whether it did.
+    private func finishRatePlan(now: ReferenceTime) async throws -> Bool {
+        guard let plan = ratePlan, now >= plan.endCommandAt - .milliseconds(3) else { return false }
+        try await wait(until: plan.endCommandAt)
+        ratePlan = nil
+        trim = 1
+        try await setSpeed(plan.rate)
+        lastCorrection = reference.now()
+        return true
     }
 
     /// Starts `motion`, already in force, a little in the future (a late command, a re-anchoring).
     private func restart(_ motion: CommandSchedule.Motion) async throws {
+        ratePlan = nil
         guard let now = reference.now() else { return }
         if motion.rate == 0 {
             if playing {
@@ -437,15 +479,27 @@ public actor MPVPlayer: CoordinatedPlayer {
         let later = now + .secondsRounded(configuration.restartDelay)
         let target = motion.itemTime(at: later)
         let frame = framePTS(motion.item, at: target)
-        try await seekIfNeeded(to: frame)
-        trim = 1
-        try await setSpeed(motion.rate)
+        try await prepareStart(at: frame, rate: motion.rate)
         try await unpause(at: later - .secondsRounded((target - frame) / motion.rate))
         applied = motion
     }
 
+    /// Sets the speed for a start from `frame` (paused), then seeks there.
+    ///
+    /// The order matters on files with audio: mpv times video by its audio clock, and a speed changed
+    /// while paused shifts the next start by about (1 - s) x 0.2 s (measured with `--ao=null`: +99 ms
+    /// at 0.5, -203 ms at 1.5; also after a trim of a few per cent, a few ms) unless an exact seek
+    /// follows it. So the speed is set first, and a changed speed forces the seek even onto the frame
+    /// already shown; starts then land within 0.4 ms of the frame (docs/mpv.md).
+    private func prepareStart(at frame: Double, rate: Double) async throws {
+        trim = 1
+        let changed = try await setSpeed(rate)
+        try await seekIfNeeded(to: frame, force: changed && hasAudio)
+    }
+
     /// Unpauses so that the position starts moving at `instant`.
     private func unpause(at instant: ReferenceTime) async throws {
+        ratePlan = nil
         try await wait(until: instant - .secondsRounded(unpauseLatency))
         try await setPause(false)
         playing = true
@@ -464,6 +518,7 @@ public actor MPVPlayer: CoordinatedPlayer {
             frameClock.record(position: position, at: ReferenceTime(seconds: reply.midpoint))
         }
         guard let now = reference.now() else { return }
+        if try await finishRatePlan(now: now) { return }
         if let last = lastCorrection, (now - last).secondsValue >= configuration.correctionInterval {
             lastCorrection = now
             try await correct(motion, item: item)
@@ -493,6 +548,7 @@ public actor MPVPlayer: CoordinatedPlayer {
             }
         }
         if let deadline { pause = min(pause, max(0, (deadline - now).secondsValue)) }
+        if let plan = ratePlan { pause = min(pause, max(0, (plan.endCommandAt - now).secondsValue - 0.002)) }
         // A plain sleep: samples are stamped when taken, so a late wake costs nothing but a wider
         // bracket, and busy-waiting here would hold a core per player.
         try await Task.sleep(for: .secondsRounded(pause))
@@ -519,12 +575,14 @@ public actor MPVPlayer: CoordinatedPlayer {
             }
         }
         // A coarse error (no tight bracket yet) is only trusted beyond a whole frame more.
-        let threshold = configuration.seekThreshold + (fine == nil ? frameInterval : 0)
+        let threshold = configuration.seekThreshold + (fine == nil ? frameInterval : 0) + (ratePlan?.size ?? 0)
         if abs(error) > threshold {
             emit(PlaybackEvent(type: .correction, realtime: realtime(), player: participant, errorMs: error * 1000, detail: "seek"))
             try await restart(motion)
             return
         }
+        // A rate change's catch-up runs open loop to its end.
+        if ratePlan != nil { return }
         guard fine != nil else {
             // No tight measurement for a second: run at the group's rate rather than keep a trim blindly.
             if trim != 1, let now, (lastFineAt.map { (now - $0).secondsValue > 1 } ?? true) {
@@ -584,8 +642,9 @@ public actor MPVPlayer: CoordinatedPlayer {
         return reply.succeeded && reply.data.number != nil
     }
 
-    private func seekIfNeeded(to itemTime: Double) async throws {
-        if let position = try? await connection.number("time-pos"), abs(position - itemTime) < 1e-6, !playing { return }
+    /// Seeks exactly to `itemTime` unless mpv is paused there already (or `force`).
+    private func seekIfNeeded(to itemTime: Double, force: Bool = false) async throws {
+        if !force, !playing, let position = try? await connection.number("time-pos"), abs(position - itemTime) < 1e-6 { return }
         let restarts = known.restarts
         known.ownSeekActive = true
         coordinator?.reportReadiness(.seeking)
@@ -606,14 +665,17 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// the person's speed key would be proposed to the whole group as a rate change.
     static let speedTolerance = 2e-6
 
-    private func setSpeed(_ requested: Double) async throws {
+    /// Sets mpv's `speed` (on its 6-decimal grid); whether it changed.
+    @discardableResult
+    private func setSpeed(_ requested: Double) async throws -> Bool {
         let speed = (requested * 1e6).rounded() / 1e6
-        guard abs(speed - known.speed) >= Self.speedTolerance else { return }
+        guard abs(speed - known.speed) >= Self.speedTolerance else { return false }
         speedChangedAt = reference.now()
         known.ownSpeeds.append((speed, ContinuousClock.now))
         if known.ownSpeeds.count > 64 { known.ownSpeeds.removeFirst(known.ownSpeeds.count - 64) }
         known.speed = speed
         try await connection.set("speed", speed)
+        return true
     }
 
     /// Waits until `instant` on the reference clock: sleeps until 2 ms before, then busy-waits.
