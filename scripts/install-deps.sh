@@ -14,6 +14,7 @@ packages=(
   mpv                                            # --player mpv: the real player coplay drives (tests, bench)
   xvfb xauth                                     # a virtual X display: the windowed mpv test
   prometheus                                     # promtool check metrics and a real Prometheus scraping the relay
+  postgresql                                     # PostgreSQL 15: the relay fleet's store (tests run a private server)
 )
 # The web client's tests run under Node's built-in runner (Node 20 is on the machine image; Debian's otherwise).
 command -v node >/dev/null || packages+=(nodejs)
