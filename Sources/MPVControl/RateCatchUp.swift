@@ -23,6 +23,10 @@ public struct RateCatchUp: Sendable, Hashable {
     /// or `nil` when there is nothing to remove or too few frames are left.
     ///
     /// - Parameters:
+    ///   - timeline: the item's frames.
+    ///   - frame: the frame inside which the rate changed.
+    ///   - ahead: how far ahead of the group the player is, in seconds of item time, when frame
+    ///     `frame + 1` appears (negative: behind).
     ///   - maximumTrim: the largest |t - 1| allowed.
     ///   - maximumFrames: the longest catch-up considered.
     public static func plan(
