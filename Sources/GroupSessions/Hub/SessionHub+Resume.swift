@@ -41,6 +41,7 @@ extension SessionHub {
             connections[previous]?.joined = false
             actions.append(.close(previous))
         }
+        sessions[id] = nil  // mutated in place from here on (see `SessionHub.data`); put back below
         session.away[participant] = nil
         session.members[participant] = connection
         connections[connection]?.session = id
@@ -109,7 +110,7 @@ extension SessionHub {
     /// Removes participants that hold no connection (away, or just detached): `left` for the
     /// joined ones, and the session deleted if nobody remains.
     mutating func expire(_ participants: [ParticipantID], in id: SessionID, into actions: inout [HubAction<Connection>]) {
-        guard var session = sessions[id] else { return }
+        guard var session = sessions.removeValue(forKey: id) else { return }  // in place; put back below
         var changed = false
         for participant in participants {
             session.away[participant] = nil

@@ -218,6 +218,7 @@ package struct SessionHub<Connection: Hashable & Sendable>: Sendable {
             refuse(connection, .quotaExceeded, "session is at its member limit", close: true, into: &actions)
             return
         }
+        sessions[frame.session] = nil  // mutated in place from here on (see `data`); put back below
         session.members[frame.sender] = connection
         connections[connection]?.session = frame.session
         connections[connection]?.participant = frame.sender
@@ -242,12 +243,12 @@ package struct SessionHub<Connection: Hashable & Sendable>: Sendable {
 
     private mutating func join(from connection: Connection, into actions: inout [HubAction<Connection>]) {
         guard let state = connections[connection], let id = state.session, let participant = state.participant,
-            var session = sessions[id]
+            sessions[id] != nil
         else {
             refuse(connection, .notJoined, "join needs a hello first", into: &actions)
             return
         }
-        guard !state.joined else { return }
+        guard !state.joined, var session = sessions.removeValue(forKey: id) else { return }  // in place, as in `data`
         connections[connection]?.joined = true
         session.joined.append(participant)
         let frame = Frame(type: .joined, session: id, sender: participant, sequence: session.stamp())
@@ -260,12 +261,16 @@ package struct SessionHub<Connection: Hashable & Sendable>: Sendable {
     private mutating func data(
         _ frame: Frame, from connection: Connection, now: Duration, into actions: inout [HubAction<Connection>]
     ) {
+        // Taken out of the dictionary and put back on every path, so that stamping, logging and the
+        // sender's high-water mark mutate the session in place: a copy left in `sessions` would make
+        // each of them copy the whole resume log and member tables (copy-on-write), per frame.
         guard let state = connections[connection], state.joined, let id = state.session,
-            let participant = state.participant, var session = sessions[id]
+            let participant = state.participant, var session = sessions.removeValue(forKey: id)
         else {
             refuse(connection, .notJoined, "data needs a joined connection", into: &actions)
             return
         }
+        defer { sessions[id] = session }
         var payload = frame.payload
         let route: DataRoute
         do { route = try DataRoute.decode(from: &payload) } catch {
@@ -340,7 +345,6 @@ package struct SessionHub<Connection: Hashable & Sendable>: Sendable {
         counters.bytesForwarded += count * UInt64(out.payload.readableBytes)
         if retained { session.retained[route.retainKey] = out }
         log(out, in: &session)
-        sessions[id] = session
     }
 
     private mutating func end(from connection: Connection, into actions: inout [HubAction<Connection>]) {
@@ -369,6 +373,7 @@ package struct SessionHub<Connection: Hashable & Sendable>: Sendable {
         into actions: inout [HubAction<Connection>]
     ) {
         guard var session = sessions[id], session.members[participant] == connection else { return }
+        sessions[id] = nil  // mutated in place (see `data`); put back on both paths below
         session.members[participant] = nil
         if session.joined.contains(participant), !immediately, limits.presenceGrace > .zero {
             session.away[participant] = now
