@@ -108,25 +108,15 @@ func runSimulated(
     clock: ManualClock,
     for duration: Duration
 ) async throws {
-    let end = clock.now.advanced(by: duration)
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await client.run() }
-        while clock.now < end {
-            await clock.waitForSleepers(1)
-            guard let deadline = clock.nextDeadline else { continue }
-            clock.advance(to: min(deadline, end))
-        }
-        group.cancelAll()
-        do {
-            try await group.waitForAll()
-        } catch is CancellationError {
-        }
-    }
+    try await runSimulated(client, clock: clock, for: duration, checkingEvery: duration) { _ in }
 }
 
 /// Runs `client.run()` on the manual clock for `duration` of simulated time like
 /// ``runSimulated(_:clock:for:)``, stopping the clock every `interval` to call `check` (with the
 /// simulated time elapsed so far), without restarting the client's poll schedule.
+///
+/// The client runs on a ``SimulationExecutor``; the clock moves only when every task of the client
+/// waits, straight to the earliest deadline, so the simulation is the same however loaded the machine.
 func runSimulated(
     _ client: TimeClient<ManualClock>,
     clock: ManualClock,
@@ -137,46 +127,55 @@ func runSimulated(
     let start = clock.now
     let end = start.advanced(by: duration)
     var nextCheck = start.advanced(by: interval)
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await client.run() }
-        while clock.now < end {
-            await clock.waitForSleepers(1)
-            guard let deadline = clock.nextDeadline else { continue }
-            clock.advance(to: min(deadline, nextCheck, end))
-            if clock.now >= nextCheck {
-                check(start.duration(to: clock.now))
-                nextCheck = nextCheck.advanced(by: interval)
-            }
+    let executor = SimulationExecutor()
+    defer { executor.shutdown() }
+    let finished = Mutex(false)
+    let task = Task(executorPreference: executor) {
+        defer { finished.withLock { $0 = true } }
+        try await client.run()
+    }
+    while true {
+        await executor.waitUntilIdle()
+        while clock.now >= nextCheck, nextCheck <= end {
+            check(start.duration(to: clock.now))
+            nextCheck = nextCheck.advanced(by: interval)
         }
-        group.cancelAll()
-        do {
-            try await group.waitForAll()
-        } catch is CancellationError {
-        }
+        if clock.now >= end || finished.withLock({ $0 }) { break }
+        // Nothing asleep on the clock: the client waits for nothing that time brings; move on anyway.
+        clock.advance(to: min(clock.nextDeadline ?? end, nextCheck, end))
+    }
+    task.cancel()
+    do {
+        try await task.value
+    } catch is CancellationError {
     }
 }
 
-/// Runs `body` to completion while moving the manual clock forward to the next sleeper's deadline,
-/// at most 1 ms at a time (for finite operations such as `TimeClient.converge()`, whose concurrent
-/// tasks may not all be asleep yet when one is), and returns its result.
+/// Runs `body` to completion while moving the manual clock forward, and returns its result.
+///
+/// `body` and every task it starts run on a ``SimulationExecutor``; the clock moves only when all of
+/// them wait (the executor is idle), and then straight to the earliest sleeper's deadline. Simulated
+/// time is therefore a function of the code alone: a loaded machine only makes the simulation slower.
 func simulate<T: Sendable>(
     clock: ManualClock,
     _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    let task = Task { try await body() }
+    let executor = SimulationExecutor()
+    defer { executor.shutdown() }
     let finished = Mutex(false)
-    let watcher = Task {
-        _ = try? await task.value
-        finished.withLock { $0 = true }
+    let task = Task(executorPreference: executor) {
+        defer { finished.withLock { $0 = true } }
+        return try await body()
     }
-    while !finished.withLock({ $0 }) {
-        if clock.sleeperCount > 0, let deadline = clock.nextDeadline {
-            for _ in 0..<20 { await Task.yield() }
-            clock.advance(to: min(clock.nextDeadline ?? deadline, clock.now.advanced(by: .milliseconds(1))))
+    while true {
+        await executor.waitUntilIdle()
+        if finished.withLock({ $0 }) { break }
+        if let deadline = clock.nextDeadline {
+            clock.advance(to: deadline)
         } else {
-            await Task.yield()
+            // Idle with no sleeper: `body` waits for something other than the clock.
+            try? await Task.sleep(for: .milliseconds(1))
         }
     }
-    await watcher.value
     return try await task.value
 }
