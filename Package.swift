@@ -208,7 +208,7 @@ let package = Package(
         // Helpers shared by the test targets (a lock box, a stream collector, `eventually`, test activities).
         .target(
             name: "TestSupport",
-            dependencies: ["GroupSessions"],
+            dependencies: ["GroupSessions", .product(name: "Subprocess", package: "swift-subprocess")],
             path: "Tests/TestSupport",
             swiftSettings: strict
         ),
@@ -219,7 +219,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MediaProbeTests",
-            dependencies: ["MediaProbe", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: ["MediaProbe", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict
         ),
         .testTarget(
@@ -312,7 +312,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoplayCLITests",
-            dependencies: ["MPVControl"],
+            dependencies: ["MPVControl", "TestSupport"],
             swiftSettings: strict
         ),
     ]

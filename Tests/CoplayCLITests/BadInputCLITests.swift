@@ -9,8 +9,7 @@ struct BadInputCLITests {
     @Test("time serve --offset -0.75 (a negative offset with a space) is taken as the offset")
     func negativeOffset() async throws {
         // startServer throws unless the server prints its listening line; the offset is checked by query.
-        let port = CoplayProcess.freePort()
-        let server = try await TimeCommandTests.startServer(port: port, offset: -0.75, offsetArguments: ["--offset", "-0.75"])
+        let (server, port) = try await TimeCommandTests.startServer(offset: -0.75, offsetArguments: ["--offset", "-0.75"])
         defer { server.terminate() }
         let query = try await CoplayProcess.run(["time", "query", "127.0.0.1:\(port)", "--json"], timeout: 30)
         #expect(query.status == 0, "\(query.stderr)")

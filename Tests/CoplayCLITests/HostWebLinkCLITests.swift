@@ -32,7 +32,7 @@ struct HostWebLinkCLITests {
         #expect((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Cross-Origin-Embedder-Policy") == "require-corp")
         #expect(String(decoding: page, as: UTF8.self).contains("<script type=\"module\""))
 
-        let chacha = try Child(["host", media, "--relay", "127.0.0.1:\(port)", "--cipher", "chacha20-poly1305", "--name", "c"])
+        let chacha = try await Child(["host", media, "--relay", "127.0.0.1:\(port)", "--cipher", "chacha20-poly1305", "--name", "c"])
         children.append(chacha)
         #expect(await chacha.out.wait(for: .seconds(30)) { $0.count >= 2 })
         #expect(!chacha.out.snapshot[0].contains("?aead="))

@@ -23,8 +23,8 @@ struct MPVPlayerCLITests {
     }
 
     /// An mpv the test runs itself, as a person would, with its IPC socket.
-    static func startMPV(socket: String) throws -> Child {
-        try Child(
+    static func startMPV(socket: String) async throws -> Child {
+        try await Child(
             MPVProcess.baseArguments + MPVProcess.headlessArguments + ["--input-ipc-server=\(socket)"],
             executable: URL(fileURLWithPath: mpv))
     }
@@ -58,12 +58,12 @@ struct MPVPlayerCLITests {
 
         // One mpv the person runs (attached with --mpv-socket), one that coplay starts itself.
         let socket = directory.appendingPathComponent("person.sock").path
-        let personMPV = try Self.startMPV(socket: socket)
+        let personMPV = try await Self.startMPV(socket: socket)
         children.append(personMPV)
         _ = try await Self.connect(socket)
-        let attached = try Child(["join", invite, media, "--mpv-socket", socket, "--name", "ma"])
+        let attached = try await Child(["join", invite, media, "--mpv-socket", socket, "--name", "ma"])
         children.append(attached)
-        let launched = try Child(["join", invite, media, "--player", "mpv", "--mpv-arg=--ao=null", "--name", "mb"])
+        let launched = try await Child(["join", invite, media, "--player", "mpv", "--mpv-arg=--ao=null", "--name", "mb"])
         children.append(launched)
         for member in [attached, launched] {
             #expect(await member.out.wait(for: .seconds(60)) { lines in
@@ -133,7 +133,7 @@ struct MPVPlayerCLITests {
         // The person quits their mpv: that member leaves cleanly, the others carry on.
         try? await person.run(["quit"])
         #expect(await attached.out.wait(for: .seconds(30)) { _ in !attached.process.isRunning }, "the member did not end when its mpv quit")
-        #expect(attached.process.terminationStatus == 0, "exit \(attached.process.terminationStatus): \(attached.err.snapshot.suffix(4))")
+        #expect(attached.process.termination == .exited(0), "\(String(describing: attached.process.termination)): \(attached.err.snapshot.suffix(4))")
         #expect(await host.out.wait(for: .seconds(30)) { lines in
             PlaybackSessionCLITests.events(lines).contains { $0["type"] as? String == "left" && $0["originator"] as? String == "ma" }
         })
@@ -141,9 +141,9 @@ struct MPVPlayerCLITests {
     }
 
     /// A private X server (Xvfb) on a free display number, for as long as the child runs.
-    static func startXvfb() throws -> (Child, String) {
+    static func startXvfb() async throws -> (Child, String) {
         let number = (90..<140).first { !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\($0)") } ?? 139
-        let xvfb = try Child([":\(number)", "-screen", "0", "800x300x24", "-nolisten", "tcp"], executable: URL(fileURLWithPath: "/usr/bin/Xvfb"))
+        let xvfb = try await Child([":\(number)", "-screen", "0", "800x300x24", "-nolisten", "tcp"], executable: URL(fileURLWithPath: "/usr/bin/Xvfb"))
         return (xvfb, ":\(number)")
     }
 
@@ -157,7 +157,7 @@ struct MPVPlayerCLITests {
         let media = try await Self.makeMedia(in: directory)
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let (xvfb, display) = try Self.startXvfb()
+        let (xvfb, display) = try await Self.startXvfb()
         children.append(xvfb)
         let deadline = ContinuousClock.now + .seconds(20)
         while !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(display.dropFirst())"), ContinuousClock.now < deadline {
@@ -171,13 +171,13 @@ struct MPVPlayerCLITests {
         var members: [Child] = []
         for (number, x) in [0, 400].enumerated() {
             let socket = directory.appendingPathComponent("w\(number).sock").path
-            let window = try Child(
+            let window = try await Child(
                 ["DISPLAY=\(display)", Self.mpv] + MPVProcess.baseArguments + [
                     "--ao=null", "--osd-level=0", "--geometry=320x180+\(x)+0", "--no-border", "--input-ipc-server=\(socket)",
                 ], executable: URL(fileURLWithPath: "/usr/bin/env"))
             children.append(window)
             connections.append(try await Self.connect(socket))
-            let member = try Child(["join", invite, media, "--mpv-socket", socket, "--name", "w\(number)"])
+            let member = try await Child(["join", invite, media, "--mpv-socket", socket, "--name", "w\(number)"])
             children.append(member)
             members.append(member)
         }

@@ -56,13 +56,10 @@ struct PlaybackControlCLITests {
 
         var children: [Session.Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let port = CoplayProcess.freePort()
-        let relay = try Session.Child(["serve", "--listen", "127.0.0.1:\(port)"])
-        children.append(relay)
-        #expect(await relay.out.wait(for: .seconds(30)) { $0.contains { $0.contains("listening") } })
+        let (_, port) = try await Session.startRelay(children: &children)
         // The host simulates an imperfect decoder (80 ms start latency, 300 ppm fast): its sync
         // controller must correct it (seek, then trims), and say so in its events.
-        let host = try Session.Child(
+        let host = try await Session.Child(
             ["host", media, "--relay", "127.0.0.1:\(port)", "--name", "host", "--item", second,
              "--start-latency", "80", "--decoder-drift-ppm", "300"])
         children.append(host)
@@ -72,7 +69,7 @@ struct PlaybackControlCLITests {
         let drifts = ["100", "-100", "0"]  // the last one is the undrifted reference
         var joiners: [Session.Child] = []
         for (number, drift) in drifts.enumerated() {
-            let joiner = try Session.Child(
+            let joiner = try await Session.Child(
                 ["join", invite, media, "--name", "d\(number + 1)", "--frames", "--item", second, "--clock-drift-ppm", drift])
             children.append(joiner)
             joiners.append(joiner)

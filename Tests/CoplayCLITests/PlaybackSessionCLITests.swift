@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The playback stack end to end over real loopback: `coplay serve`, `coplay host`, three
@@ -26,30 +27,51 @@ struct PlaybackSessionCLITests {
         return result?.status == 0
     }
 
-    /// A running child with captured stdout and stderr.
+    /// A running child with captured stdout and stderr (a ``ChildProcess``: swift-subprocess).
     final class Child: Sendable {
-        let process: Process
-        let out = LineCapture()
-        let err = LineCapture()
+        let process: ChildProcess
+        var out: CapturedLines { CapturedLines(process: process, stderr: false) }
+        var err: CapturedLines { CapturedLines(process: process, stderr: true) }
 
-        init(_ arguments: [String], executable: URL = CoplayProcess.binary) throws {
-            process = try CoplayProcess.start(arguments, executable: executable, stdout: out.pipe, stderr: err.pipe)
+        init(_ arguments: [String], executable: URL = CoplayProcess.binary) async throws {
+            process = try await CoplayProcess.start(arguments, executable: executable)
         }
 
         /// Stops the child and, for `unshare --fork`, its forked child too (unshare ignores SIGTERM
-        /// while it waits, so the signal goes to both); SIGKILL after 10 s; never blocks longer.
+        /// while it waits, so the signal goes to both); SIGKILL after 10 s. Returns at once: the
+        /// escalation runs in a task, and swift-subprocess reaps the child.
         func stop() {
-            let pid = process.processIdentifier
+            guard let pid = process.processIdentifier else { return }
             let children = ((try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? "")
                 .split(separator: " ").compactMap { Int32($0) }
             for child in children { kill(child, SIGTERM) }
-            if process.isRunning { process.terminate() }
-            let deadline = ContinuousClock.now + .seconds(10)
-            while process.isRunning && ContinuousClock.now < deadline { usleep(20_000) }
-            if process.isRunning {
-                for child in children { kill(child, SIGKILL) }
-                kill(pid, SIGKILL)
+            process.terminate()
+            let process = process
+            Task {
+                if await process.wait(timeout: .seconds(10)) == nil {
+                    for child in children { kill(child, SIGKILL) }
+                    process.kill()
+                }
             }
+        }
+    }
+
+    /// A child's standard output or error, line by line, as it comes.
+    struct CapturedLines: Sendable {
+        let process: ChildProcess
+        let stderr: Bool
+
+        /// The complete lines so far.
+        var snapshot: [String] { stderr ? process.stderrLines : process.stdoutLines }
+
+        /// Waits (polling) until `condition` holds for the lines so far; false after `timeout`.
+        func wait(for timeout: Duration, _ condition: ([String]) -> Bool) async -> Bool {
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                if condition(snapshot) { return true }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            return condition(snapshot)
         }
     }
 
@@ -88,16 +110,26 @@ struct PlaybackSessionCLITests {
         events(lines).last { $0["type"] as? String == "stopped" }
     }
 
+    /// `coplay serve --listen 127.0.0.1:PORT ARGUMENTS` (port 0: the kernel picks a free one, with no
+    /// window for another process to take it) appended to `children`; waits for its listening line
+    /// and returns the relay and the port it listens on.
+    static func startRelay(
+        _ arguments: [String] = [], port: Int = 0, children: inout [Child]
+    ) async throws -> (relay: Child, port: Int) {
+        let relay = try await Child(["serve", "--listen", "127.0.0.1:\(port)"] + arguments)
+        children.append(relay)
+        let listening = await relay.process.waitForLine(timeout: .seconds(60)) { $0.hasPrefix("coplay relay listening on") }
+        let bound = try #require(CoplayProcess.port(in: listening), "the relay did not start: \(relay.err.snapshot.suffix(5))")
+        return (relay, bound)
+    }
+
     /// `coplay serve` on a free loopback port and `coplay host MEDIA` on it (both appended to `children`,
     /// which the caller stops); returns the port, the host and the invite it printed.
     static func startRelayAndHost(
         media: String, hostArguments: [String] = ["--name", "host"], children: inout [Child]
     ) async throws -> (port: Int, host: Child, invite: String) {
-        let port = CoplayProcess.freePort()
-        let relay = try Child(["serve", "--listen", "127.0.0.1:\(port)"])
-        children.append(relay)
-        #expect(await relay.out.wait(for: .seconds(30)) { $0.contains { $0.contains("listening") } })
-        let host = try Child(["host", media, "--relay", "127.0.0.1:\(port)"] + hostArguments)
+        let (_, port) = try await startRelay(children: &children)
+        let host = try await Child(["host", media, "--relay", "127.0.0.1:\(port)"] + hostArguments)
         children.append(host)
         #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
         let invite = try #require(host.out.snapshot.first)
@@ -128,12 +160,12 @@ struct PlaybackSessionCLITests {
             if unshare {
                 // A different CLOCK_MONOTONIC (and CLOCK_BOOTTIME) per joiner: hours apart.
                 let offset = "\(number * 3600)"
-                joiner = try Child(
+                joiner = try await Child(
                     ["--fork", "--kill-child=SIGTERM", "--time", "--monotonic", offset, "--boottime", offset,
                      CoplayProcess.binary.path] + arguments,
                     executable: URL(fileURLWithPath: "/usr/bin/unshare"))
             } else {
-                joiner = try Child(arguments)
+                joiner = try await Child(arguments)
             }
             children.append(joiner)
             joiners.append(joiner)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -36,30 +37,18 @@ private func readUntilClosed(port: Int, request: [UInt8], timeout: Int) -> (byte
 struct RelayIdleTimeoutCLITests {
     @Test("a connection that pings once and then says nothing is closed after the idle timeout")
     func closesSilentConnection() async throws {
-        let out = Pipe()
-        let process = try CoplayProcess.start(
-            ["serve", "--listen", "127.0.0.1:0", "--idle-timeout", "1"], stdout: out, stderr: Pipe())
-        defer { if process.isRunning { process.terminate() } }
-        var text = ""
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline && !text.contains("listening on") {
-            let chunk = out.fileHandleForReading.availableData
-            text += String(decoding: chunk, as: UTF8.self)
-            if chunk.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
-        }
-        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("coplay relay listening on") })
-        let port = try #require(line.split(whereSeparator: { !$0.isNumber }).last.flatMap { Int($0) })
+        let (process, port) = try await CoplayProcess.startRelay(["--listen", "127.0.0.1:0", "--idle-timeout", "1"])
+        defer { process.kill() }
         // A relay-protocol ping (docs/protocol.md): length 36, version 1, type 0x0B, sequence 7.
         let ping: [UInt8] = [0, 0, 0, 36, 1, 0x0B, 0, 0] + [UInt8](repeating: 0, count: 24) + [0, 0, 0, 0, 0, 0, 0, 7]
         let started = Date()
-        let (bytes, closed) = readUntilClosed(port: port, request: ping, timeout: 30)
+        let (bytes, closed) = await onOwnThread { readUntilClosed(port: port, request: ping, timeout: 30) }
         let elapsed = Date().timeIntervalSince(started)
         #expect(bytes.count == 40 && bytes[5] == 0x0C, "the ping was answered with a pong first")
         #expect(closed, "the relay closed the silent connection")
         #expect(elapsed >= 0.5, "not before the idle timeout: \(elapsed) s")
         process.terminate()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(await process.wait() == .exited(0))
     }
 
     @Test("a negative or absurd idle timeout is a usage error", arguments: ["-1", "1e12", "nan"])

@@ -17,17 +17,15 @@ struct RelayRestartCLITests {
 
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let port = CoplayProcess.freePort()
-        let serve = ["serve", "--listen", "127.0.0.1:\(port)", "--data-dir", dataDir]
-        var relay = try Child(serve)
-        children.append(relay)
-        #expect(await relay.out.wait(for: .seconds(30)) { $0.contains { $0.contains("listening") } })
+        let first = try await PlaybackSessionCLITests.startRelay(["--data-dir", dataDir], children: &children)
+        var relay = first.relay
+        let port = first.port
 
-        let host = try Child(["host", media, "--relay", "127.0.0.1:\(port)", "--name", "host"])
+        let host = try await Child(["host", media, "--relay", "127.0.0.1:\(port)", "--name", "host"])
         children.append(host)
         #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
         let invite = try #require(host.out.snapshot.first)
-        let joiner = try Child(["join", invite, media, "--name", "p1", "--frames"])
+        let joiner = try await Child(["join", invite, media, "--name", "p1", "--frames"])
         children.append(joiner)
         #expect(await joiner.out.wait(for: .seconds(60)) { PlaybackSessionCLITests.lastStopped($0) != nil })
         let play = try await CoplayProcess.run(["control", invite, "play"], timeout: 60)
@@ -35,12 +33,10 @@ struct RelayRestartCLITests {
         #expect(await joiner.out.wait(for: .seconds(30)) { PlaybackSessionCLITests.frames($0).count >= 25 })
 
         // SIGKILL the relay mid-session and restart it on the same port and data directory.
-        kill(relay.process.processIdentifier, SIGKILL)
-        relay.process.waitUntilExit()
+        relay.process.kill()
+        await relay.process.wait()
         try await Task.sleep(for: .seconds(1))
-        relay = try Child(serve)
-        children.append(relay)
-        #expect(await relay.out.wait(for: .seconds(30)) { $0.contains { $0.contains("listening") } })
+        relay = try await PlaybackSessionCLITests.startRelay(["--data-dir", dataDir], port: port, children: &children).relay
         let framesAtRestart = PlaybackSessionCLITests.frames(joiner.out.snapshot).count
         #expect(await joiner.out.wait(for: .seconds(30)) { PlaybackSessionCLITests.frames($0).count >= framesAtRestart + 25 })
         #expect(joiner.process.isRunning, "join exited: \(joiner.err.snapshot.suffix(5))")
@@ -50,19 +46,19 @@ struct RelayRestartCLITests {
         #expect(await joiner.out.wait(for: .seconds(30)) { PlaybackSessionCLITests.pausedAfterCommand($0, pauses: 1) })
 
         // The relay gone for good: after the give-up time (30 s) join ends.
-        kill(relay.process.processIdentifier, SIGKILL)
-        relay.process.waitUntilExit()
+        relay.process.kill()
+        await relay.process.wait()
         let killed = ContinuousClock.now
         let deadline = killed + .seconds(90)
         while joiner.process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(200)) }
         #expect(!joiner.process.isRunning, "join still running 90 s after the relay went away")
         if !joiner.process.isRunning {
             let stderr = joiner.err.snapshot.joined(separator: "\n")
-            #expect(joiner.process.terminationStatus != 0)
+            #expect(joiner.process.termination != .exited(0))
             #expect(stderr.contains("the session ended: connection lost"), "no clear message: \(stderr.suffix(400))")
             let secret = try #require(invite.split(separator: "#").last)
             #expect(!stderr.contains(secret), "join printed the invite's secret to stderr")
         }
-        print("coplay join after the relay went away: ended after \(killed.duration(to: .now)), status \(joiner.process.isRunning ? -1 : joiner.process.terminationStatus), stderr: \(joiner.err.snapshot.suffix(3))")
+        print("coplay join after the relay went away: ended after \(killed.duration(to: .now)), status \(joiner.process.termination?.description ?? "running"), stderr: \(joiner.err.snapshot.suffix(3))")
     }
 }

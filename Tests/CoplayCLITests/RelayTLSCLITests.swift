@@ -29,22 +29,19 @@ struct RelayTLSCLITests {
 
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let port = CoplayProcess.freePort()
-        let relay = try Child(["serve", "--listen", "127.0.0.1:\(port)", "--tls", path("relay.pem"), path("relay.key")])
-        children.append(relay)
-        #expect(await relay.out.wait(for: .seconds(30)) { $0.contains { $0.contains("listening") } })
+        let (relay, port) = try await PlaybackSessionCLITests.startRelay(["--tls", path("relay.pem"), path("relay.key")], children: &children)
         let line = try #require(relay.out.snapshot.first { $0.contains("key pin") })
         let pin = String(try #require(line.split(separator: " ").last?.dropLast()))  // "...key pin PIN)"
         #expect(line.contains("https://") == false && line.contains("(TLS, key pin "))
 
         // Pinned: no CA needed anywhere.
-        let host = try Child(["host", media, "--relay", "127.0.0.1:\(port)", "--pin", pin, "--name", "host"])
+        let host = try await Child(["host", media, "--relay", "127.0.0.1:\(port)", "--pin", pin, "--name", "host"])
         children.append(host)
         #expect(await host.out.wait(for: .seconds(60)) { $0.count >= 2 })
         let invite = try #require(host.out.snapshot.first)
         #expect(invite.hasPrefix("coplays://127.0.0.1:\(port)/") && invite.contains("pin=\(pin)"))
         #expect(host.out.snapshot[1].hasPrefix("https://127.0.0.1:\(port)/#invite=coplays%3A"))
-        let joiner = try Child(["join", invite, media, "--name", "p1", "--frames"])
+        let joiner = try await Child(["join", invite, media, "--name", "p1", "--frames"])
         children.append(joiner)
         #expect(await joiner.out.wait(for: .seconds(60)) { PlaybackSessionCLITests.lastStopped($0) != nil })
         let play = try await CoplayProcess.run(["control", invite, "play"], timeout: 60)

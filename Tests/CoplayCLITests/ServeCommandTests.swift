@@ -1,13 +1,18 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A blocking loopback TCP exchange: connect, send `request`, read until the peer closes or
-/// `expect` bytes arrived or `timeout` passes.
-private func exchange(port: Int, request: [UInt8], expect: Int = .max, timeout: TimeInterval = 30) -> [UInt8] {
+/// A loopback TCP exchange: connect, send `request`, read until the peer closes or `expect` bytes
+/// arrived or `timeout` passes (blocking calls, on a thread of their own).
+private func exchange(port: Int, request: [UInt8], expect: Int = .max, timeout: TimeInterval = 30) async -> [UInt8] {
+    await onOwnThread { blockingExchange(port: port, request: request, expect: expect, timeout: timeout) }
+}
+
+private func blockingExchange(port: Int, request: [UInt8], expect: Int, timeout: TimeInterval) -> [UInt8] {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { return [] }
     defer { close(fd) }
@@ -36,49 +41,41 @@ private func exchange(port: Int, request: [UInt8], expect: Int = .max, timeout: 
 private let pingFrame: [UInt8] = [0, 0, 0, 36, 1, 0x0B, 0, 0] + [UInt8](repeating: 0, count: 24) + [0, 0, 0, 0, 0, 0, 0, 42]
 
 /// Starts `coplay serve ARGS` and waits for its "listening" lines.
-private func startServe(_ arguments: [String]) async throws -> (Process, Pipe, [String]) {
-    let out = Pipe()
-    let process = try CoplayProcess.start(["serve"] + arguments, stdout: out, stderr: Pipe())
-    var text = ""
-    let deadline = Date().addingTimeInterval(60)
-    while Date() < deadline {
-        let chunk = out.fileHandleForReading.availableData
-        text += String(decoding: chunk, as: UTF8.self)
-        let wantsMetrics = arguments.contains("--metrics")
-        if text.contains("listening on") && (!wantsMetrics || text.contains("metrics on")) && text.hasSuffix("\n") { break }
-        if chunk.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+private func startServe(_ arguments: [String]) async throws -> (ChildProcess, [String]) {
+    let process = try await CoplayProcess.start(["serve"] + arguments)
+    let wantsMetrics = arguments.contains("--metrics")
+    _ = await process.waitForLine(timeout: .seconds(60)) { _ in
+        let lines = process.stdoutLines
+        return lines.contains { $0.contains("listening on") } && (!wantsMetrics || lines.contains { $0.contains("metrics on") })
     }
-    return (process, out, text.split(separator: "\n").map(String.init))
+    return (process, process.stdoutLines)
 }
 
 private func port(in line: String?) -> Int? {
-    guard let line else { return nil }
-    let digits = line.split(whereSeparator: { !$0.isNumber }).last
-    return digits.flatMap { Int($0) }
+    CoplayProcess.port(in: line)
 }
 
 @Suite("coplay serve")
 struct ServeCommandTests {
     @Test("serve answers a ping, exposes metrics, and exits 0 on SIGTERM")
     func serveAndStop() async throws {
-        let (process, _, lines) = try await startServe(["--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0"])
+        let (process, lines) = try await startServe(["--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0"])
         defer { if process.isRunning { process.terminate() } }
         let relayPort = try #require(port(in: lines.first { $0.hasPrefix("coplay relay listening on") }))
         let metricsPort = try #require(port(in: lines.first { $0.contains("/metrics") }?.replacingOccurrences(of: "/metrics", with: "")))
 
-        let reply = exchange(port: relayPort, request: pingFrame, expect: 40)
+        let reply = await exchange(port: relayPort, request: pingFrame, expect: 40)
         #expect(reply.count == 40)
         #expect(reply.count > 5 && reply[5] == 0x0C, "pong type")
         #expect(reply.suffix(8) == [0, 0, 0, 0, 0, 0, 0, 42], "pong echoes the sequence")
 
-        let http = String(decoding: exchange(port: metricsPort, request: Array("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n".utf8)), as: UTF8.self)
+        let http = String(decoding: await exchange(port: metricsPort, request: Array("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n".utf8)), as: UTF8.self)
         #expect(http.hasPrefix("HTTP/1.1 200 OK"))
         #expect(http.contains("coplay_relay_sessions 0"))
         #expect(http.contains("coplay_relay_frames_received_total 1"))
 
         process.terminate()  // SIGTERM
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(await process.wait() == .exited(0))
     }
 
     @Test("bad arguments are usage errors with a clear message", arguments: [
@@ -106,16 +103,15 @@ struct ServeCommandTests {
              "-keyout", key, "-out", cert],
             executable: URL(fileURLWithPath: "/usr/bin/openssl"))
         try #require(openssl.status == 0, "\(openssl.stderr)")
-        let (process, _, lines) = try await startServe(["--listen", "127.0.0.1:0", "--tls", cert, key])
+        let (process, lines) = try await startServe(["--listen", "127.0.0.1:0", "--tls", cert, key])
         defer { if process.isRunning { process.terminate() } }
         let line = try #require(lines.first { $0.hasPrefix("coplay relay listening on") })
         #expect(line.contains(" (TLS, key pin ") && line.hasSuffix(")"))
         // A plain-TCP ping gets no pong: the relay expects a TLS handshake.
         let address = String(line.prefix { $0 != "(" }).trimmingCharacters(in: .whitespaces)
-        let reply = exchange(port: try #require(port(in: address)), request: pingFrame, timeout: 5)
+        let reply = await exchange(port: try #require(port(in: address)), request: pingFrame, timeout: 5)
         #expect(!(reply.count >= 40 && reply[5] == 0x0C))
         process.terminate()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(await process.wait() == .exited(0))
     }
 }

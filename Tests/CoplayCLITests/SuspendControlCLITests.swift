@@ -18,15 +18,12 @@ struct SuspendControlCLITests {
 
     static func startPlaying(media: String) async throws -> Group {
         var group = Group()
-        let port = CoplayProcess.freePort()
-        let relay = try Session.Child(["serve", "--listen", "127.0.0.1:\(port)"])
-        group.children.append(relay)
-        #expect(await relay.out.wait(for: .seconds(30)) { $0.contains { $0.contains("listening") } })
-        let host = try Session.Child(["host", media, "--relay", "127.0.0.1:\(port)", "--name", "host", "--frames"])
+        let (_, port) = try await Session.startRelay(children: &group.children)
+        let host = try await Session.Child(["host", media, "--relay", "127.0.0.1:\(port)", "--name", "host", "--frames"])
         group.children.append(host)
         #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
         group.invite = try #require(host.out.snapshot.first)
-        let joiner = try Session.Child(["join", group.invite, media, "--name", "p1", "--frames"])
+        let joiner = try await Session.Child(["join", group.invite, media, "--name", "p1", "--frames"])
         group.children.append(joiner)
         let ready = await joiner.out.wait(for: .seconds(60)) { Session.lastStopped($0) != nil }
         #expect(ready, "the joiner never applied the session's state: \(joiner.err.snapshot.suffix(5))")
@@ -152,17 +149,15 @@ struct SuspendControlCLITests {
         let group = try await Self.startPlaying(media: media)
         defer { group.stop() }
 
-        let control = try Session.Child(["control", group.invite, "suspend", "8", "--reason", "stallRecovery"])
+        let control = try await Session.Child(["control", group.invite, "suspend", "8", "--reason", "stallRecovery"])
         for player in group.players {
             #expect(await player.out.wait(for: .seconds(60)) { $0.contains { $0.contains(#""detail":"waiting""#) } },
                     "a player never stopped for the suspension")
         }
-        kill(control.process.processIdentifier, signal)
-        let deadline = ContinuousClock.now + .seconds(30)
-        while control.process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(!control.process.isRunning)
-        #expect(control.process.terminationStatus != 0)
-        #expect(control.process.terminationReason == .exit, "killed by the signal instead of handling it")
+        control.process.send(signal)
+        let ended = await control.process.wait(timeout: .seconds(30))
+        #expect(ended != nil)
+        #expect(ended?.exitCode.map { $0 != 0 } == true, "killed by the signal instead of handling it: \(String(describing: ended))")
         let stderr = control.err.snapshot.joined(separator: "\n")
         #expect(stderr.contains("interrupted: the suspension (stallRecovery) was ended early"), "\(stderr)")
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `coplay time serve|query` as a user runs them, against a real NTP implementation (chrony).
@@ -7,29 +8,21 @@ struct TimeCommandTests {
     static let chronyd: String? = ["/usr/sbin/chronyd", "/usr/bin/chronyd", "/sbin/chronyd"]
         .first { FileManager.default.isExecutableFile(atPath: $0) }
 
-    /// Starts `coplay time serve` and waits until it prints its listening line.
+    /// Starts `coplay time serve` on a port the kernel picks and waits until it prints its listening
+    /// line; returns the server and its port.
     ///
     /// - Parameter offsetArguments: how the offset is written (default `--offset=X`).
-    static func startServer(port: Int, offset: Double, offsetArguments: [String]? = nil) async throws -> Process {
-        let out = Pipe()
-        let process = try CoplayProcess.start(
-            ["time", "serve", "--listen", "127.0.0.1:\(port)"] + (offsetArguments ?? ["--offset=\(offset)"]),
-            stdout: out, stderr: Pipe()
-        )
-        let line = await Task.detached { () -> String in
-            var data = Data()
-            while !data.contains(UInt8(ascii: "\n")) {
-                let chunk = out.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                data.append(chunk)
-            }
-            return String(decoding: data, as: UTF8.self)
-        }.value
-        guard line.contains("listening") else {
-            process.terminate()
-            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "server did not start: \(line)"])
+    static func startServer(offset: Double, offsetArguments: [String]? = nil) async throws -> (ChildProcess, Int) {
+        let process = try await CoplayProcess.start(
+            ["time", "serve", "--listen", "127.0.0.1:0"] + (offsetArguments ?? ["--offset=\(offset)"]))
+        let line = await process.waitForLine(timeout: .seconds(60)) { $0.contains("listening") }
+        guard let port = CoplayProcess.port(in: line) else {
+            process.kill()
+            throw CocoaError(.fileReadUnknown, userInfo: [
+                NSLocalizedDescriptionKey: "server did not start: \(process.stdout) \(process.stderr)",
+            ])
         }
-        return process
+        return (process, port)
     }
 
     /// Parses chronyd -Q's "System clock wrong by X seconds".
@@ -42,9 +35,8 @@ struct TimeCommandTests {
           .enabled(if: chronyd != nil, "chronyd is not installed (scripts/install-deps.sh installs it)"),
           arguments: [-0.25, 0.000_6, 3725.5, -7200.125])
     func chronyMeasuresServer(offset: Double) async throws {
-        let port = CoplayProcess.freePort()
-        let server = try await Self.startServer(port: port, offset: offset)
-        defer { server.interrupt(); server.waitUntilExit() }
+        let (server, port) = try await Self.startServer(offset: offset)
+        defer { server.kill() }
         let result = try await CoplayProcess.run(
             ["-Q", "-t", "15", "-f", "/dev/null", "server 127.0.0.1 port \(port) iburst maxsamples 4"],
             executable: URL(fileURLWithPath: Self.chronyd!), timeout: 30
@@ -73,12 +65,10 @@ struct TimeCommandTests {
             driftfile \(dir.path)/chrony.drift
 
             """.write(to: conf, atomically: true, encoding: .utf8)
-        let chrony = try CoplayProcess.start(
-            ["-x", "-d", "-u", "root", "-f", conf.path],
-            executable: URL(fileURLWithPath: Self.chronyd!), stdout: Pipe(), stderr: Pipe()
-        )
+        let chrony = try await CoplayProcess.start(
+            ["-x", "-d", "-u", "root", "-f", conf.path], executable: URL(fileURLWithPath: Self.chronyd!))
         // SIGKILL: a chronyd spawned from the test process may inherit a mask that blocks SIGTERM.
-        defer { kill(chrony.processIdentifier, SIGKILL); chrony.waitUntilExit() }
+        defer { chrony.kill() }
         try await Task.sleep(for: .milliseconds(500))
         #expect(chrony.isRunning)
 
@@ -98,8 +88,7 @@ struct TimeCommandTests {
 
     @Test("serve + query: the human summary and --json agree with the served offset; SIGTERM exits 0")
     func serveAndQuery() async throws {
-        let port = CoplayProcess.freePort()
-        let server = try await Self.startServer(port: port, offset: 0.5)
+        let (server, port) = try await Self.startServer(offset: 0.5)
         let human = try await CoplayProcess.run(["time", "query", "127.0.0.1:\(port)", "--samples", "4"])
         #expect(human.status == 0)
         let shown = human.stdout.split(separator: " ").drop { $0 != "offset" }.dropFirst().first.flatMap { Double($0) }
@@ -110,18 +99,14 @@ struct TimeCommandTests {
         let offset = try #require(object["offset"] as? Double)
         #expect(abs(offset - 0.5) < 500e-6)
         server.terminate()
-        server.waitUntilExit()
-        #expect(server.terminationStatus == 0)
-        #expect(server.terminationReason == .exit)
+        #expect(await server.wait() == .exited(0))
     }
 
     @Test("SIGINT stops the server with exit status 0")
     func sigint() async throws {
-        let server = try await Self.startServer(port: CoplayProcess.freePort(), offset: 0)
+        let (server, _) = try await Self.startServer(offset: 0)
         server.interrupt()
-        server.waitUntilExit()
-        #expect(server.terminationStatus == 0)
-        #expect(server.terminationReason == .exit)
+        #expect(await server.wait() == .exited(0))
     }
 
     @Test("bad input is a usage error", arguments: [

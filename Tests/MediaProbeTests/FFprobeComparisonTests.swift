@@ -13,7 +13,7 @@ struct FFprobeComparisonTests {
     @Test("format and stream fields equal ffprobe's", arguments: Samples.names)
     func matchesFFprobe(name: String) async throws {
         let file = Samples.url(name)
-        let reference = try Samples.ffprobe(["-count_packets", "-show_format", "-show_streams"], file: file)
+        let reference = try await Samples.ffprobe(["-count_packets", "-show_format", "-show_streams"], file: file)
         let info = try await MediaProbe.shared.probe(file, options: .init(scanPackets: true))
 
         let format = try #require(reference["format"] as? [String: Any])
@@ -52,7 +52,7 @@ struct FFprobeComparisonTests {
     func timelineMatchesPackets(name: String) async throws {
         let file = Samples.url(name)
         let info = try await MediaProbe.shared.probe(file, options: .init(scanPackets: true))
-        let reference = try Samples.ffprobe(["-show_entries", "packet=stream_index,pts,dts,flags"], file: file)
+        let reference = try await Samples.ffprobe(["-show_entries", "packet=stream_index,pts,dts,flags"], file: file)
         let packets = try #require(reference["packets"] as? [[String: Any]])
         for stream in info.streams {
             guard stream.kind == .video else {

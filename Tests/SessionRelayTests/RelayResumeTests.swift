@@ -98,8 +98,8 @@ struct RelayResumeTests {
 
     @Test("the relay gone longer than the give-up time: the session invalidates with a clear reason")
     func giveUp() async throws {
-        let port = RelayProcess.freePort()
-        let relay = try await RelayProcess.start(port: port, dataDirectory: nil)
+        let relay = try await RelayProcess.start(dataDirectory: nil)
+        let port = relay.port
         defer { relay.kill(SIGKILL) }
         var policy = ReconnectPolicy()
         policy.giveUpAfter = .seconds(2)
@@ -108,7 +108,7 @@ struct RelayResumeTests {
         let session = try await center.activate(WatchMovie(movie: "m"), invite: Invite.generate(host: "127.0.0.1", port: port))
         try await session.join()
         let states = Collector(session.states)
-        relay.kill(SIGKILL)
+        await relay.stop(SIGKILL)
         await eventually("invalidated", timeout: .seconds(60)) {
             if case .invalidated = session.state { true } else { false }
         }
@@ -124,8 +124,8 @@ struct RelayResumeTests {
     func relayRestart() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-resume-\(UInt64.random(in: 0...UInt64.max))")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let port = RelayProcess.freePort()
-        var relay = try await RelayProcess.start(port: port, dataDirectory: directory.path)
+        var relay = try await RelayProcess.start(dataDirectory: directory.path)
+        let port = relay.port
         defer { relay.kill(SIGKILL) }
 
         let count = 2_000
@@ -152,7 +152,7 @@ struct RelayResumeTests {
         let senders = sessions
         let sending = Task { try await Self.send(senders, count: count) }
         try await Task.sleep(for: .milliseconds(400))
-        relay.kill(SIGKILL)
+        await relay.stop(SIGKILL)
         await eventually("members notice") { sessions.allSatisfy { $0.connectionState != .connected } }
         relay = try await RelayProcess.start(port: port, dataDirectory: directory.path)
         try await sending.value
@@ -192,9 +192,11 @@ struct RelayResumeTests {
     }
 }
 
-/// A `coplay serve` child process.
+/// A `coplay serve` child process (a ``ChildProcess``: swift-subprocess, nothing blocks the pool).
 struct RelayProcess {
-    let process: Process
+    let child: ChildProcess
+    /// The port it listens on (TCP, and UDP for time).
+    let port: Int
 
     static let binary: URL = {
         if let env = ProcessInfo.processInfo.environment["COPLAY_BIN"] { return URL(fileURLWithPath: env) }
@@ -210,27 +212,56 @@ struct RelayProcess {
         return url.appendingPathComponent(".build/debug/coplay")
     }()
 
-    /// Starts `coplay serve` on `port` and waits until it accepts TCP connections.
-    static func start(port: Int, dataDirectory: String?) async throws -> RelayProcess {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["serve", "--listen", "127.0.0.1:\(port)", "--log-level", "notice"]
-            + (dataDirectory.map { ["--data-dir", $0] } ?? [])
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let relay = RelayProcess(process: process)
-        await eventually("relay up", timeout: .seconds(60)) { canConnect(port: port) }
-        return relay
+    struct DidNotStart: Error, CustomStringConvertible {
+        var description: String
     }
 
+    /// Starts `coplay serve` on `port` (0: the kernel picks a free one) and returns once it printed
+    /// "coplay relay listening on HOST:PORT", which it does after both its TCP and UDP sockets are
+    /// bound. It tries again, a few times, when it exits first: with port 0 the UDP port of the same
+    /// number may be taken, and a fixed port (a restart) may still be held for a moment.
+    static func start(port: Int = 0, dataDirectory: String?) async throws -> RelayProcess {
+        var failures: [String] = []
+        for attempt in 1...5 {
+            let child = await ChildProcess.start(
+                binary.path,
+                ["serve", "--listen", "127.0.0.1:\(port)", "--log-level", "notice"]
+                    + (dataDirectory.map { ["--data-dir", $0] } ?? []))
+            let line = await child.waitForLine(timeout: .seconds(60)) { $0.hasPrefix("coplay relay listening on") }
+            if let line, let bound = line.split(separator: ":").last.flatMap({ Int($0) }) {
+                return RelayProcess(child: child, port: bound)
+            }
+            child.kill()
+            let ended = await child.wait()
+            failures.append("attempt \(attempt): \(ended): \(child.stderr.suffix(500))")
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        throw DidNotStart(description: "coplay serve on port \(port) did not start: \(failures.joined(separator: "; "))")
+    }
+
+    /// Sends `signal` (returns at once; see ``stop(_:)``).
     func kill(_ signal: Int32) {
-        guard process.isRunning else { return }
-        Glibc.kill(process.processIdentifier, signal)
-        process.waitUntilExit()
+        child.send(signal)
     }
 
-    static func canConnect(port: Int) -> Bool {
+    /// Sends `signal` and waits until the relay has exited.
+    func stop(_ signal: Int32) async {
+        child.send(signal)
+        await child.wait()
+    }
+
+    /// A free TCP port on loopback for a server that cannot bind port 0 and say which port it got.
+    /// Below Linux's ephemeral range (32768-60999), so no outgoing connection or port-0 bind takes it
+    /// between this check and the server's bind.
+    static func freePort() -> Int {
+        for _ in 0..<100 {
+            let port = Int.random(in: 20000..<32768)
+            if canBind(port: port) { return port }
+        }
+        return 31_123
+    }
+
+    private static func canBind(port: Int) -> Bool {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
@@ -240,16 +271,8 @@ struct RelayProcess {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
             }
         }
-    }
-
-    static func freePort() -> Int {
-        for _ in 0..<100 {
-            let port = Int.random(in: 20000..<60000)
-            if !canConnect(port: port) { return port }
-        }
-        return 47_123
     }
 }

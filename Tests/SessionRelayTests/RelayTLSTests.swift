@@ -14,17 +14,12 @@ struct RelayTLSTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let cert = dir.appendingPathComponent("cert.pem").path
         let key = dir.appendingPathComponent("key.pem").path
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        openssl.arguments = [
+        let openssl = await ChildProcess.run("/usr/bin/openssl", [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
             "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
             "-keyout", key, "-out", cert,
-        ]
-        openssl.standardError = Pipe()
-        try openssl.run()
-        openssl.waitUntilExit()
-        try #require(openssl.terminationStatus == 0)
+        ])
+        try #require(openssl.status == 0, "\(openssl.stderr)")
 
         var configuration = RelayConfiguration(host: "127.0.0.1", port: 0)
         configuration.tls = try RelayConfiguration.tlsContext(certificatePath: cert, keyPath: key)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Runs the built `coplay` executable from tests, the way a user would.
 ///
@@ -37,62 +38,58 @@ enum CoplayProcess {
     }
 
     /// Runs `executable` (default: coplay) with `arguments` to completion, killing it after `timeout` seconds.
+    /// Through swift-subprocess (``ChildProcess``): no thread of the cooperative pool waits for it.
     static func run(
         _ arguments: [String],
         executable: URL = binary,
         timeout: TimeInterval = 60,
         environment: [String: String]? = nil
     ) async throws -> Result {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-
-        // Read both pipes concurrently so neither fills up and blocks the child.
-        async let stdout = Task.detached { out.fileHandleForReading.readDataToEndOfFile() }.value
-        async let stderr = Task.detached { err.fileHandleForReading.readDataToEndOfFile() }.value
-        let watchdog = Task.detached {
-            try await Task.sleep(for: .seconds(timeout))
-            if process.isRunning { process.terminate() }
+        let output = await ChildProcess.run(
+            executable.path, arguments, environment: environment, timeout: .seconds(timeout))
+        if case .failedToStart(let message) = output.termination {
+            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "\(executable.path): \(message)"])
         }
-        let (o, e) = await (stdout, stderr)
-        process.waitUntilExit()
-        watchdog.cancel()
-        return Result(
-            status: process.terminationStatus,
-            stdout: String(decoding: o, as: UTF8.self),
-            stderr: String(decoding: e, as: UTF8.self)
-        )
+        return Result(status: output.status, stdout: output.stdout, stderr: output.stderr)
     }
 
-    /// Starts a long-running process (a server); the caller stops it with `terminate()` / `Process.interrupt()`.
-    /// Standard output and error are inherited unless pipes are given.
-    static func start(
-        _ arguments: [String],
-        executable: URL = binary,
-        stdout: Pipe? = nil,
-        stderr: Pipe? = nil
-    ) throws -> Process {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if let stdout { process.standardOutput = stdout }
-        if let stderr { process.standardError = stderr }
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return process
+    /// Starts a long-running process (a server); the caller stops it with `terminate()` / `interrupt()`
+    /// and awaits `wait()`. Its output is captured (``ChildProcess/stdoutLines``).
+    static func start(_ arguments: [String], executable: URL = binary) async throws -> ChildProcess {
+        let child = await ChildProcess.start(executable.path, arguments)
+        if case .failedToStart(let message) = child.termination {
+            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "\(executable.path): \(message)"])
+        }
+        return child
     }
 
-    /// A free UDP+TCP port number on loopback (bound then released; racy only against other processes).
+    /// The port in a line that ends with `HOST:PORT` (or `HOST:PORT/path`, or `HOST:PORT (…)`).
+    static func port(in line: String?) -> Int? {
+        guard let line else { return nil }
+        return line.prefix { $0 != "(" }.matches(of: /:(\d+)/).last.flatMap { Int($0.output.1) }
+    }
+
+    /// Starts `coplay serve` with `arguments` (the listen address may give port 0) and waits for its
+    /// "listening" line, which it prints once it accepts connections; returns the process and the bound port.
+    static func startRelay(_ arguments: [String], timeout: Duration = .seconds(60)) async throws -> (ChildProcess, Int) {
+        let relay = try await start(["serve"] + arguments)
+        let line = await relay.waitForLine(timeout: timeout) { $0.hasPrefix("coplay relay listening on") }
+        guard let port = port(in: line) else {
+            relay.kill()
+            throw CocoaError(.fileReadUnknown, userInfo: [
+                NSLocalizedDescriptionKey: "coplay serve did not start (\(relay.termination?.description ?? "no listening line")): \(relay.stderr.suffix(2000))",
+            ])
+        }
+        return (relay, port)
+    }
+
+    /// A free UDP+TCP port number on loopback (bound then released; racy against other processes).
+    /// Below Linux's ephemeral range (32768-60999), so that no outgoing connection or port-0 bind of
+    /// another test takes it meanwhile. Prefer `--listen 127.0.0.1:0` and the printed port where a
+    /// command offers it.
     static func freePort() -> Int {
         for _ in 0..<100 {
-            let port = Int.random(in: 20000..<60000)
+            let port = Int.random(in: 20000..<32768)
             if canBind(port: port, stream: true) && canBind(port: port, stream: false) { return port }
         }
         fatalError("no free port found")

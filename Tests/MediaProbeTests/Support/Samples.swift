@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// The sample media made by `scripts/make-samples.sh`, and `ffprobe` run as a process for reference.
 enum Samples {
@@ -35,21 +36,14 @@ enum Samples {
 
     static func url(_ name: String) -> URL { directory.appendingPathComponent(name) }
 
-    /// Runs `ffprobe` with `arguments` and the file, returning its parsed JSON output.
-    static func ffprobe(_ arguments: [String], file: URL) throws -> [String: Any] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
-        process.arguments = ["-v", "error", "-of", "json"] + arguments + [file.path]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0,
-              let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
-        else { throw FFprobeFailed(file: file.path, status: process.terminationStatus) }
+    /// Runs `ffprobe` with `arguments` and the file, returning its parsed JSON output (through
+    /// swift-subprocess: no thread waits for it).
+    static func ffprobe(_ arguments: [String], file: URL) async throws -> [String: Any] {
+        let output = await ChildProcess.run(
+            "/usr/bin/ffprobe", ["-v", "error", "-of", "json"] + arguments + [file.path], timeout: .seconds(120))
+        guard output.status == 0,
+              let object = try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any]
+        else { throw FFprobeFailed(file: file.path, status: output.status) }
         return object
     }
 
