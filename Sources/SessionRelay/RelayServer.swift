@@ -280,7 +280,9 @@ public final class RelayServer: Service, Sendable {
             let refusal: Frame
             switch await shard.opened() {
             case .serving:
-                if shard.admit(id, outbox: outbox, now: now(), hello: hello) { return shard }
+                // A shard whose lease ran out (this node was paused or cut off) fails here and
+                // leaves the table: the next round asks the store again.
+                if shard.mayOrder(), shard.admit(id, outbox: outbox, now: now(), hello: hello) { return shard }
                 // The shard retired (or failed) between the lookup and the admission: look again.
                 attempts += 1
                 guard attempts > 100 else { continue }

@@ -100,21 +100,35 @@ public final class TemporaryPostgres: @unchecked Sendable {
         return try Self.run(path, arguments)
     }
 
+    /// Runs a command to completion with posix_spawn and waitpid, its output in a file.
+    ///
+    /// Not Foundation's `Process`: it notices a child's exit through a descriptor the child
+    /// inherits, and `pg_ctl start` leaves the server running with that descriptor, so the wait
+    /// would never end; waitpid on the direct child does not care what the server keeps open.
     @discardableResult
     private static func run(_ path: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: "/")
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0 else {
-            throw PostgresError(description: "\(path) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(text)")
+        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-pg-out-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        guard spawned == 0 else {
+            throw PostgresError(description: "cannot run \(path): \(String(cString: strerror(spawned)))")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        let exited = (status & 0x7f) == 0
+        let code = (status >> 8) & 0xff
+        guard exited && code == 0 else {
+            throw PostgresError(description: "\(path) \(arguments.joined(separator: " ")) failed (status \(status)): \(text)")
         }
         return text
     }
