@@ -130,7 +130,6 @@ struct FleetTests {
     }
 
     @Test("a node frozen with SIGSTOP past its lease, then resumed, never orders the session again: it redirects to the new owner",
-          .disabled("fails: a member reconnecting after the silence connects to the frozen node again (its kernel still accepts TCP) because RelayTransport ranks the node that last accepted a connection first; it should rank by the last node that answered a frame"),
           .timeLimit(.minutes(5)))
     func frozenNodeIsFenced() async throws {
         guard let postgres = try TemporaryPostgres.startIfAvailable() else { return }

@@ -67,6 +67,7 @@ public struct RelayTransport: SessionTransport {
             host: invite.host, port: invite.port,
             tls: tls ?? (invite.usesTLS ? TLSConfiguration.makeClientConfiguration() : nil))
         relayKeyPin = invite.relayKeyPin
+        otherRelays = invite.otherRelays
     }
 
     /// The SHA-256 of a certificate's SubjectPublicKeyInfo: what an invite's `pin` holds.
@@ -79,9 +80,7 @@ public struct RelayTransport: SessionTransport {
         var lastError: (any Error)?
         for relay in relays {
             do {
-                let connection = try await connect(to: relay, logger: logger)
-                directory.answered(relay)
-                return connection
+                return try await connect(to: relay, logger: logger)
             } catch {
                 if relays.count > 1 {
                     logger.debug("relay node unreachable; trying the next", metadata: ["relay": "\(relay)", "error": "\(error)"])
@@ -138,7 +137,12 @@ public struct RelayTransport: SessionTransport {
         logger.debug("connected to relay", metadata: ["relay": "\(host):\(port)"])
         let relay = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         let usesTLS = sslContext != nil
+        let firstFrame = FirstFrame()
+        directory.connected(address)  // before any frame can be read
         return RelayClientConnection(channel: channel, logger: logger, observe: { frame in
+            // A node counts as answering once it sends a frame, not when its kernel accepts the
+            // connection (a frozen node's still does).
+            if firstFrame.take() { directory.answered(address) }
             // A node that does not serve the session names the one that does: try it next.
             guard frame.type == .error, let payload = try? ErrorPayload(decoding: frame.payload), payload.code == .redirect,
                 let target = try? RelayAddress(parsing: payload.detail)
@@ -266,14 +270,23 @@ final class RelayClientConnection: TransportConnection {
 }
 
 /// Which relay node a transport tries first: the one a `redirect` named, else the one that last
-/// answered, then the rest in the invite's order.
+/// answered (sent a frame), then the rest in the invite's order; nodes whose last connection was
+/// accepted but never answered come last (a node frozen with SIGSTOP, whose kernel still accepts
+/// connections, would otherwise be tried first again and again).
 final class RelayDirectory: Sendable {
-    private let state = Mutex<(redirect: RelayAddress?, last: RelayAddress?)>((nil, nil))
+    private struct State {
+        var redirect: RelayAddress?
+        var last: RelayAddress?
+        /// Connected to, no frame received on that connection yet.
+        var silent: Set<RelayAddress> = []
+    }
+
+    private let state = Mutex(State())
 
     func order(_ relays: [RelayAddress]) -> [RelayAddress] {
-        let (redirect, last) = state.withLock { state in
+        let (redirect, last, silent) = state.withLock { state in
             defer { state.redirect = nil }
-            return (state.redirect, state.last)
+            return (state.redirect, state.last, state.silent)
         }
         var ordered: [RelayAddress] = []
         if let redirect { ordered.append(redirect) }
@@ -285,9 +298,27 @@ final class RelayDirectory: Sendable {
             ordered += relays
         }
         var seen: Set<RelayAddress> = []
-        return ordered.filter { seen.insert($0).inserted }
+        let unique = ordered.filter { seen.insert($0).inserted }
+        return unique.filter { !silent.contains($0) } + unique.filter { silent.contains($0) }
     }
 
-    func answered(_ relay: RelayAddress) { state.withLock { $0.last = relay } }
+    /// A connection to `relay` was accepted: silent until its first frame.
+    func connected(_ relay: RelayAddress) { state.withLock { _ = $0.silent.insert(relay) } }
+
+    /// `relay` sent a frame on its connection.
+    func answered(_ relay: RelayAddress) {
+        state.withLock { state in
+            state.last = relay
+            state.silent.remove(relay)
+        }
+    }
+
     func redirected(to relay: RelayAddress) { state.withLock { $0.redirect = relay } }
+}
+
+/// True exactly once: the first frame of a connection.
+private final class FirstFrame: Sendable {
+    private let seen = Atomic<Bool>(false)
+
+    func take() -> Bool { !seen.exchange(true, ordering: .relaxed) }
 }
