@@ -51,7 +51,16 @@ final class SessionShard: Sendable {
         var lease: SessionLease?
         /// Set once a commit failed or the lease was lost: the shard carries nothing out any more.
         var failed = false
+        /// Commits started and finished (the watchdog compares them).
+        var commitsStarted = 0
+        var commitsFinished = 0
     }
+
+    /// A commit the store has not answered this long fails the shard: its members resume from the
+    /// store, here or on another node, instead of waiting behind it for ever (seen when PostgreSQL
+    /// restarted under load: a commit that never returned held the session while the node kept its
+    /// lease).
+    static let commitTimeout: Duration = .seconds(5)
 
     let session: SessionID
     let state: Mutex<State>
@@ -262,7 +271,17 @@ final class SessionShard: Sendable {
             return (state.pending, state.lease)
         }) else { return }
         let events = batch.flatMap(\.events)
+        let started = state.withLock { state -> Int in
+            state.commitsStarted += 1
+            return state.commitsStarted
+        }
+        let timeout = Self.commitTimeout.components
+        queue.asyncAfter(deadline: .now() + .seconds(Int(timeout.seconds))) { [self] in
+            let finished = state.withLock { $0.commitsFinished >= started || $0.failed }
+            if !finished { fail(reason: "the store did not answer a commit within \(Self.commitTimeout)") }
+        }
         store.commit(events, of: session, lease: lease) { error in
+            self.state.withLock { $0.commitsFinished = max($0.commitsFinished, started) }
             if let error {
                 self.fail(reason: "the store refused a commit: \(error)")
                 return

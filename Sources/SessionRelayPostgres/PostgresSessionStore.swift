@@ -168,6 +168,16 @@ public final class PostgresSessionStore: SessionPersistence, JournalProviding {
             host: host, port: components.port ?? 5432, username: user, password: password, database: database, tls: tls)
         client.options.maximumConnections = configuration.maximumConnections
         client.options.connectTimeout = .seconds(3)
+        // A node frozen (SIGSTOP) or cut off in the middle of a commit keeps its transaction open, and
+        // its row locks with it: the server ends such a transaction after a lease's length, and a
+        // statement waits for a lock no longer than that, so the frozen node cannot keep another
+        // from taking an expired lease over (seen: a takeover blocked for good behind the frozen
+        // owner's `FOR SHARE`).
+        let milliseconds = max(1, Int(seconds(configuration.leaseDuration) * 1000))
+        client.options.additionalStartupParameters = [
+            ("idle_in_transaction_session_timeout", "\(milliseconds)"),
+            ("lock_timeout", "\(milliseconds)"),
+        ]
         return client
     }
 
@@ -286,11 +296,15 @@ public final class PostgresSessionStore: SessionPersistence, JournalProviding {
             let held = leases.withLock { $0 }
             guard !held.isEmpty else { continue }
             var renewed: [SessionID: Int64] = [:]
+            // Only the leases held now, by epoch (each lease's own): a row whose release could not be
+            // deleted (the database was down then) must run out, not be renewed for ever while no
+            // shard here serves its session (other nodes would redirect its members here for good).
+            let epochs = held.values.map(\.lease.epoch)
             do {
                 for try await (session, epoch) in try await client.query(
                     """
                     UPDATE coplay_leases SET expires_at = now() + make_interval(secs => \(leaseSeconds))
-                    WHERE node = \(node) RETURNING session, epoch
+                    WHERE node = \(node) AND epoch = ANY(\(epochs)) RETURNING session, epoch
                     """, logger: logger
                 ).decode((ByteBuffer, Int64).self) {
                     if let id = Self.session(from: session) { renewed[id] = epoch }
