@@ -21,8 +21,8 @@ public struct FrameSkew: Hashable, Sendable {
     /// Computes the skew of `events` (non-frame events are ignored).
     public init(events: [PlaybackEvent]) {
         struct Key: Hashable { var item: String; var index: Int }
-        var firsts: [Key: [ParticipantID: Double]] = [:]
-        var seen = Set<ParticipantID>()
+        var firsts: [Key: [PlaybackParticipantID: Double]] = [:]
+        var seen = Set<PlaybackParticipantID>()
         for event in events where event.type == .frame {
             guard let index = event.index, let player = event.player else { continue }
             seen.insert(player)

@@ -41,7 +41,7 @@ public final class LocalGroup: Sendable {
         var coordinators: [PlaybackCoordinator] = []
         var players: [HeadlessPlayer] = []
         for index in 1...max(1, count) {
-            let name = ParticipantID("player\(index)")
+            let name = PlaybackParticipantID("player\(index)")
             let player = HeadlessPlayer(participant: name, items: items, reference: reference, spinWindow: spinWindow)
             let coordinator = PlaybackCoordinator(
                 channel: await hub.connect(name), reference: reference, delegate: player, configuration: configuration,

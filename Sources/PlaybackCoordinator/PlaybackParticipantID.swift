@@ -33,11 +33,3 @@ public struct PlaybackParticipantID: Hashable, Comparable, Sendable, Codable, Cu
         try container.encode(rawValue)
     }
 }
-
-/// The former name of ``PlaybackParticipantID``.
-///
-/// It clashes with GroupSessions' `ParticipantID` in any file that imports both modules, and it
-/// cannot be qualified (`PlaybackCoordinator.ParticipantID` names a member of the actor
-/// ``PlaybackCoordinator``): write ``PlaybackParticipantID``. Kept while the mpv adapter still
-/// spells it; to be deprecated after that.
-public typealias ParticipantID = PlaybackParticipantID

@@ -7,11 +7,11 @@ struct CoordinatorGroup {
     private var now = ReferenceTime(seconds: 1_000)
     private var sequence: UInt64 = 0
     private var playing = true
-    private let others: [ParticipantID]
+    private let others: [PlaybackParticipantID]
 
     init(members: Int) {
-        let me: ParticipantID = "member-0"
-        others = (1..<max(members, 2)).map { ParticipantID("member-\($0)") }
+        let me: PlaybackParticipantID = "member-0"
+        others = (1..<max(members, 2)).map { PlaybackParticipantID("member-\($0)") }
         core = CoordinatorCore(participant: me, localItem: clip.identifier)
         for member in [me] + others { _ = core.receive(.joined(member), now: now) }
         _ = receive(.state(StateProposal(
@@ -19,7 +19,7 @@ struct CoordinatorGroup {
             command: .play, sentAt: now)), from: me)
     }
 
-    private mutating func receive(_ message: CoordinationMessage, from sender: ParticipantID) -> [CoordinatorAction] {
+    private mutating func receive(_ message: CoordinationMessage, from sender: PlaybackParticipantID) -> [CoordinatorAction] {
         sequence += 1
         return core.receive(.message(message, sender: sender, sequence: sequence), now: now)
     }
