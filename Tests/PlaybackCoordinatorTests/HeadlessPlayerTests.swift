@@ -28,10 +28,11 @@ struct HeadlessPlayerTests {
         await player.handle(PlaybackCommand(
             kind: .play(itemTime: 0, referenceTime: start, rate: 1), originator: "o", expectedItemIdentifier: "clip", revision: 1))
 
-        // Step the clock from sleeper to sleeper (bounded), like a scheduler with no work between.
-        var steps = 0
-        while clock.now.offset < .milliseconds(1200), steps < 10_000 {
-            steps += 1
+        // Step the clock from sleeper to sleeper, like a scheduler with no work between. The player
+        // sleeps until absolute instants, so stepping late changes nothing; the bound is real time
+        // (a hang guard, not a speed requirement: a count of yields ran out on a loaded machine).
+        let giveUp = ContinuousClock.now + .seconds(120)
+        while clock.now.offset < .milliseconds(1200), ContinuousClock.now < giveUp {
             if let deadline = clock.nextDeadline {
                 clock.advance(to: deadline)
             }
@@ -40,8 +41,11 @@ struct HeadlessPlayerTests {
         }
         running.cancel()
         await running.value
-        // Let the collector drain.
-        for _ in 0..<100 { await Task.yield() }
+        // Let the collector drain: wait for the events, not for a number of yields.
+        let drained = ContinuousClock.now + .seconds(60)
+        while await collector.items.filter({ $0.type == .frame }).count < 25, ContinuousClock.now < drained {
+            try await Task.sleep(for: .milliseconds(5))
+        }
         collecting.cancel()
 
         let frames = await collector.items.filter { $0.type == .frame }
