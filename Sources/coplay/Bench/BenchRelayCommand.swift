@@ -39,6 +39,13 @@ struct BenchRelayCommand: AsyncParsableCommand {
     var relayBinary: String?
 
     @Option(
+        name: .customLong("serve-arg"), parsing: .unconditionalSingleValue,
+        help: ArgumentHelp(
+            "Pass ARG on to the relay's `coplay serve` (repeat it; for example --serve-arg --store --serve-arg postgresql://USER@HOST:PORT/DB, or --serve-arg --data-dir --serve-arg DIR, to measure a relay with a store).",
+            valueName: "ARG"))
+    var serveArguments: [String] = []
+
+    @Option(
         help: ArgumentHelp(
             "Also measure session isolation in-process: one session's store stalls this long on every write while another session's fan-out latency is measured (0 skips).",
             valueName: "MS"))
@@ -72,7 +79,7 @@ struct BenchRelayCommand: AsyncParsableCommand {
         server.arguments = [
             "serve", "--listen", "127.0.0.1:\(port)", "--rate", "1000000", "--burst", "1000000",
             "--max-connections", "20000", "--idle-timeout", "0", "--log-level", "warning",
-        ]
+        ] + serveArguments
         server.standardOutput = Pipe()
         try server.run()
         defer {
