@@ -116,8 +116,12 @@ struct PlaybackCoordinatorTests {
         #expect(try await Self.eventually { await delegate.commands.contains { if case .buffer = $0.kind { true } else { false } } })
         try await suspension.end(proposingNewTime: 12)
         #expect(try await Self.eventually { await coordinator.state?.anchorItemTime == 12 })
-        let last = await delegate.commands.last
-        #expect(last?.itemTime == 12 && last?.rate == 1)
+        // The command task hands the state's command to the delegate after the state changes: wait
+        // for it (reading it at once failed on a loaded machine).
+        #expect(try await Self.eventually {
+            let last = await delegate.commands.last
+            return last?.itemTime == 12 && last?.rate == 1
+        })
         await #expect(throws: PlaybackCoordinatorError.self) { try await coordinator.coordinateRateChange(to: -2) }
     }
 
