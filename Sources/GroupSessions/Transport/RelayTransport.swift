@@ -190,6 +190,12 @@ final class PinFailure: Sendable {
 }
 
 /// One client connection to the relay: a reader and a writer task over an `NIOAsyncChannel`.
+/// How one side of a relay connection's I/O ended.
+private enum Side: Sendable {
+    case reader((any Error)?)
+    case writer((any Error)?)
+}
+
 final class RelayClientConnection: TransportConnection {
     let inbound: AsyncThrowingStream<Frame, any Error>
     private let outbox = FrameOutbox(softLimit: 4 << 20, hardLimit: 256 << 20)
@@ -209,31 +215,55 @@ final class RelayClientConnection: TransportConnection {
         task = Task {
             do {
                 try await channel.executeThenClose { inbound, outbound in
-                    try await withThrowingTaskGroup(of: Bool.self) { group in
+                    // Each side reports how it ended instead of throwing, so that the reader's error
+                    // is never lost: when the reader fails (a TLS alert read as a frame length, say),
+                    // its `defer` closes the outbox and the writer ends normally, often first; a
+                    // thrown reader error would then have been dropped with the group.
+                    let (reader, writer) = await withTaskGroup(of: Side.self) { group -> ((any Error)?, (any Error)?) in
                         group.addTask {
-                            while let batch = await outbox.next() {
-                                try await outbound.write(contentsOf: batch)
-                                outbox.written(batch.reduce(0) { $0 + $1.wireLength })
+                            do {
+                                while let batch = await outbox.next() {
+                                    try await outbound.write(contentsOf: batch)
+                                    outbox.written(batch.reduce(0) { $0 + $1.wireLength })
+                                }
+                                outbound.finish()
+                                return .writer(nil)
+                            } catch {
+                                return .writer(error)
                             }
-                            outbound.finish()
-                            return true
                         }
                         group.addTask {
                             defer { outbox.close() }
-                            for try await frame in inbound {
-                                observe(frame)
-                                continuation.yield(frame)
+                            do {
+                                for try await frame in inbound {
+                                    observe(frame)
+                                    continuation.yield(frame)
+                                }
+                                return .reader(nil)
+                            } catch is CancellationError {
+                                return .reader(nil)
+                            } catch {
+                                return .reader(error)
                             }
-                            return false
                         }
-                        if try await group.next() == true {
-                            // Closed here and flushed: stop reading so the socket is closed now,
-                            // not whenever the relay closes its side (it may never, on a dead path).
-                            group.cancelAll()
-                        } else {
-                            _ = try await group.next()
+                        var reader: (any Error)?? = nil
+                        var writer: (any Error)?? = nil
+                        while let side = await group.next() {
+                            switch side {
+                            case .writer(let error):
+                                writer = .some(error)
+                                // Closed here and flushed (or the write failed): stop reading so the
+                                // socket is closed now, not whenever the relay closes its side (it
+                                // may never, on a dead path). A reader that already failed has its
+                                // error recorded.
+                                if reader == nil { group.cancelAll() }
+                            case .reader(let error):
+                                reader = .some(error)
+                            }
                         }
+                        return (reader ?? nil, writer ?? nil)
                     }
+                    if let error = reader ?? writer { throw error }
                 }
                 continuation.finish(throwing: explain(nil))
             } catch {
