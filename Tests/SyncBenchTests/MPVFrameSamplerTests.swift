@@ -22,7 +22,16 @@ struct MPVFrameSamplerTests {
         let mpv = try ChildProcess(
             name: "mpv", executable: SyncplayBaseline.findTool("mpv")!,
             arguments: MPVFrameSampler.mpvArguments(socket: socket), log: nil)
-        defer { Task { await mpv.stop() } }
+        // Stopped before the test returns (a `defer { Task { … } }` could run after the process
+        // exited, leaving an mpv behind after every test run).
+        do { try await Self.exercise(mpv: mpv, socket: socket, media: media) } catch {
+            await mpv.stop()
+            throw error
+        }
+        await mpv.stop()
+    }
+
+    private static func exercise(mpv: ChildProcess, socket: String, media: URL) async throws {
         let sampler = try await MPVFrameSampler.start(socket: socket, player: "m", alive: { mpv.isRunning })
         let control = sampler.connection
         try await control.run(["loadfile", media.path, "replace"])
