@@ -61,7 +61,7 @@ public struct RelayBenchmark: Sendable {
                         let connection = try await transport.connect(logger: logger)
                         let id = ParticipantID.random()
                         try connection.send(
-                            Frame(type: .hello, session: memberInvite.session, sender: id,
+                            Frame(type: .hello, flags: .presenceBatches, session: memberInvite.session, sender: id,
                                   payload: HelloPayload(token: token).encoded()))
                         try connection.send(Frame(type: .join, session: memberInvite.session, sender: id))
                         return Member(connection: connection, id: id, session: memberInvite.session)
@@ -191,43 +191,44 @@ public struct RelayBenchmark: Sendable {
     /// Opens `count` receiving members whose frames are read on their connections' event loops by
     /// a ``ProbeReceiver`` (no task, no stream per frame): the benchmark process then costs the
     /// relay's 2 cores as little as a receiver can, so the figures are the relay's.
+    ///
+    /// At most `concurrency` connections are being opened at a time (a sliding window: the next
+    /// starts as soon as one is open), to an address resolved once.
     func openProbes(
         count: Int, invite: Invite, sessionSize: Int, origin: ContinuousClock.Instant, concurrency: Int = 50
     ) async throws -> [ProbeReceiver] {
         let token = SessionKeys(invite: invite).joinToken
-        var probes: [ProbeReceiver] = []
-        probes.reserveCapacity(count)
-        var next = 0
-        while next < count {
-            let batch = min(concurrency, count - next)
-            try await withThrowingTaskGroup(of: ProbeReceiver.self) { group in
-                for _ in 0..<batch {
-                    group.addTask { [host, port] in
-                        let probe = ProbeReceiver(sessionSize: sessionSize, origin: origin)
-                        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                            .channelInitializer { channel in
-                                channel.eventLoop.makeCompletedFuture {
-                                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
-                                    try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
-                                    try channel.pipeline.syncOperations.addHandler(ProbeHandler(probe: probe))
-                                }
-                            }
-                            .connect(host: host, port: port).get()
-                        probe.channel.withLock { $0 = channel }
-                        let id = ParticipantID.random()
-                        channel.write(
-                            Frame(type: .hello, session: invite.session, sender: id, payload: HelloPayload(token: token).encoded()),
-                            promise: nil)
-                        try await channel.writeAndFlush(Frame(type: .join, session: invite.session, sender: id)).get()
-                        return probe
+        let address = try SocketAddress.makeAddressResolvingHost(host, port: port)
+        let open: @Sendable () async throws -> ProbeReceiver = {
+            let probe = ProbeReceiver(sessionSize: sessionSize, origin: origin)
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
+                        try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
+                        try channel.pipeline.syncOperations.addHandler(ProbeHandler(probe: probe))
                     }
                 }
-                for try await probe in group { probes.append(probe) }
-            }
-            next += batch
+                .connect(to: address).get()
+            probe.channel.withLock { $0 = channel }
+            let id = ParticipantID.random()
+            channel.write(
+                Frame(type: .hello, flags: .presenceBatches, session: invite.session, sender: id, payload: HelloPayload(token: token).encoded()),
+                promise: nil)
+            try await channel.writeAndFlush(Frame(type: .join, session: invite.session, sender: id)).get()
+            return probe
         }
-        return probes
+        return try await withThrowingTaskGroup(of: ProbeReceiver.self) { group in
+            var probes: [ProbeReceiver] = []
+            probes.reserveCapacity(count)
+            for index in 0..<count {
+                if index >= concurrency, let probe = try await group.next() { probes.append(probe) }
+                group.addTask(operation: open)
+            }
+            for try await probe in group { probes.append(probe) }
+            return probes
+        }
     }
 
     static func nanos(since origin: ContinuousClock.Instant, _ instant: ContinuousClock.Instant) -> UInt64 {
@@ -281,6 +282,10 @@ final class ProbeHandler: ChannelInboundHandler {
                 if let welcome = try? WelcomePayload(decoding: frame.payload) { state.known.formUnion(welcome.members) }
             case .joined:
                 state.known.insert(frame.sender)
+            case .presence:
+                for entry in (try? PresencePayload(decoding: frame.payload).entries) ?? [] where entry.type == .joined {
+                    state.known.insert(entry.participant)
+                }
             case .data:
                 state.data += 1
                 if let sent = RelayBenchmark.stamp(of: frame), sent > 0 {

@@ -9,6 +9,15 @@ import Synchronization
 /// queued by then and flushes once. So a 1,000-member fan-out costs 1,000 appends and at most
 /// 1,000 event-loop tasks (fewer when frames pile up), not 1,000 Swift task wake-ups.
 ///
+/// A frame queued as *deferrable* (presence about someone else: nobody waits on it to the
+/// millisecond) does not schedule its own drain: it waits for the next drain that something
+/// urgent schedules, or for the loop's next presence tick (``LoopDrains/presenceDelay``),
+/// whichever comes first. In a mass join every member receives a `joined` per joiner; ticking
+/// turns those into a few writes per member instead of one `write(2)` per frame, and for a
+/// client that reads them (``FrameFlags/presenceBatches``) the presence frames waiting together
+/// go out as one `presence` frame (``PresencePayload``): a few frames per member instead of one
+/// per joiner, which is what made assembly quadratic in frames.
+///
 /// Bytes queued and not yet handed to the kernel are counted: above `softLimit` droppable
 /// (unreliable) frames are discarded, above `hardLimit` the owner disconnects the slow reader.
 /// ``close()`` writes what is queued, then closes the channel.
@@ -19,9 +28,14 @@ final class ChannelWriter: Sendable {
         var queuedBytes = 0
         var closing = false
         var closed = false
+        /// A drain task is scheduled on the loop (it takes everything pending).
         var scheduled = false
-        /// When the oldest pending frame was queued.
+        /// The writer waits in its loop's presence tick.
+        var ticking = false
+        /// When the oldest pending frame that is not deferrable was queued.
         var oldest: ContinuousClock.Instant?
+        /// The client reads `presence` frames (its `hello` said so).
+        var batchesPresence = false
     }
 
     private let state = Mutex(State())
@@ -47,22 +61,44 @@ final class ChannelWriter: Sendable {
         }
     }
 
+    /// How a frame just queued gets to the kernel.
+    private enum Schedule { case none, now, tick }
+
     /// Queues `frame` after everything queued before.
+    ///
+    /// - Parameters:
+    ///   - droppable: The frame may be discarded when the reader is behind (unreliable data).
+    ///   - deferrable: The frame may wait for the loop's presence tick (see the type's notes).
     @discardableResult
-    func enqueue(_ frame: Frame, droppable: Bool = false) -> FrameOutbox.EnqueueResult {
-        let (result, schedule) = state.withLock { state -> (FrameOutbox.EnqueueResult, Bool) in
-            guard !state.closing, !state.closed else { return (.closed, false) }
-            if droppable && state.queuedBytes > softLimit { return (.dropped, false) }
-            guard state.queuedBytes <= hardLimit else { return (.overflow, false) }
+    func enqueue(_ frame: Frame, droppable: Bool = false, deferrable: Bool = false) -> FrameOutbox.EnqueueResult {
+        let (result, schedule) = state.withLock { state -> (FrameOutbox.EnqueueResult, Schedule) in
+            guard !state.closing, !state.closed else { return (.closed, .none) }
+            if droppable && state.queuedBytes > softLimit { return (.dropped, .none) }
+            guard state.queuedBytes <= hardLimit else { return (.overflow, .none) }
             state.queuedBytes += frame.wireLength
-            if state.pending.isEmpty { state.oldest = .now }
             state.pending.append(frame)
-            guard !state.scheduled else { return (.queued, false) }
+            if state.scheduled { return (.queued, .none) }
+            if deferrable {
+                if state.ticking { return (.queued, .none) }
+                state.ticking = true
+                return (.queued, .tick)
+            }
+            state.oldest = .now
             state.scheduled = true
-            return (.queued, true)
+            return (.queued, .now)
         }
-        if schedule { drains.schedule(self, on: channel.eventLoop) }
+        switch schedule {
+        case .none: break
+        case .now: drains.schedule(self, on: channel.eventLoop)
+        case .tick: drains.scheduleTick(self, on: channel.eventLoop)
+        }
         return result
+    }
+
+    /// From now on, runs of presence frames go out as `presence` frames (the client's `hello`
+    /// carried ``FrameFlags/presenceBatches``).
+    func batchPresence() {
+        state.withLock { $0.batchesPresence = true }
     }
 
     /// Writes what is queued, then closes the channel (idempotent).
@@ -83,17 +119,21 @@ final class ChannelWriter: Sendable {
     }
 
     /// On the event loop: writes every pending frame, flushes once, closes when asked to.
-    fileprivate func drain() {
-        let (frames, oldest, closing) = state.withLock { state in
+    ///
+    /// - Parameter tick: Called by the presence tick (which the writer then leaves).
+    fileprivate func drain(tick: Bool = false) {
+        let (queued, oldest, closing, batchesPresence) = state.withLock { state in
             defer {
                 state.pending.removeAll(keepingCapacity: true)
                 state.scheduled = false
                 state.oldest = nil
+                if tick { state.ticking = false }
             }
-            return (state.pending, state.oldest, state.closing)
+            return (state.pending, state.oldest, state.closing, state.batchesPresence)
         }
-        if !frames.isEmpty {
-            let bytes = frames.reduce(0) { $0 + $1.wireLength }
+        if !queued.isEmpty {
+            let bytes = queued.reduce(0) { $0 + $1.wireLength }  // as counted when they were queued
+            let frames = batchesPresence ? PresencePayload.batching(queued) : queued
             for frame in frames.dropLast() { channel.write(frame, promise: nil) }
             let written = channel.eventLoop.makePromise(of: Void.self)
             channel.writeAndFlush(frames[frames.count - 1], promise: written)
@@ -107,15 +147,41 @@ final class ChannelWriter: Sendable {
 }
 
 /// One event-loop task per loop and fan-out, not per connection: the writers that got frames while
-/// a loop's drain was not yet running are drained together by one task on that loop.
+/// a loop's drain was not yet running are drained together by one task on that loop. Deferrable
+/// frames wait in the loop's presence tick: one timer per loop, every writer that has some.
 enum LoopDrains {
-    /// The writers waiting for one loop's next drain task.
+    /// How long a deferrable frame may wait for its writer's next drain.
+    static let presenceDelay = TimeAmount.milliseconds(5)
+
+    /// The writers waiting for one loop's next drain task, and for its next presence tick.
     final class Queue: Sendable {
         let writers = Mutex<(pending: [ChannelWriter], scheduled: Bool)>(([], false))
+        let ticking = Mutex<(pending: [ChannelWriter], scheduled: Bool)>(([], false))
 
         /// Adds `writer`; the first one since the last drain schedules the task on `loop`.
         func schedule(_ writer: ChannelWriter, on loop: any EventLoop) {
             LoopDrains.schedule(writer, in: self, on: loop)
+        }
+
+        /// Adds `writer` to the next presence tick; the first one schedules the tick on `loop`.
+        func scheduleTick(_ writer: ChannelWriter, on loop: any EventLoop) {
+            let first = ticking.withLock { state -> Bool in
+                state.pending.append(writer)
+                guard !state.scheduled else { return false }
+                state.scheduled = true
+                return true
+            }
+            guard first else { return }
+            loop.scheduleTask(in: LoopDrains.presenceDelay) {
+                let writers = self.ticking.withLock { state -> [ChannelWriter] in
+                    defer {
+                        state.pending.removeAll(keepingCapacity: true)
+                        state.scheduled = false
+                    }
+                    return state.pending
+                }
+                for writer in writers { writer.drain(tick: true) }
+            }
         }
     }
 

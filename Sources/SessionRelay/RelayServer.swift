@@ -233,6 +233,7 @@ public final class RelayServer: Service, Sendable {
                             guard shard.mayOrder() else { break }
                             shard.withHub { hub in (hub.receive(frame, from: id, now: self.now()), ()) }
                         } else if frame.type == .hello {
+                            if frame.flags.contains(.presenceBatches) { outbox.batchPresence() }
                             bound = await self.bind(id, outbox: outbox, hello: frame)
                             if bound == nil { break }
                         } else {

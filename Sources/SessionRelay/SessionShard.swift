@@ -318,7 +318,11 @@ final class SessionShard: Sendable {
                 if frame.type == .error, let code = frame.payload.getInteger(at: frame.payload.readerIndex, as: UInt16.self) {
                     state.errorsSent[RelayErrorCode(rawValue: code), default: 0] += 1
                 }
-                switch outbox.enqueue(frame, droppable: droppable) {
+                // Presence about someone else may wait for the writer's presence tick (a mass
+                // join would otherwise cost a write per member and joiner); the joiner's own
+                // `joined`, which it waits for, goes at once.
+                let deferrable = (frame.type == .joined || frame.type == .left) && state.hub.participant(of: id) != frame.sender
+                switch outbox.enqueue(frame, droppable: droppable, deferrable: deferrable) {
                 case .queued, .closed:
                     break
                 case .dropped:

@@ -3,12 +3,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { fromHex, toHex } from "../../Web/static/bytes.js";
+import { equalBytes, fromHex, toHex } from "../../Web/static/bytes.js";
 import {
-  DEFAULT_MAXIMUM_FRAME_LENGTH, FrameDecodingError, FrameStreamReader, FrameType, PayloadDecodingError, RelayErrorCode,
-  decodeAck, decodeError, decodeFrame, decodeHello, decodeMessage, decodeRoute, decodeTimeReply, decodeTimeRequest,
-  decodeWelcome, encodeAck, encodeError, encodeFrame, encodeHello, encodeRoute, encodeTimeReply, encodeTimeRequest,
-  encodeWelcome, makeFrame,
+  DEFAULT_MAXIMUM_FRAME_LENGTH, FrameDecodingError, FrameStreamReader, FrameType, PRESENCE_ENTRY_LENGTH, PayloadDecodingError,
+  RelayErrorCode, decodeAck, decodeError, decodeFrame, decodeHello, decodeMessage, decodePresence, decodeRoute, decodeTimeReply,
+  decodeTimeRequest, decodeWelcome, encodeAck, encodeError, encodeFrame, encodeHello, encodePresence, encodeRoute,
+  encodeTimeReply, encodeTimeRequest, encodeWelcome, expandPresence, makeFrame,
 } from "../../Web/static/frame.js";
 import { xorshift } from "./support.mjs";
 
@@ -110,4 +110,25 @@ test("timeRequest (0x0D) and timeReply (0x0E) payloads", () => {
   assert.throws(() => decodeTimeReply(new Uint8Array(23)), PayloadDecodingError);
   assert.equal(FrameType.timeRequest, 0x0d);
   assert.equal(FrameType.timeReply, 0x0e);
+});
+
+test("presence payloads: round trip, expansion into joined/left frames, malformed ones refused", () => {
+  const session = Uint8Array.from({ length: 16 }, (_, i) => i);
+  const entries = [
+    { type: FrameType.joined, participant: 7n, sequence: 10n },
+    { type: FrameType.left, participant: 8n, sequence: 11n },
+  ];
+  const payload = encodePresence(entries);
+  assert.equal(payload.length, 2 + 2 * PRESENCE_ENTRY_LENGTH);
+  assert.deepEqual(decodePresence(payload), entries);
+  const frame = makeFrame({ type: FrameType.presence, session, sender: 0n, sequence: 11n, payload });
+  const expanded = expandPresence(frame);
+  assert.deepEqual(expanded.map((f) => [f.type, f.sender, f.sequence]), [[FrameType.joined, 7n, 10n], [FrameType.left, 8n, 11n]]);
+  assert.ok(expanded.every((f) => equalBytes(f.session, session)));
+  const data = makeFrame({ type: FrameType.data, session, sender: 3n });
+  assert.deepEqual(expandPresence(data), [data]);
+  assert.throws(() => decodePresence(new Uint8Array(0)), /truncated at count/);
+  assert.throws(() => decodePresence(payload.subarray(0, payload.length - 1)), /truncated at entries/);
+  const wrongType = encodePresence([{ type: FrameType.data, participant: 1n, sequence: 1n }]);
+  assert.throws(() => decodePresence(wrongType), /entry of type 6/);
 });

@@ -10,7 +10,7 @@ import { sha256 } from "../../Web/static/crypto.js";
 import { GroupSessionCoordinationChannel } from "../../Web/static/channel.js";
 import {
   FrameFlags, FrameType, decodeHello, decodeMessage, decodeRoute, decodeTimeRequest, encodeAck, encodeFrame, encodeTimeReply,
-  encodeWelcome, makeFrame,
+  encodePresence, encodeWelcome, makeFrame,
 } from "../../Web/static/frame.js";
 import { AEADSuite } from "../../Web/static/invite.js";
 import { GroupSession, participantName } from "../../Web/static/session.js";
@@ -272,4 +272,43 @@ test("join after the session ended fails instead of waiting forever", async () =
   await settle();
   assert.equal(session.state, "ended");
   await assert.rejects(session.join(), /over/);
+});
+
+test("hello asks for presence batches; a presence frame reads as its joined/left frames, in order", async () => {
+  const relay = new TestRelay();
+  const hellos = [];
+  const connect = () => {
+    const socket = relay.connect();
+    const send = socket.send;
+    socket.send = (bytes) => {
+      const frame = decodeMessage(bytes);
+      if (frame.type === FrameType.hello) hellos.push(frame);
+      return send(bytes);
+    };
+    return socket;
+  };
+  const alice = await GroupSession.create({ invite, connect, participant: 0xaaaan, policy });
+  const events = [];
+  const channel = new GroupSessionCoordinationChannel(alice);
+  channel.onevent = (event) => events.push(event);
+  await alice.open();
+  await alice.join();
+  assert.equal(hellos.length, 1);
+  assert.ok(hellos[0].flags & FrameFlags.presenceBatches);
+  const [connection] = relay.connections;
+  const entries = [
+    { type: FrameType.joined, participant: 0xbbbbn, sequence: 2n },
+    { type: FrameType.joined, participant: 0xccccn, sequence: 3n },
+    { type: FrameType.left, participant: 0xbbbbn, sequence: 4n },
+  ];
+  connection.deliver(makeFrame({ type: FrameType.presence, session: invite.session, sender: 0n, sequence: 4n, payload: encodePresence(entries) }));
+  await settle();
+  assert.deepEqual(events.slice(1), [
+    { type: "joined", member: participantName(0xbbbbn) },
+    { type: "joined", member: participantName(0xccccn) },
+    { type: "left", member: participantName(0xbbbbn) },
+  ]);
+  assert.equal(alice.lastStamp, 4n);
+  assert.deepEqual([...alice.members].sort(), [0xaaaan, 0xccccn]);
+  alice.close?.();
 });

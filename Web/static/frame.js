@@ -29,10 +29,11 @@ export const FrameType = Object.freeze({
   pong: 0x0c,
   timeRequest: 0x0d,
   timeReply: 0x0e,
+  presence: 0x0f,
 });
 
 /** Header flag bits. Unknown bits are carried and ignored. */
-export const FrameFlags = Object.freeze({ unreliable: 1 << 0, replayed: 1 << 1 });
+export const FrameFlags = Object.freeze({ unreliable: 1 << 0, replayed: 1 << 1, presenceBatches: 1 << 2 });
 
 /** Relay error codes (docs/protocol.md, "Error codes"). An open set. */
 export const RelayErrorCode = Object.freeze({
@@ -205,6 +206,44 @@ export function decodeWelcome(payload) {
   const retainedCount = r.u32();
   if (retainedCount === null) throw new PayloadDecodingError("welcome payload is truncated at retained count");
   return { sequence, maximumPayload, ratePerSecond, burst, members, retainedCount };
+}
+
+/** Bytes of one presence entry: `type u8 | participant u64 | sequence u64`. */
+export const PRESENCE_ENTRY_LENGTH = 17;
+
+/** `count u16 | count × (type u8 | participant u64 | sequence u64)`; entries `{type, participant, sequence}`. */
+export function encodePresence(entries) {
+  const w = new ByteWriter().u16(entries.length);
+  for (const { type, participant, sequence } of entries) w.u8(type).u64(participant).u64(sequence);
+  return w.bytes();
+}
+
+/** Parses a presence payload; an entry that is not `joined` / `left` is invalid. */
+export function decodePresence(payload) {
+  const r = new ByteReader(payload);
+  const count = r.u16();
+  if (count === null) throw new PayloadDecodingError("presence payload is truncated at count");
+  if (r.remaining < count * PRESENCE_ENTRY_LENGTH) throw new PayloadDecodingError("presence payload is truncated at entries");
+  const entries = [];
+  for (let i = 0; i < count; i++) {
+    const type = r.u8();
+    if (type !== FrameType.joined && type !== FrameType.left) {
+      throw new PayloadDecodingError(`presence payload is invalid: entry of type ${type}`);
+    }
+    entries.push({ type, participant: r.u64(), sequence: r.u64() });
+  }
+  return entries;
+}
+
+/**
+ * The `joined` / `left` frames a `presence` frame stands for, in order (the frame itself when it
+ * is of another type): reading them is reading the presence frame.
+ */
+export function expandPresence(frame) {
+  if (frame.type !== FrameType.presence) return [frame];
+  return decodePresence(frame.payload).map(({ type, participant, sequence }) =>
+    makeFrame({ type, session: frame.session, sender: participant, sequence }),
+  );
 }
 
 /** `senderSequence u64` (the ack's header sequence is the stamp). */

@@ -13,7 +13,7 @@ import { OpenError, PayloadCipher, SessionKeys } from "./crypto.js";
 import { EnvelopeKind, decodeEnvelope, encodeEnvelope } from "./envelope.js";
 import {
   FrameFlags, FrameType, RelayErrorCode, decodeAck, decodeError, decodeMessage, decodeTimeReply, decodeWelcome, encodeFrame,
-  encodeHello, encodeTimeRequest, makeFrame, routeLength,
+  encodeHello, encodeTimeRequest, expandPresence, makeFrame, routeLength,
 } from "./frame.js";
 
 /** A participant id as the coordinator names it: 16 lowercase hex digits (GroupSessionCoordinationChannel). */
@@ -145,7 +145,7 @@ export class GroupSession {
     socket.onmessage = (data) => this.receiveMessage(socket, data);
     socket.onclose = () => this.connectionClosed(socket);
     const hello = () => {
-      this.sendFrame(FrameType.hello, encodeHello(this.keys.joinToken, resumeAfter));
+      this.sendFrame(FrameType.hello, encodeHello(this.keys.joinToken, resumeAfter), FrameFlags.presenceBatches);
       this.heard();
       this.startKeepalive();
     };
@@ -262,14 +262,15 @@ export class GroupSession {
       socket.close(1003, "text messages are not part of the protocol");
       return;
     }
-    let frame;
+    let frames;
     try {
-      frame = decodeMessage(data);
+      // A `presence` frame is read as the `joined` / `left` frames it carries.
+      frames = expandPresence(decodeMessage(data));
     } catch {
       socket.close(1002, "not one well-formed frame");
       return;
     }
-    this.incoming = this.incoming.then(() => this.handle(frame)).catch(() => {});
+    for (const frame of frames) this.incoming = this.incoming.then(() => this.handle(frame)).catch(() => {});
   }
 
   async handle(frame) {

@@ -89,6 +89,8 @@ package struct SessionHub<Connection: Hashable & Sendable>: Sendable {
     package var participantCount: Int { sessions.values.reduce(0) { $0 + $1.joined.count - $1.away.count } }
     /// The session `connection` was admitted to (by `hello`), if any.
     package func session(of connection: Connection) -> SessionID? { connections[connection]?.session }
+    /// The participant that said `hello` on `connection`, if any.
+    package func participant(of connection: Connection) -> ParticipantID? { connections[connection]?.participant }
     /// Whether the hub holds neither connections nor sessions.
     package var isEmpty: Bool { connections.isEmpty && sessions.isEmpty }
 

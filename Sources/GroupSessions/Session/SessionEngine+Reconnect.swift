@@ -92,7 +92,8 @@ extension SessionEngine {
                 let joined = inner.state == .joined
                 inner.resuming = joined
                 let hello = HelloPayload(token: keys.joinToken, resumeAfter: joined ? inner.lastStamp : nil)
-                try? connection.send(Frame(type: .hello, session: session, sender: local, payload: hello.encoded()))
+                try? connection.send(
+                    Frame(type: .hello, flags: .presenceBatches, session: session, sender: local, payload: hello.encoded()))
                 return inner.generation
             }
             guard let generation else {

@@ -158,7 +158,7 @@ final class SessionEngine: Sendable {
             try await engine.firstSignal(timeout: timeout, "the relay's welcome") { signal in
                 engine.inner.withLock { $0.welcomeWaiter = signal }
                 try connection.send(
-                    Frame(type: .hello, session: keys.session, sender: engine.local,
+                    Frame(type: .hello, flags: .presenceBatches, session: keys.session, sender: engine.local,
                           payload: HelloPayload(token: keys.joinToken).encoded()))
             } disarm: { inner, signal in
                 if inner.welcomeWaiter?.id == signal.id { inner.welcomeWaiter = nil }

@@ -237,7 +237,8 @@ final class RelayClientConnection: TransportConnection {
                             do {
                                 for try await frame in inbound {
                                     observe(frame)
-                                    continuation.yield(frame)
+                                    // A `presence` frame is read as the `joined` / `left` frames it carries.
+                                    for frame in try PresencePayload.frames(of: frame) { continuation.yield(frame) }
                                 }
                                 return .reader(nil)
                             } catch is CancellationError {

@@ -10,4 +10,7 @@ public struct FrameFlags: OptionSet, Hashable, Sendable {
     /// On a data frame delivered at admission/join: it is a retained frame being replayed,
     /// not a live one.
     public static let replayed = FrameFlags(rawValue: 1 << 1)
+    /// On a `hello`: the client reads ``FrameType/presence`` frames, so the relay may deliver
+    /// several `joined` / `left` frames to it as one. A relay that does not know the flag ignores it.
+    public static let presenceBatches = FrameFlags(rawValue: 1 << 2)
 }

@@ -39,6 +39,10 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let timeRequest = FrameType(rawValue: 0x0D)
     /// Relay to client: the answer to ``timeRequest`` (sender 0, sequence 0).
     public static let timeReply = FrameType(rawValue: 0x0E)
+    /// Relay to client: several `joined` / `left` frames in one (``PresencePayload``), each
+    /// with its own stamp; sent only to connections whose `hello` carried
+    /// ``FrameFlags/presenceBatches``. Reading it is reading its entries in order.
+    public static let presence = FrameType(rawValue: 0x0F)
 
     public var description: String {
         switch self {
@@ -56,6 +60,7 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .pong: "pong"
         case .timeRequest: "timeRequest"
         case .timeReply: "timeReply"
+        case .presence: "presence"
         default: "type(0x\(String(rawValue, radix: 16)))"
         }
     }
