@@ -45,6 +45,16 @@ final class ChannelWriter: Sendable {
     private let latency: @Sendable (Duration) -> Void
     private let finished: EventLoopPromise<Void>
     private let drains: LoopDrains.Queue
+    /// The frame encoder's context on a TCP pipeline, looked up at the first drain: a drain
+    /// encodes its frames into one buffer and writes it below the encoder (one pass down the
+    /// pipeline per drain, not per frame). A WebSocket pipeline has none (a message per frame).
+    private let encoder: NIOLoopBoundBox<EncoderLookup>
+
+    fileprivate enum EncoderLookup {
+        case notYet
+        case none
+        case found(ChannelHandlerContext)
+    }
 
     /// - Parameters:
     ///   - latency: told, per drain, how long its oldest frame waited between queueing and the kernel.
@@ -55,6 +65,7 @@ final class ChannelWriter: Sendable {
         self.latency = latency
         finished = channel.eventLoop.makePromise(of: Void.self)
         drains = LoopDrains.queue(for: channel.eventLoop)
+        encoder = NIOLoopBoundBox.makeBoxSendingValue(.notYet, eventLoop: channel.eventLoop)
         channel.closeFuture.whenComplete { [self] _ in
             state.withLock { $0.closed = true }
             finished.succeed()
@@ -134,15 +145,32 @@ final class ChannelWriter: Sendable {
         if !queued.isEmpty {
             let bytes = queued.reduce(0) { $0 + $1.wireLength }  // as counted when they were queued
             let frames = batchesPresence ? PresencePayload.batching(queued) : queued
-            for frame in frames.dropLast() { channel.write(frame, promise: nil) }
             let written = channel.eventLoop.makePromise(of: Void.self)
-            channel.writeAndFlush(frames[frames.count - 1], promise: written)
+            if case .found(let context) = encoderContext(), channel.isActive {
+                var buffer = channel.allocator.buffer(capacity: frames.reduce(0) { $0 + $1.wireLength })
+                for frame in frames { FrameCodec.encode(frame, into: &buffer) }
+                context.writeAndFlush(NIOAny(buffer), promise: written)
+            } else {
+                for frame in frames.dropLast() { channel.write(frame, promise: nil) }
+                channel.writeAndFlush(frames[frames.count - 1], promise: written)
+            }
             written.futureResult.whenComplete { [self] _ in
                 state.withLock { $0.queuedBytes -= bytes }
                 if let oldest { latency(oldest.duration(to: .now)) }
             }
         }
         if closing { channel.close(promise: nil) }
+    }
+}
+
+extension ChannelWriter {
+    /// On the event loop: the encoder's context, looked up once.
+    fileprivate func encoderContext() -> EncoderLookup {
+        if case .notYet = encoder.value {
+            let context = try? channel.pipeline.syncOperations.context(handlerType: MessageToByteHandler<FrameEncoder>.self)
+            encoder.value = context.map { .found($0) } ?? .none
+        }
+        return encoder.value
     }
 }
 
