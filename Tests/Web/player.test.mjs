@@ -301,3 +301,109 @@ test("an element still loading reports its own seek as before (the grace starts 
   await time.advance(400);
   assert.deepEqual(readiness, ["seeking", "ready"]);
 });
+
+// MARK: Placed starts (cadence.js)
+
+/**
+ * The fake shows a frame at the first tick at or after its media time, so its display origin is the
+ * media clock's plus (16.67 - beta) mod 3.33 ms: for beta = 8.8, 1.2 ms. A profile with k = 10 says so,
+ * and its plans put the fake's pictures on the planned lattice point (Chromium's own profile differs).
+ */
+const fakeProfiles = [{ frameMs: 40, k: 10, beta: 8.8, u: 34 }];
+
+function placedSetup(videoOptions = {}, playerOptions = {}) {
+  let context = null;
+  let tickBase = null;
+  // requestAnimationFrame on the fake's frame clock: it ticks every 1/60 s of local time from its construction.
+  const animationFrame = (callback) => {
+    const { time, video } = context;
+    const local = video.local;
+    const tick = tickBase + Math.ceil((local - tickBase) / (1000 / 60) + 1e-9) * (1000 / 60);
+    time.setTimeout(() => callback(tick), tick - local);
+  };
+  context = setup(videoOptions, { thresholds: undithered, animationFrame, profiles: fakeProfiles, ...playerOptions });
+  tickBase = context.video.local; // setup() starts nothing on the clock before this
+  return context;
+}
+
+test("a placed start: play() timed so the pictures land on the group's lattice point; no trims follow", async () => {
+  const { time, video, player, command, events } = placedSetup();
+  await time.advance(100);
+  const at = time.now + 400;
+  player.handle(command("play", 5, at, { rate: 1 }));
+  await time.advance(600);
+  const play = video.calls.find((c) => c[0] === "play");
+  assert.ok(play && play[1] >= at - 1 && play[1] < at + 250, `play() in the cycle after the instant (${play?.[1] - at} ms)`);
+  assert.ok(player.status.placed, "placed");
+  await time.advance(3000);
+  assert.ok(player.errorMs !== null && Math.abs(player.errorMs) <= 1000 / 60 / 10 + 0.1, `pictures within half a lattice step: ${player.errorMs} ms`);
+  assert.ok(!video.calls.some((c) => c[0] === "rate" && c[1] !== 1), "never trimmed");
+  assert.ok(!events.some((e) => e.type === "correction"), JSON.stringify(events.filter((e) => e.type === "correction")));
+});
+
+test("placed pictures that slip (a tick late for good) are placed again", async () => {
+  const { time, video, player, command, events } = placedSetup();
+  await time.advance(100);
+  const at = time.now + 400;
+  player.handle(command("play", 5, at, { rate: 1 }));
+  await time.advance(3000);
+  assert.ok(player.status.placed);
+  video.jump(-1 / 60); // the pictures now 16.7 ms late
+  await time.advance(600);
+  assert.ok(events.some((e) => e.type === "correction" && e.detail === "restart"), "placed again");
+  await time.advance(2500);
+  assert.ok(player.status.placed && !video.paused);
+  assert.ok(Math.abs(player.errorMs) <= 1000 / 60 / 10 + 0.1, `back within half a step: ${player.errorMs} ms`);
+});
+
+test("placed starts that keep missing are given up: closed-loop starts and trims again", async () => {
+  // A profile that does not describe the fake: every placed start lands ~10 ms off.
+  const { time, video, player, command, events } = placedSetup({}, { profiles: [{ frameMs: 40, k: 0, beta: 8.8, u: 34 }] });
+  await time.advance(100);
+  player.handle(command("play", 5, time.now + 400, { rate: 1 }));
+  await time.advance(15000);
+  assert.ok(player.status.placedOff, "gave up");
+  assert.ok(!player.status.placed);
+  const restarts = events.filter((e) => e.type === "correction" && e.detail === "restart").length;
+  assert.ok(restarts >= 2, `${restarts} placed again first`);
+  assert.ok(events.some((e) => e.type === "correction" && e.detail === "unplaced"));
+  assert.ok(Math.abs(player.errorMs) <= THRESHOLDS.video.deadbandMs + 0.1, `then corrected as before: ${player.errorMs} ms`);
+  assert.ok(!video.paused);
+});
+
+test("no placed starts without a frame clock, a profile, or for audio", async () => {
+  // Without requestAnimationFrame (Node, the earlier tests): the closed-loop start at the instant.
+  const plain = setup({}, { thresholds: undithered });
+  await plain.time.advance(100);
+  const at = plain.time.now + 200;
+  plain.player.handle(plain.command("play", 5, at, { rate: 1 }));
+  await plain.time.advance(400);
+  assert.equal(plain.video.calls.find((c) => c[0] === "play")[1], at);
+  assert.ok(!plain.player.status.placed);
+  // At 2x there is no profile: the closed-loop start.
+  const fast = placedSetup();
+  await fast.time.advance(100);
+  const at2 = fast.time.now + 300;
+  fast.player.handle(fast.command("play", 5, at2, { rate: 2 }));
+  await fast.time.advance(500);
+  assert.equal(fast.video.calls.find((c) => c[0] === "play")[1], at2);
+  assert.ok(!fast.player.status.placed);
+  assert.equal(THRESHOLDS.audio.placedStarts, false, "media with audio: off");
+});
+
+test("placements that keep drifting off within seconds (a frame clock the profile does not describe) are given up", async () => {
+  const { time, video, player, command, events } = placedSetup();
+  await time.advance(100);
+  player.handle(command("play", 5, time.now + 400, { rate: 1 }));
+  await time.advance(1500);
+  assert.ok(player.status.placed);
+  // The pictures fall behind 5 ms/s, as on a display whose ticks are not the profile's.
+  for (let i = 0; i < 200 && !player.status.placedOff; i++) {
+    video.jump(-0.0005);
+    await time.advance(100);
+  }
+  assert.ok(player.status.placedOff, "gave up");
+  const restarts = events.filter((e) => e.type === "correction" && e.detail === "restart").length;
+  assert.ok(restarts >= THRESHOLDS.video.placedGiveUp - 1, `${restarts} placed again first`);
+  assert.ok(events.some((e) => e.type === "correction" && e.detail === "unplaced"));
+});

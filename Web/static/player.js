@@ -18,12 +18,18 @@
 // media time", the media-clock origin). Small errors are trimmed with
 // `playbackRate`, large ones re-anchored with a seek. Thresholds: `THRESHOLDS` below.
 //
+// Placed starts (cadence.js): Chromium shows a constant-rate clip on a cadence of its frame clock that
+// trims cannot move, but that a start sets deterministically. Where a start profile exists (25 fps at 1x
+// and 0.5x on 60 Hz, video only) every start is timed so the pictures land on the display origin nearest
+// the group's; no trims follow, and pictures that land or slip elsewhere are placed again.
+//
 // The `<video>`'s own waiting / seeking / stalls become readiness reports (readiness.js), which the
 // coordinator turns into buffering / stallRecovery suspensions.
 //
 // Everything the adapter touches is injected (the element, the clock, timers), so Node tests drive it
 // with a fake element and a manual clock.
 
+import { PROFILES, planStart, profileFor } from "./cadence.js";
 import { Readiness } from "./readiness.js";
 import { CommandSchedule, isContinued, motionItemTime, sameMotion } from "./schedule.js";
 
@@ -69,6 +75,20 @@ export const THRESHOLDS = Object.freeze({
      */
     ditherTrim: 0,
     ditherHysteresisMs: 1.5,
+    /**
+     * Placed starts (cadence.js): where a start profile exists (25 fps at 1x and 0.5x on a 60 Hz frame
+     * clock), every start is timed so Chromium's pictures land on the display origin nearest the
+     * group's, and no trims follow (they do not move the pictures). Needs `requestAnimationFrame`.
+     */
+    placedStarts: true,
+    /** A placed start whose pictures are further than this (wall ms) from the planned origin missed. */
+    placedToleranceMs: 1.5,
+    /** How often in a row a missed placed start is done again. */
+    placedRetries: 2,
+    /** After this many missed placed starts in a row, the page goes back to closed-loop starts. */
+    placedGiveUp: 4,
+    /** Placed pictures further than this from the group's origin (wall ms; the frame clock drifts) are placed again. */
+    placedDriftMs: 3.4,
   }),
   audio: Object.freeze({
     deadbandMs: 4,
@@ -79,6 +99,12 @@ export const THRESHOLDS = Object.freeze({
     startRetries: 0,
     ditherTrim: 0,
     ditherHysteresisMs: 1.5,
+    /** Off: the audio output's start moves the media clock by tens of ms, outside the profiles' margins. */
+    placedStarts: false,
+    placedToleranceMs: 1.5,
+    placedRetries: 2,
+    placedGiveUp: 4,
+    placedDriftMs: 3.4,
   }),
 });
 
@@ -139,6 +165,18 @@ export const TIMING = Object.freeze({
   seekTimeoutMs: 10000,
   /** rVFC samples kept for `samples()`. */
   keptSamples: 1500,
+  /** A placed start's `play()` this long before its instant (Chromium's media clock starts ~0.3 ms after the call). */
+  placedLatencyMs: 0.35,
+  /** A placed start's pictures are checked on this many recent frames (one 25 fps / 60 Hz lag cycle and one more). */
+  placedRecentFrames: 6,
+  /** Placed pictures that drift off sooner than this after their start count towards giving up (THRESHOLDS placedGiveUp). */
+  placedHoldMs: 5000,
+  /**
+   * The frame clock's phase is taken from a playing frame's sample this recent, else from
+   * `requestAnimationFrame` (its timestamp is on the same grid within ~0.2 ms); the frame clock drifts
+   * about 0.04 ms/s against the system clock.
+   */
+  tickFromSampleMs: 20000,
 });
 
 /** The value of rank `rank` from the top of `values` (0: the largest; clamped), or null when empty. */
@@ -237,8 +275,11 @@ export class VideoPlayer {
    * @param {() => number} [options.realtime] seconds since the Unix epoch, to stamp events.
    * @param {object} [options.timing] overrides of TIMING.
    * @param {object} [options.thresholds] overrides of THRESHOLDS ({video, audio}).
+   * @param {((callback: (localMs: number) => void) => void)|null} [options.animationFrame]
+   *   `requestAnimationFrame` (the frame clock's phase, for placed starts; null: no placed starts).
+   * @param {Array<object>} [options.profiles] placed-start profiles (cadence.js PROFILES).
    */
-  constructor({ video, clock, item, grid = null, timers = globalThis, timeOrigin = () => performance.timeOrigin, localNow = () => performance.now(), realtime = () => Date.now() / 1000, timing = {}, thresholds = {} }) {
+  constructor({ video, clock, item, grid = null, timers = globalThis, timeOrigin = () => performance.timeOrigin, localNow = () => performance.now(), realtime = () => Date.now() / 1000, timing = {}, thresholds = {}, profiles = PROFILES, animationFrame = typeof globalThis.requestAnimationFrame === "function" ? (callback) => globalThis.requestAnimationFrame(callback) : null }) {
     this.video = video;
     this.clock = clock;
     this.item = item;
@@ -247,6 +288,12 @@ export class VideoPlayer {
     this.timeOrigin = timeOrigin;
     this.localNow = localNow;
     this.realtime = realtime;
+    this.animationFrame = animationFrame;
+    this.profiles = profiles;
+    this.placement = null; // the placed start in force: {latticeMs, offsetMs, ...} (cadence.js planStart)
+    this.placedMisses = 0; // placed starts in a row whose pictures missed
+    this.placedOff = false; // given up on placed starts (they kept missing)
+    this.placedEarlyEnds = 0; // placements in a row that drifted off sooner than TIMING.placedHoldMs
     this.timing = { ...TIMING, ...timing };
     this.thresholdSets = { ...THRESHOLDS, ...thresholds };
     this.schedule = new CommandSchedule();
@@ -541,20 +588,27 @@ export class VideoPlayer {
   /** Carries out `next` at its instant, from whatever the element does now. */
   async transition(next, current) {
     if (next.rate > 0) {
-      if (this.playing && current !== null && sameMotion(this.applied, current) && current.rate > 0 && isContinued(current, next)) {
+      if (this.playing && current !== null && sameMotion(this.applied, current) && current.rate > 0 && isContinued(current, next) && !this.canPlace(next)) {
         // A rate change without a jump: at the instant.
         await this.waitUntil(next.referenceMs);
         this.setRate(next.rate, this.startTrim);
+        this.placement = null;
         this.applied = next;
         // Chromium's pictures (with audio: its clock) step at a rate change: judged like a start.
         this.verifying = { fromMs: next.referenceMs + this.timing.verifySettleMs, attempt: 0, learn: false };
         return;
       }
       if (this.playing) {
-        // A jump while playing: play on until the instant, then restart at the new time.
+        // A jump while playing (or, with placed starts, a rate change: only a start places the
+        // pictures): play on until the instant, then restart at the new time.
         await this.waitUntil(next.referenceMs);
         this.pauseElement();
         await this.restart(next);
+        return;
+      }
+      const placed = await this.placedStart(next, next.referenceMs);
+      if (placed !== null) {
+        if (placed) this.applied = next;
         return;
       }
       await this.seekTo(next.itemTime);
@@ -586,6 +640,13 @@ export class VideoPlayer {
       return;
     }
     this.pauseElement();
+    const placedFrom = this.clock.nowMs();
+    const placed = await this.placedStart(motion, placedFrom + this.restartDelayMs, attempt);
+    if (placed !== null) {
+      if (placed) this.applied = motion;
+      else this.restartDelayMs = Math.min(2000, Math.max(this.restartDelayMs * 2, 2 * ((this.clock.nowMs() ?? placedFrom) - placedFrom) + this.timing.spinMs));
+      return;
+    }
     const later = this.clock.nowMs() + this.restartDelayMs;
     const target = motionItemTime(motion, later);
     const seekStarted = this.clock.nowMs();
@@ -604,7 +665,7 @@ export class VideoPlayer {
    * Starts the element so its media clock moves from reference ms `instant` on (it is paused at the
    * motion's item time for that instant). Returns false when the instant is too close or past.
    */
-  async startAt(instant, motion, attempt = 0) {
+  async startAt(instant, motion, attempt = 0, placement = null) {
     const duration = this.video.duration;
     if (Number.isFinite(duration) && motionItemTime(motion, instant) >= duration - 1e-3) {
       // Past the end: show the last picture, do not play.
@@ -612,9 +673,10 @@ export class VideoPlayer {
       this.onnotice({ kind: "ended", detail: "the group is past the end of the media" });
       return true;
     }
+    const latency = placement !== null ? this.timing.placedLatencyMs : this.startLatencyMs;
     const now = this.clock.nowMs();
-    if (now === null || instant - this.startLatencyMs < now) return false;
-    await this.waitUntil(instant - this.startLatencyMs);
+    if (now === null || instant - latency < now) return false;
+    await this.waitUntil(instant - latency);
     this.ended = false;
     this.playElement();
     this.playing = true;
@@ -622,8 +684,76 @@ export class VideoPlayer {
     this.judgeFrom = instant + this.timing.settleMs;
     this.lastCorrectionMs = instant;
     this.quietUntilMs = instant + this.timing.ownStartQuietMs;
-    this.verifying = { fromMs: instant + this.timing.verifySettleMs, attempt, learn: true };
+    this.placement = placement;
+    this.verifying = { fromMs: instant + this.timing.verifySettleMs, attempt, learn: placement === null, placement };
     return true;
+  }
+
+  // MARK: Placed starts (cadence.js)
+
+  /** Whether a start of `motion` can be placed: a browser frame clock, a frame grid, a start profile. */
+  canPlace(motion) {
+    if (this.animationFrame === null || this.placedOff || this.grid === null || !(motion.rate > 0)) return false;
+    if (!this.thresholds.placedStarts) return false;
+    return profileFor((this.grid.interval * 1000) / motion.rate, this.profiles) !== null;
+  }
+
+  /** A frame-clock tick in reference ms: from a recent frame sample, else the next animation frame; null if neither. */
+  async frameTick() {
+    // Only a playing frame's expectedDisplayTime is on the frame clock's grid (a frame shown after a
+    // paused seek is stamped when it arrives: measured 2-8 ms off the grid).
+    const now = this.clock.nowMs();
+    let last;
+    for (let i = this.samplesKept.length - 1; i >= 0; i--) {
+      if (this.samplesKept[i].playing) {
+        last = this.samplesKept[i];
+        break;
+      }
+    }
+    if (now !== null && last !== undefined && now - last.refMs < this.timing.tickFromSampleMs) {
+      return last.wallMs + this.clock.offsetMs();
+    }
+    if (this.animationFrame === null) return null;
+    const local = await new Promise((resolve) => {
+      let done = false;
+      const timer = this.timers.setTimeout(() => {
+        if (!done) {
+          done = true;
+          resolve(null);
+        }
+      }, 200);
+      this.animationFrame((ms) => {
+        if (done) return;
+        done = true;
+        this.timers.clearTimeout(timer);
+        resolve(ms);
+      });
+    });
+    return local === null ? null : this.timeOrigin() + local + this.clock.offsetMs();
+  }
+
+  /**
+   * Starts `motion` (rate > 0) placed (cadence.js): paused at the planned item time, `play()` at the
+   * planned instant, no earlier than `notBeforeMs`. Returns null when no placed start is possible (the
+   * caller starts as before), false when the seek left too little time, true when started.
+   */
+  async placedStart(motion, notBeforeMs, attempt = 0) {
+    if (!this.canPlace(motion)) return null;
+    const gridMs = await this.frameTick();
+    const now = this.clock.nowMs();
+    if (gridMs === null || now === null) return null;
+    const plan = planStart({
+      originMs: motion.referenceMs - (motion.itemTime * 1000) / motion.rate,
+      rate: motion.rate,
+      gridMs,
+      grid: this.grid,
+      notBeforeMs: Math.max(notBeforeMs, now),
+      profile: profileFor((this.grid.interval * 1000) / motion.rate, this.profiles),
+    });
+    if (plan === null) return null;
+    await this.seekTo(plan.itemTime);
+    this.setRate(motion.rate, 1);
+    return this.startAt(plan.startMs, motion, attempt, plan);
   }
 
   /** One look at the error, then a trim or a re-anchoring seek. */
@@ -654,6 +784,29 @@ export class VideoPlayer {
       return;
     }
     if (!fine) return;
+    if (this.placement !== null) {
+      // Placed pictures do not follow trims: only a new placed start moves them. Under load Chromium
+      // sometimes shows a frame a tick late and keeps the cadence from there (the pictures 16.7 ms
+      // late for good), so the check uses the least-lag frame of the last few only (any 5 in a row
+      // hold the cycle's least lag) and such a slip is placed again within a few frames.
+      // A display whose frame clock is not what the profile assumes (59.94 Hz, say) drifts off within
+      // seconds every time: placements that keep ending early are given up like missed ones.
+      const recent = samples.slice(-this.timing.placedRecentFrames);
+      const quick = estimateErrorWithDrift(recent, motion, now, this.driftAt(now), 0);
+      if (Math.abs((quick * 1000) / motion.rate) > thresholds.placedDriftMs) {
+        this.placedEarlyEnds = now - this.startedAtMs < this.timing.placedHoldMs ? this.placedEarlyEnds + 1 : 0;
+        if (this.placedEarlyEnds >= thresholds.placedGiveUp) {
+          this.placedOff = true;
+          this.placement = null;
+          this.emitCorrection("unplaced", quick * 1000, null);
+          return;
+        }
+        this.emitCorrection("restart", quick * 1000, null);
+        this.errorMs = null;
+        await this.restart(motion);
+      }
+      return;
+    }
     const factor = ditheredTrim(correctionFor(error, motion.rate, thresholds).factor, error * 1000, this.trim, thresholds);
     if (Math.abs(factor - this.trim) > 1e-6) {
       this.setRate(motion.rate, factor);
@@ -682,12 +835,40 @@ export class VideoPlayer {
     const error = estimateErrorWithDrift(samples, motion, now, this.driftAt(now), this.timing.rankFromTop);
     const errorMs = error * 1000;
     this.errorMs = errorMs;
+    if (check.placement) return this.verifyPlacement(motion, check, errorMs);
     if (check.learn) {
       const gain = Math.abs(errorMs) > this.timing.learnWholeAboveMs ? 1 : this.timing.latencyGain;
       this.startLatencyMs = Math.min(this.timing.maximumStartLatencyMs, Math.max(this.timing.minimumStartLatencyMs, this.startLatencyMs - (errorMs * gain) / motion.rate));
     }
     // Judged in wall-clock ms (what a viewer sees): at half speed an item-time error shows twice as long.
     if (Math.abs(errorMs / motion.rate) <= this.thresholds.startToleranceMs || check.attempt >= (this.thresholds.startRetries ?? 0)) return false;
+    this.restarts += 1;
+    this.emitCorrection("restart", errorMs, null);
+    this.errorMs = null;
+    await this.restart(motion, check.attempt + 1);
+    return true;
+  }
+
+  /**
+   * A placed start's first frames: on the planned display origin (the pictures minus the group's,
+   * -error / rate in wall ms, equal to the plan's offset) or missed; a miss is placed again, and after
+   * `placedGiveUp` misses in a row the page goes back to closed-loop starts.
+   */
+  async verifyPlacement(motion, check, errorMs) {
+    const thresholds = this.thresholds;
+    const missMs = -errorMs / motion.rate - check.placement.offsetMs;
+    if (Math.abs(missMs) <= thresholds.placedToleranceMs) {
+      this.placedMisses = 0;
+      return false;
+    }
+    this.placedMisses += 1;
+    if (this.placedMisses >= thresholds.placedGiveUp) {
+      this.placedOff = true;
+      this.placement = null;
+      this.emitCorrection("unplaced", errorMs, null);
+      return false;
+    }
+    if (check.attempt >= thresholds.placedRetries) return false;
     this.restarts += 1;
     this.emitCorrection("restart", errorMs, null);
     this.errorMs = null;
@@ -763,6 +944,7 @@ export class VideoPlayer {
     this.playing = false;
     this.errorMs = null;
     this.verifying = null;
+    this.placement = null;
   }
 
   /** The time to show for a stop at `itemTime`: just past its frame's presentation time. */
@@ -819,6 +1001,7 @@ export class VideoPlayer {
   get status() {
     return {
       playing: this.playing, trim: this.trim, errorMs: this.errorMs, startLatencyMs: this.startLatencyMs, readiness: this.readiness, restarts: this.restarts,
+      placed: this.placement !== null, placedOff: this.placedOff,
       foreignItem: this.foreignItem, ended: this.ended, hasAudio: hasAudioTrack(this.video),
     };
   }
