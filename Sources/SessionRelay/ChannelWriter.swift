@@ -135,7 +135,9 @@ final class ChannelWriter: Sendable {
     fileprivate func drain(tick: Bool = false) {
         let (queued, oldest, closing, batchesPresence) = state.withLock { state in
             defer {
-                state.pending.removeAll(keepingCapacity: true)
+                // Handed over, not emptied in place: the frames returned share the storage, so
+                // keeping its capacity would copy it; an idle writer then holds no buffer at all.
+                state.pending = []
                 state.scheduled = false
                 state.oldest = nil
                 if tick { state.ticking = false }

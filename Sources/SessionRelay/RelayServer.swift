@@ -141,6 +141,10 @@ public final class RelayServer: Service, Sendable {
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .serverChannelOption(.backlog, value: 1024)
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                // Each channel keeps its last receive buffer for the next read; an idle member's
+                // needs are a few small frames, so start at 128 bytes (NIO's default is 2 KiB per
+                // connection held) and let a busy connection's buffer grow as it reads more.
+                .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 128, maximum: 65_536))
                 .bind(host: configuration.host, port: configuration.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try Self.configurePipeline(of: channel, settings: settings)
@@ -194,7 +198,6 @@ public final class RelayServer: Service, Sendable {
         let outbox = ChannelWriter(
             channel: channel.channel, softLimit: configuration.outboxSoftLimit, hardLimit: configuration.outboxHardLimit,
             latency: { latency.recordNanoseconds($0.nanosecondsClamped) })
-        let peer = channel.channel.remoteAddress.map { "\($0)" } ?? "?"
         let maximum = configuration.limits.maximumConnections
         let admission: (id: Int, admitted: Bool)? = core.withLock { core in
             guard !core.shuttingDown else { return nil }
@@ -212,12 +215,13 @@ public final class RelayServer: Service, Sendable {
             try? await channel.executeThenClose { _, _ in }
             return
         }
-        let logger = {
-            var logger = self.logger
-            logger[metadataKey: "connection"] = "\(id)"
-            return logger
-        }()
-        logger.debug("connection opened", metadata: ["peer": "\(peer)"])
+        // The connection's id goes with each line (a logger carrying it as metadata would be
+        // one more dictionary held by every idle connection).
+        let logger = self.logger
+        let tag: Logger.MetadataValue = "\(id)"
+        logger.debug("connection opened", metadata: [
+            "connection": tag, "peer": "\(channel.channel.remoteAddress.map { "\($0)" } ?? "?")",
+        ])
         // The shard this connection's hello took it to; until then, the lobby.
         var bound: SessionShard?
         do {
@@ -241,12 +245,12 @@ public final class RelayServer: Service, Sendable {
                         }
                     }
                 } catch let error as FrameDecodingError {
-                    logger.info("closing a connection that sent undecodable bytes", metadata: ["error": "\(error)"])
+                    logger.info("closing a connection that sent undecodable bytes", metadata: ["connection": tag, "error": "\(error)"])
                     (bound ?? self.lobby).withHub { hub in (hub.decodingFailed(error, on: id), ()) }
                 }
             }
         } catch {
-            logger.debug("connection failed", metadata: ["error": "\(error)"])
+            logger.debug("connection failed", metadata: ["connection": tag, "error": "\(error)"])
         }
         if admitted { leave(id, shard: bound) }
         // What the hub queued last (an error frame) goes out before the channel closes.
@@ -255,7 +259,7 @@ public final class RelayServer: Service, Sendable {
         core.withLock { core in
             if core.outboxes.removeValue(forKey: id) != nil, admitted { core.connectionCount -= 1 }
         }
-        logger.debug("connection closed")
+        logger.debug("connection closed", metadata: ["connection": tag])
     }
 
     /// Moves connection `id` from the lobby to the shard of the session its `hello` names
