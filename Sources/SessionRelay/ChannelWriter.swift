@@ -36,6 +36,11 @@ final class ChannelWriter: Sendable {
         var oldest: ContinuousClock.Instant?
         /// The client reads `presence` frames (its `hello` said so).
         var batchesPresence = false
+        /// The frame encoder's context on a TCP pipeline, looked up by the first drain (on the
+        /// loop; only drains read it): a drain encodes its frames into one buffer and writes it
+        /// below the encoder, one pass down the pipeline per drain instead of one per frame. A
+        /// WebSocket pipeline has none (a message per frame).
+        var encoder: EncoderLookup = .notYet
     }
 
     private let state = Mutex(State())
@@ -45,10 +50,6 @@ final class ChannelWriter: Sendable {
     private let latency: @Sendable (Duration) -> Void
     private let finished: EventLoopPromise<Void>
     private let drains: LoopDrains.Queue
-    /// The frame encoder's context on a TCP pipeline, looked up at the first drain: a drain
-    /// encodes its frames into one buffer and writes it below the encoder (one pass down the
-    /// pipeline per drain, not per frame). A WebSocket pipeline has none (a message per frame).
-    private let encoder: NIOLoopBoundBox<EncoderLookup>
 
     fileprivate enum EncoderLookup {
         case notYet
@@ -65,7 +66,6 @@ final class ChannelWriter: Sendable {
         self.latency = latency
         finished = channel.eventLoop.makePromise(of: Void.self)
         drains = LoopDrains.queue(for: channel.eventLoop)
-        encoder = NIOLoopBoundBox.makeBoxSendingValue(.notYet, eventLoop: channel.eventLoop)
         channel.closeFuture.whenComplete { [self] _ in
             state.withLock { $0.closed = true }
             finished.succeed()
@@ -133,7 +133,7 @@ final class ChannelWriter: Sendable {
     ///
     /// - Parameter tick: Called by the presence tick (which the writer then leaves).
     fileprivate func drain(tick: Bool = false) {
-        let (queued, oldest, closing, batchesPresence) = state.withLock { state in
+        let (queued, oldest, closing, batchesPresence, encoder) = state.withLock { state in
             defer {
                 // Handed over, not emptied in place: the frames returned share the storage, so
                 // keeping its capacity would copy it; an idle writer then holds no buffer at all.
@@ -142,13 +142,17 @@ final class ChannelWriter: Sendable {
                 state.oldest = nil
                 if tick { state.ticking = false }
             }
-            return (state.pending, state.oldest, state.closing, state.batchesPresence)
+            if case .notYet = state.encoder {
+                let context = try? channel.pipeline.syncOperations.context(handlerType: MessageToByteHandler<FrameEncoder>.self)
+                state.encoder = context.map { .found($0) } ?? .none
+            }
+            return (state.pending, state.oldest, state.closing, state.batchesPresence, state.encoder)
         }
         if !queued.isEmpty {
             let bytes = queued.reduce(0) { $0 + $1.wireLength }  // as counted when they were queued
             let frames = batchesPresence ? PresencePayload.batching(queued) : queued
             let written = channel.eventLoop.makePromise(of: Void.self)
-            if case .found(let context) = encoderContext(), channel.isActive {
+            if case .found(let context) = encoder, channel.isActive {
                 var buffer = channel.allocator.buffer(capacity: frames.reduce(0) { $0 + $1.wireLength })
                 for frame in frames { FrameCodec.encode(frame, into: &buffer) }
                 context.writeAndFlush(NIOAny(buffer), promise: written)
@@ -162,17 +166,6 @@ final class ChannelWriter: Sendable {
             }
         }
         if closing { channel.close(promise: nil) }
-    }
-}
-
-extension ChannelWriter {
-    /// On the event loop: the encoder's context, looked up once.
-    fileprivate func encoderContext() -> EncoderLookup {
-        if case .notYet = encoder.value {
-            let context = try? channel.pipeline.syncOperations.context(handlerType: MessageToByteHandler<FrameEncoder>.self)
-            encoder.value = context.map { .found($0) } ?? .none
-        }
-        return encoder.value
     }
 }
 

@@ -18,14 +18,10 @@ public enum FrameCodec {
     /// Appends `frame`, length prefix first, to `buffer`.
     public static func encode(_ frame: Frame, into buffer: inout ByteBuffer) {
         buffer.reserveCapacity(minimumWritableBytes: frame.wireLength)
-        buffer.writeInteger(UInt32(Frame.headerLength + frame.payload.readableBytes))
-        buffer.writeInteger(frame.version)
-        buffer.writeInteger(frame.type.rawValue)
-        buffer.writeInteger(frame.flags.rawValue)
-        buffer.writeInteger(frame.session.high)
-        buffer.writeInteger(frame.session.low)
-        buffer.writeInteger(frame.sender.rawValue)
-        buffer.writeInteger(frame.sequence)
+        // One write for the length prefix and the header (a relay fan-out encodes a frame per member).
+        buffer.writeMultipleIntegers(
+            UInt32(Frame.headerLength + frame.payload.readableBytes), frame.version, frame.type.rawValue,
+            frame.flags.rawValue, frame.session.high, frame.session.low, frame.sender.rawValue, frame.sequence)
         var payload = frame.payload
         buffer.writeBuffer(&payload)
     }
