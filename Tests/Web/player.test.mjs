@@ -321,7 +321,9 @@ function placedSetup(videoOptions = {}, playerOptions = {}) {
     const tick = tickBase + Math.ceil((local - tickBase) / (1000 / 60) + 1e-9) * (1000 / 60);
     time.setTimeout(() => callback(tick), tick - local);
   };
-  context = setup(videoOptions, { thresholds: undithered, animationFrame, profiles: fakeProfiles, ...playerOptions });
+  // performance.now() on the fake's local clock (the media clock read in each frame callback).
+  const localNow = () => context.video.local;
+  context = setup(videoOptions, { thresholds: undithered, animationFrame, localNow, profiles: fakeProfiles, ...playerOptions });
   tickBase = context.video.local; // setup() starts nothing on the clock before this
   return context;
 }
@@ -406,4 +408,14 @@ test("placements that keep drifting off within seconds (a frame clock the profil
   const restarts = events.filter((e) => e.type === "correction" && e.detail === "restart").length;
   assert.ok(restarts >= THRESHOLDS.video.placedGiveUp - 1, `${restarts} placed again first`);
   assert.ok(events.some((e) => e.type === "correction" && e.detail === "unplaced"));
+});
+
+test("a placed start learns how long after play() the media clock moves", async () => {
+  const { time, player, command } = placedSetup({ startLatencyMs: 3 });
+  await time.advance(100);
+  player.handle(command("play", 5, time.now + 400, { rate: 1 }));
+  await time.advance(6000);
+  assert.ok(player.placedLatency(1) > 2 && player.placedLatency(1) < 3.5, `learnt ${player.placedLatency(1)} ms`);
+  assert.ok(player.status.placed);
+  assert.ok(Math.abs(player.errorMs) <= 1000 / 60 / 10 + 0.1, `placed: ${player.errorMs} ms`);
 });

@@ -85,10 +85,12 @@ export const THRESHOLDS = Object.freeze({
     placedToleranceMs: 1.5,
     /** How often in a row a missed placed start is done again. */
     placedRetries: 2,
-    /** After this many missed placed starts in a row, the page goes back to closed-loop starts. */
-    placedGiveUp: 4,
+    /** After this many missed placed starts (or early drifts) in a row, the page goes back to closed-loop starts. */
+    placedGiveUp: 6,
     /** Placed pictures further than this from the group's origin (wall ms; the frame clock drifts) are placed again. */
     placedDriftMs: 3.4,
+    /** A placed start's first guess of `play()` to the media clock moving (ms); learnt per speed from the clock each start reaches. */
+    placedLatencyMs: 0.35,
   }),
   audio: Object.freeze({
     deadbandMs: 4,
@@ -99,12 +101,18 @@ export const THRESHOLDS = Object.freeze({
     startRetries: 0,
     ditherTrim: 0,
     ditherHysteresisMs: 1.5,
-    /** Off: the audio output's start moves the media clock by tens of ms, outside the profiles' margins. */
+    /**
+     * Off. With an audio track the media clock starts with the audio output, on its own ~10 ms grid:
+     * measured 65-90 ms after `play()` (a muted element: 40.3-41.7 ms, or whole 20 ms buffers later),
+     * a different grid point each time, while a profile's start holds only within ±3 ms at 1x: placed
+     * starts with audio missed most of the time in the bench (p99 40-50 ms, 26-43 re-placements a run).
+     */
     placedStarts: false,
     placedToleranceMs: 1.5,
     placedRetries: 2,
-    placedGiveUp: 4,
+    placedGiveUp: 6,
     placedDriftMs: 3.4,
+    placedLatencyMs: 75,
   }),
 });
 
@@ -165,12 +173,14 @@ export const TIMING = Object.freeze({
   seekTimeoutMs: 10000,
   /** rVFC samples kept for `samples()`. */
   keptSamples: 1500,
-  /** A placed start's `play()` this long before its instant (Chromium's media clock starts ~0.3 ms after the call). */
-  placedLatencyMs: 0.35,
+  /** A placed start's measured clock start off the plan by at most this (ms) is learnt into its latency (more: a late audio buffer). */
+  placedLearnWithinMs: 8,
   /** A placed start's pictures are checked on this many recent frames (one 25 fps / 60 Hz lag cycle and one more). */
   placedRecentFrames: 6,
   /** Placed pictures that drift off sooner than this after their start count towards giving up (THRESHOLDS placedGiveUp). */
   placedHoldMs: 5000,
+  /** Placed pictures this far off at once (wall ms; a tick is 16.7) slipped: placed again without counting towards giving up. */
+  placedSlipMs: 8,
   /**
    * The frame clock's phase is taken from a playing frame's sample this recent, else from
    * `requestAnimationFrame` (its timestamp is on the same grid within ~0.2 ms); the frame clock drifts
@@ -294,6 +304,7 @@ export class VideoPlayer {
     this.placedMisses = 0; // placed starts in a row whose pictures missed
     this.placedOff = false; // given up on placed starts (they kept missing)
     this.placedEarlyEnds = 0; // placements in a row that drifted off sooner than TIMING.placedHoldMs
+    this.placedLatencies = new Map(); // learnt play()-to-clock latency (ms) per "audio:rate"
     this.timing = { ...TIMING, ...timing };
     this.thresholdSets = { ...THRESHOLDS, ...thresholds };
     this.schedule = new CommandSchedule();
@@ -673,7 +684,7 @@ export class VideoPlayer {
       this.onnotice({ kind: "ended", detail: "the group is past the end of the media" });
       return true;
     }
-    const latency = placement !== null ? this.timing.placedLatencyMs : this.startLatencyMs;
+    const latency = placement !== null ? this.placedLatency(motion.rate) : this.startLatencyMs;
     const now = this.clock.nowMs();
     if (now === null || instant - latency < now) return false;
     await this.waitUntil(instant - latency);
@@ -690,6 +701,11 @@ export class VideoPlayer {
   }
 
   // MARK: Placed starts (cadence.js)
+
+  /** The learnt latency from `play()` to the media clock moving, for placed starts at `rate`. */
+  placedLatency(rate) {
+    return this.placedLatencies.get(`${hasAudioTrack(this.video)}:${rate}`) ?? this.thresholds.placedLatencyMs ?? 0;
+  }
 
   /** Whether a start of `motion` can be placed: a browser frame clock, a frame grid, a start profile. */
   canPlace(motion) {
@@ -794,7 +810,9 @@ export class VideoPlayer {
       const recent = samples.slice(-this.timing.placedRecentFrames);
       const quick = estimateErrorWithDrift(recent, motion, now, this.driftAt(now), 0);
       if (Math.abs((quick * 1000) / motion.rate) > thresholds.placedDriftMs) {
-        this.placedEarlyEnds = now - this.startedAtMs < this.timing.placedHoldMs ? this.placedEarlyEnds + 1 : 0;
+        // A slip is a whole tick at once; a frame clock the profile does not describe drifts off gradually.
+        const gradual = Math.abs((quick * 1000) / motion.rate) < this.timing.placedSlipMs;
+        if (gradual) this.placedEarlyEnds = now - this.startedAtMs < this.timing.placedHoldMs ? this.placedEarlyEnds + 1 : 0;
         if (this.placedEarlyEnds >= thresholds.placedGiveUp) {
           this.placedOff = true;
           this.placement = null;
@@ -835,7 +853,7 @@ export class VideoPlayer {
     const error = estimateErrorWithDrift(samples, motion, now, this.driftAt(now), this.timing.rankFromTop);
     const errorMs = error * 1000;
     this.errorMs = errorMs;
-    if (check.placement) return this.verifyPlacement(motion, check, errorMs);
+    if (check.placement) return this.verifyPlacement(motion, check, errorMs, samples);
     if (check.learn) {
       const gain = Math.abs(errorMs) > this.timing.learnWholeAboveMs ? 1 : this.timing.latencyGain;
       this.startLatencyMs = Math.min(this.timing.maximumStartLatencyMs, Math.max(this.timing.minimumStartLatencyMs, this.startLatencyMs - (errorMs * gain) / motion.rate));
@@ -854,8 +872,20 @@ export class VideoPlayer {
    * -error / rate in wall ms, equal to the plan's offset) or missed; a miss is placed again, and after
    * `placedGiveUp` misses in a row the page goes back to closed-loop starts.
    */
-  async verifyPlacement(motion, check, errorMs) {
+  async verifyPlacement(motion, check, errorMs, samples) {
     const thresholds = this.thresholds;
+    // The clock the start reached (reference ms of item time 0) against the plan's: learnt into the
+    // latency (with audio a start can also come whole output buffers late: not learnt).
+    const origins = samples
+      .filter((s) => Number.isFinite(s.currentTime) && Number.isFinite(s.clockMs))
+      .map((s) => s.clockMs + s.referenceOffsetMs - (s.currentTime * 1000) / motion.rate)
+      .sort((a, b) => a - b);
+    if (origins.length > 0) {
+      const lateMs = origins[Math.floor(origins.length / 2)] - check.placement.clockOriginMs;
+      if (Math.abs(lateMs) <= this.timing.placedLearnWithinMs) {
+        this.placedLatencies.set(`${hasAudioTrack(this.video)}:${motion.rate}`, this.placedLatency(motion.rate) + lateMs * 0.7);
+      }
+    }
     const missMs = -errorMs / motion.rate - check.placement.offsetMs;
     if (Math.abs(missMs) <= thresholds.placedToleranceMs) {
       this.placedMisses = 0;
