@@ -15,64 +15,60 @@ struct ChannelOrderTests {
 
     @Test("several concurrent senders: every member sees every message in strictly increasing sequence")
     func strictlyIncreasingUnderConcurrentSenders() async throws {
-        let relay = RelayServer(configuration: RelayConfiguration(host: "127.0.0.1", port: 0), logger: Logger(label: "test.relay"))
-        let relayTask = Task { try await relay.run() }
-        defer { relayTask.cancel() }
-        let port = try await relay.boundPort()
-        let invite = Invite.generate(host: "127.0.0.1", port: port)
-
-        var sessions: [GroupSession<TestActivity>] = []
-        let host = GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite))
-        sessions.append(try await host.activate(TestActivity(item: "a"), invite: invite))
-        try await sessions[0].join()
-        for _ in 1..<Self.members {
-            let center = GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite))
-            let session = try await center.accept(invite)
-            try await session.join()
-            sessions.append(session)
-        }
-        defer { for session in sessions { session.leave() } }
-
-        let channels = sessions.map { GroupSessionCoordinationChannel(session: $0) }
-        let collectors = channels.map { Collector($0.events()) }
-        await eventually("every member sees every member") {
-            collectors.allSatisfy { collector in
-                collector.values.filter { if case .joined = $0 { true } else { false } }.count == Self.members
+        try await withLocalRelay(withTime: false) { invite in
+            var sessions: [GroupSession<TestActivity>] = []
+            let host = GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite))
+            sessions.append(try await host.activate(TestActivity(item: "a"), invite: invite))
+            try await sessions[0].join()
+            for _ in 1..<Self.members {
+                let center = GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite))
+                let session = try await center.accept(invite)
+                try await session.join()
+                sessions.append(session)
             }
-        }
+            defer { for session in sessions { session.leave() } }
 
-        // Every member sends at once, interleaving its own messages with everyone else's on the wire.
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for (index, channel) in channels.enumerated() {
-                group.addTask {
-                    for count in 0..<Self.messagesEach {
-                        let message = Self.message(member: index, count: count, by: channel.localParticipant)
-                        try await channel.send(message, retainingUnder: count.isMultiple(of: 7) ? "k\(index)" : nil)
-                        if count.isMultiple(of: 5) { await Task.yield() }
-                    }
+            let channels = sessions.map { GroupSessionCoordinationChannel(session: $0) }
+            let collectors = channels.map { Collector($0.events()) }
+            await eventually("every member sees every member") {
+                collectors.allSatisfy { collector in
+                    collector.values.filter { if case .joined = $0 { true } else { false } }.count == Self.members
                 }
             }
-            try await group.waitForAll()
-        }
-        let total = Self.members * Self.messagesEach
-        await eventually("every member received every message", timeout: .seconds(30)) {
-            collectors.allSatisfy { Self.messages($0.values).count == total }
-        }
 
-        var reference: [UInt64: CoordinationMessage]?
-        for (index, collector) in collectors.enumerated() {
-            let delivered = Self.messages(collector.values)
-            #expect(delivered.count == total, "member \(index)")
-            // Strictly increasing in delivery order: no sorting here.
-            let sequences = delivered.map(\.sequence)
-            let firstViolation = zip(sequences, sequences.dropFirst()).first { $0 >= $1 }
-            #expect(firstViolation == nil, "member \(index) got sequence \(firstViolation.map { "\($0.1) after \($0.0)" } ?? "")")
-            // Every member's own messages are among them, in the order it sent them.
-            let own = delivered.filter { $0.sender == channels[index].localParticipant }.map(\.message)
-            #expect(own == (0..<Self.messagesEach).map { Self.message(member: index, count: $0, by: channels[index].localParticipant) })
-            // And every member agrees on which message has which sequence.
-            let bySequence = Dictionary(uniqueKeysWithValues: delivered.map { ($0.sequence, $0.message) })
-            if let reference { #expect(bySequence == reference, "member \(index)") } else { reference = bySequence }
+            // Every member sends at once, interleaving its own messages with everyone else's on the wire.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, channel) in channels.enumerated() {
+                    group.addTask {
+                        for count in 0..<Self.messagesEach {
+                            let message = Self.message(member: index, count: count, by: channel.localParticipant)
+                            try await channel.send(message, retainingUnder: count.isMultiple(of: 7) ? "k\(index)" : nil)
+                            if count.isMultiple(of: 5) { await Task.yield() }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let total = Self.members * Self.messagesEach
+            await eventually("every member received every message", timeout: .seconds(30)) {
+                collectors.allSatisfy { Self.messages($0.values).count == total }
+            }
+
+            var reference: [UInt64: CoordinationMessage]?
+            for (index, collector) in collectors.enumerated() {
+                let delivered = Self.messages(collector.values)
+                #expect(delivered.count == total, "member \(index)")
+                // Strictly increasing in delivery order: no sorting here.
+                let sequences = delivered.map(\.sequence)
+                let firstViolation = zip(sequences, sequences.dropFirst()).first { $0 >= $1 }
+                #expect(firstViolation == nil, "member \(index) got sequence \(firstViolation.map { "\($0.1) after \($0.0)" } ?? "")")
+                // Every member's own messages are among them, in the order it sent them.
+                let own = delivered.filter { $0.sender == channels[index].localParticipant }.map(\.message)
+                #expect(own == (0..<Self.messagesEach).map { Self.message(member: index, count: $0, by: channels[index].localParticipant) })
+                // And every member agrees on which message has which sequence.
+                let bySequence = Dictionary(uniqueKeysWithValues: delivered.map { ($0.sequence, $0.message) })
+                if let reference { #expect(bySequence == reference, "member \(index)") } else { reference = bySequence }
+            }
         }
     }
 

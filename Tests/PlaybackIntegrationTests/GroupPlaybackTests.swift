@@ -33,58 +33,49 @@ struct GroupPlaybackTests {
 
     @Test("host and guest play in step through GroupPlayback; a player that ends makes its member leave")
     func playAndPlayerEnds() async throws {
-        let relay = RelayServer(configuration: RelayConfiguration(host: "127.0.0.1", port: 0), logger: Logger(label: "test.relay"))
-        let relayTask = Task { try await relay.run() }
-        defer { relayTask.cancel() }
-        let port = try await relay.boundPort()
-        // The relay's NTP server on the same port number (as `coplay serve` runs it).
-        let time = TimeServer(configuration: .init(host: "127.0.0.1", port: port), clock: ContinuousClock(), logger: Logger(label: "test.time"))
-        let timeTask = Task { try await time.run() }
-        defer { time.shutdown(); timeTask.cancel() }
-        _ = try await time.boundAddress()
-        let invite = Invite.generate(host: "127.0.0.1", port: port)
+        try await withLocalRelay { invite in
+            let hostSession = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite))
+                .activate(TestActivity(item: "clip"), invite: invite)
+            try await hostSession.join()
+            let guestSession = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite)).accept(invite)
+            try await guestSession.join()
 
-        let hostSession = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite))
-            .activate(TestActivity(item: "clip"), invite: invite)
-        try await hostSession.join()
-        let guestSession = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite)).accept(invite)
-        try await guestSession.join()
+            let hostEvents = LockedBox<[PlaybackEvent]>([])
+            let controller = LockedBox<PlaybackCoordinator?>(nil)
+            let host = Task {
+                try await GroupPlayback.coordinate(
+                    session: hostSession, timeServer: invite, clock: ContinuousClock(),
+                    player: { HeadlessPlayer(participant: "host", items: [Self.clip], reference: $0) },
+                    localItem: Self.clip.identifier, name: "host", publishInitialState: true,
+                    onEvent: { event in hostEvents.mutate { $0.append(event) } }, started: { coordinator in controller.mutate { $0 = coordinator } })
+            }
+            defer { host.cancel() }
 
-        let hostEvents = LockedBox<[PlaybackEvent]>([])
-        let controller = LockedBox<PlaybackCoordinator?>(nil)
-        let host = Task {
-            try await GroupPlayback.coordinate(
-                session: hostSession, timeServer: invite, clock: ContinuousClock(),
-                player: { HeadlessPlayer(participant: "host", items: [Self.clip], reference: $0) },
-                localItem: Self.clip.identifier, name: "host", publishInitialState: true,
-                onEvent: { event in hostEvents.mutate { $0.append(event) } }, started: { coordinator in controller.mutate { $0 = coordinator } })
+            let (quit, quitNow) = AsyncStream.makeStream(of: Void.self)
+            let guestPlayer = QuittingPlayer(quit: quit)
+            let guestPlayback = try await GroupPlayback.prepare(session: guestSession, timeServer: invite)
+            #expect(guestPlayback.reference.now() != nil, "prepare returns a synchronised clock")
+            let guest = Task {
+                try await guestPlayback.run(guestPlayer, localItem: Self.clip.identifier, name: "guest")
+            }
+
+            await eventually("the host's coordinator runs and sees both members") {
+                if let coordinator = controller.value { return await coordinator.members.count == 2 }
+                return false
+            }
+            try await controller.value!.play()
+            await eventually("the guest's player is told to play") {
+                await guestPlayer.commands.contains { if case .play = $0.kind { true } else { false } }
+            }
+            await eventually("the host's headless player presents frames") { hostEvents.value.contains { $0.type == .frame } }
+
+            quitNow.yield()
+            try await guest.value
+            #expect({ if case .invalidated(.left) = guestSession.state { true } else { false } }(), "the guest left: \(guestSession.state)")
+            await eventually("the host sees the guest leave") { hostEvents.value.contains { $0.type == .left } }
+            host.cancel()
+            _ = try? await host.value
+            #expect({ if case .invalidated = hostSession.state { true } else { false } }(), "cancelling leaves the session")
         }
-        defer { host.cancel() }
-
-        let (quit, quitNow) = AsyncStream.makeStream(of: Void.self)
-        let guestPlayer = QuittingPlayer(quit: quit)
-        let guestPlayback = try await GroupPlayback.prepare(session: guestSession, timeServer: invite)
-        #expect(guestPlayback.reference.now() != nil, "prepare returns a synchronised clock")
-        let guest = Task {
-            try await guestPlayback.run(guestPlayer, localItem: Self.clip.identifier, name: "guest")
-        }
-
-        await eventually("the host's coordinator runs and sees both members") {
-            if let coordinator = controller.value { return await coordinator.members.count == 2 }
-            return false
-        }
-        try await controller.value!.play()
-        await eventually("the guest's player is told to play") {
-            await guestPlayer.commands.contains { if case .play = $0.kind { true } else { false } }
-        }
-        await eventually("the host's headless player presents frames") { hostEvents.value.contains { $0.type == .frame } }
-
-        quitNow.yield()
-        try await guest.value
-        #expect({ if case .invalidated(.left) = guestSession.state { true } else { false } }(), "the guest left: \(guestSession.state)")
-        await eventually("the host sees the guest leave") { hostEvents.value.contains { $0.type == .left } }
-        host.cancel()
-        _ = try? await host.value
-        #expect({ if case .invalidated = hostSession.state { true } else { false } }(), "cancelling leaves the session")
     }
 }

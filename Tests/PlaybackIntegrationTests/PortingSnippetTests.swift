@@ -101,16 +101,7 @@ struct PortingSnippetTests {
 
     @Test("the snippet runs against a real relay: Ben plays when Ana does, and sees Ana by id and name")
     func runs() async throws {
-        let relay = RelayServer(configuration: RelayConfiguration(host: "127.0.0.1", port: 0), logger: Logger(label: "test.relay"))
-        let relayTask = Task { try await relay.run() }
-        defer { relayTask.cancel() }
-        let port = try await relay.boundPort()
-        let time = TimeServer(configuration: .init(host: "127.0.0.1", port: port), clock: ContinuousClock(), logger: Logger(label: "test.time"))
-        let timeTask = Task { try await time.run() }
-        defer { time.shutdown(); timeTask.cancel() }
-        _ = try await time.boundAddress()
-
-        let others = try await movieNight(invite: Invite.generate(host: "127.0.0.1", port: port))
+        let others = try await withLocalRelay { invite in try await movieNight(invite: invite) }
         #expect(others.count == 1)
         #expect(others.first?.name == "Ana" && others.first?.label == "Ana")
         #expect(others.first?.id.rawValue.count == 16)  // the session's participant id, not the name

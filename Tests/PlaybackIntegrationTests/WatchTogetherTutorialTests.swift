@@ -44,37 +44,28 @@ struct WatchTogetherTutorialTests {
 
     @Test("host and guest run the tutorial's function against a real relay and both present frames")
     func hostAndGuestPresent() async throws {
-        let relay = RelayServer(configuration: RelayConfiguration(host: "127.0.0.1", port: 0), logger: Logger(label: "test.relay"))
-        let relayTask = Task { try await relay.run() }
-        defer { relayTask.cancel() }
-        let port = try await relay.boundPort()
-        // The relay's NTP server on the same port number, as `coplay serve` runs it.
-        let time = TimeServer(configuration: .init(host: "127.0.0.1", port: port), clock: ContinuousClock(), logger: Logger(label: "test.time"))
-        let timeTask = Task { try await time.run() }
-        defer { time.shutdown(); timeTask.cancel() }
-        _ = try await time.boundAddress()
-        let invite = Invite.generate(host: "127.0.0.1", port: port)
-
-        let hostFrames = LockedBox(0)
-        let guestFrames = LockedBox(0)
-        let host = Task {
-            try await watchTogether(invite: invite, clip: Self.clip, host: true) { event in
-                if event.type == .frame { hostFrames.mutate { $0 += 1 } }
+        try await withLocalRelay { invite in
+            let hostFrames = LockedBox(0)
+            let guestFrames = LockedBox(0)
+            let host = Task {
+                try await watchTogether(invite: invite, clip: Self.clip, host: true) { event in
+                    if event.type == .frame { hostFrames.mutate { $0 += 1 } }
+                }
             }
-        }
-        defer { host.cancel() }
-        await eventually("the host presents frames") { hostFrames.value > 0 }
-        let guest = Task {
-            try await watchTogether(invite: invite, clip: Self.clip, host: false) { event in
-                if event.type == .frame { guestFrames.mutate { $0 += 1 } }
+            defer { host.cancel() }
+            await eventually("the host presents frames") { hostFrames.value > 0 }
+            let guest = Task {
+                try await watchTogether(invite: invite, clip: Self.clip, host: false) { event in
+                    if event.type == .frame { guestFrames.mutate { $0 += 1 } }
+                }
             }
+            defer { guest.cancel() }
+            await eventually("the guest joins the playing group and presents frames") { guestFrames.value > 0 }
+            guest.cancel()
+            host.cancel()
+            _ = try? await guest.value
+            _ = try? await host.value
         }
-        defer { guest.cancel() }
-        await eventually("the guest joins the playing group and presents frames") { guestFrames.value > 0 }
-        guest.cancel()
-        host.cancel()
-        _ = try? await guest.value
-        _ = try? await host.value
     }
 
     @Test("the article shows exactly the code compiled here")
