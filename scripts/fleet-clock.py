@@ -10,10 +10,13 @@ with the players at `--log-level debug` so that every update of their reference 
    `--samples` requests), giving each node's offset from this machine's clock and the differences
    between nodes;
 2. the players' clock estimates before and after the node holding the session's lease is
-   SIGKILLed: how many updates each player's clock took before and after the kill, its offset
-   estimate just before and after (the step at failover, if any), and the players' skew (per frame
-   presented by every player, the latest minus the earliest CLOCK_REALTIME presentation stamp)
-   before the kill, in the 5 s after it and later;
+   SIGKILLed: how many updates each player's clock took before and after the kill, its offset and
+   drift estimates just before and after (the step at failover, if any), the players' skew (per
+   frame presented by every player, the latest minus the earliest CLOCK_REALTIME presentation
+   stamp) before the kill, in the 5 s after it and later, and each player's presentation minus the
+   frame's scheduled reference instant per period (on one machine: how far its reference clock and
+   wake-ups are from the nodes' UTC; with --after-seconds 300 and a dead time server, how far a
+   free-running clock wanders);
 3. a late joiner (p4) started after the kill: which time server it can use (the first node of its
    invite that answers) and its skew against the three players that synchronised before the kill.
 
@@ -23,6 +26,7 @@ Every surviving node prints how many NTP requests it answered when it stops, whi
 nodes the members' time clients used. Everything it starts is stopped at the end.
 
 Usage: scripts/fleet-clock.py [--coplay PATH] [--players-first first|second] [--rounds N]
+                              [--after-seconds N] [--keep DIR]
 """
 import argparse
 import importlib.util
@@ -42,7 +46,7 @@ ff = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ff)
 
 CLOCK_LINE = re.compile(r"reference clock (updated|adopted an estimate|stepped)")
-FIELD = re.compile(r"\b(offset|errorBound|correction|moved)=(-?[0-9.]+(?:e-?[0-9]+)?)")
+FIELD = re.compile(r"\b(offset|errorBound|driftPPM|correction|moved)=(-?[0-9.]+(?:e-?[0-9]+)?)")
 
 
 def clock_updates(child):
@@ -217,7 +221,8 @@ def main():
             step = (f"{(first - last) * 1e6:+.1f} µs" if last is not None and first is not None else "none (no update)")
             print(f"  {name}: clock updates {len(before)} before the kill (last offset "
                   f"{last * 1e6 if last is not None else float('nan'):+.1f} µs, error bound "
-                  f"{before[-1][2].get('errorBound', float('nan')) * 1e6 if before else float('nan'):.1f} µs), "
+                  f"{before[-1][2].get('errorBound', float('nan')) * 1e6 if before else float('nan'):.1f} µs, drift "
+                  f"{before[-1][2].get('driftPPM', float('nan')) if before else float('nan'):+.2f} ppm), "
                   f"{len(after)} in the {args.after_seconds:.0f} s after it; first update after minus last before: "
                   f"{step}; steps logged: {len(steps)}")
         survivors = [a for a in addresses if a != owner]
@@ -238,11 +243,13 @@ def main():
         print(f"  skew p1-p3 before the kill:        {skew_summary(trio, started + 1, killed)}")
         print(f"  skew p1-p3 in the 5 s after it:    {skew_summary(trio, killed, killed + 5)}")
         print(f"  skew p1-p3 from 5 s after it until p4 starts: {skew_summary(trio, killed + 5, p4_started)}")
+        print(f"  skew p1-p3 in the last 30 s before p4 starts: {skew_summary(trio, p4_started - 30, p4_started)}")
         print(f"  skew p1-p3 while p4 starts and plays:         {skew_summary(trio, p4_started, ended)}")
         print(f"  skew p1-p4 once p4 plays:          {skew_summary(players, p4_playing + 1, ended)}")
         print(f"  p4's presentation minus p1-p3's:   {relative(players, 'p4', p4_playing + 1, ended)}")
         windows = [("before the kill", started + 1, killed), ("0-5 s after", killed, killed + 5),
-                   ("5 s after - p4", killed + 5, p4_started), ("with p4", p4_started, ended)]
+                   ("5 s after - p4", killed + 5, p4_started), ("last 5 s before p4", p4_started - 5, p4_started),
+                   ("with p4", p4_started, ended)]
         print("  presentation minus scheduled reference instant, p50 / p99 ms (" +
               "; ".join(w[0] for w in windows) + "):")
         for name, player in players.items():
