@@ -181,6 +181,7 @@ public final class TimeServer<C: Clock>: Sendable where C.Duration == Duration {
         }
         logger.info("time server listening", metadata: [
             "address": "\(channel.localAddress.map { "\($0)" } ?? "?")", "offset": "\(offset)",
+            "anchorUncertainty": "\(timescale.anchorUncertainty)",
         ])
         await withTaskCancellationHandler {
             try? await channel.closeFuture.get()

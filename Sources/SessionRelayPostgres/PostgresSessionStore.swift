@@ -23,12 +23,18 @@ import Synchronization
 /// holder stops renewing (killed, frozen, cut off), the lease expires and the node asked takes
 /// the session over and loads it.
 ///
+/// The store works only inside ``run(_:)``, which runs the database client and lease renewal for
+/// as long as its body (the relay) runs:
+///
 /// ```swift
 /// let store = try PostgresSessionStore(
 ///     configuration: .init(url: "postgresql://coplay@db:5432/coplay", advertise: "10.0.0.5:7000"), logger: logger)
-/// try await store.prepare()
 /// var configuration = RelayConfiguration(host: "0.0.0.0", port: 7000)
 /// configuration.store = store
+/// try await store.run {
+///     try await store.prepare()
+///     try await RelayServer(configuration: configuration, logger: logger).run()
+/// }
 /// ```
 public final class PostgresSessionStore: SessionPersistence, JournalProviding {
     /// Where the database is and how leases behave.
@@ -111,33 +117,46 @@ public final class PostgresSessionStore: SessionPersistence, JournalProviding {
     private let journal = PostgresJournal()
     private let leases = Mutex<[SessionID: (lease: SessionLease, registered: ContinuousClock.Instant)]>([:])
     private let logged = Mutex<[SessionID: Int]>([:])
-    private let tasks = Mutex<[Task<Void, Never>]>([])
     /// Log rows written per session between two compactions.
     static let compactionInterval = 10_000
 
     package var journalStorage: any JournalStorage { journal }
 
-    /// Connects lazily; call ``prepare()`` before serving.
+    /// Connects nothing yet: the store works inside ``run(_:)``; call ``prepare()`` there before serving.
     ///
     /// - Throws: ``StoreError`` for a URL that is not `postgresql://USER@HOST[:PORT]/DATABASE`.
     public init(configuration: Configuration, logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
         client = PostgresClient(configuration: try Self.clientConfiguration(configuration), backgroundLogger: logger)
+    }
+
+    /// Runs the store's background work, the database client (postgres-nio's `PostgresClient.run()`)
+    /// and lease renewal, while `body` runs; both stop when it returns or throws (the connections
+    /// close, leases are no longer renewed and run out). Call it once.
+    ///
+    /// The client's `run()` begins before `body` does: it is started as an immediate child task,
+    /// which runs synchronously up to its first suspension, after `run()` has marked the client
+    /// running. A query issued first would wait for the pool and make postgres-nio log "Trying to
+    /// lease connection from `PostgresClient`, but `PostgresClient.run()` hasn't been called yet"
+    /// (the unstructured `Task { await client.run() }` this replaces lost that race in 5 of 35
+    /// starts of `coplay serve --store` here).
+    ///
+    /// - Parameter body: the work that uses the store (``prepare()``, then the relay).
+    /// - Returns: what `body` returned.
+    /// - Throws: what `body` threw.
+    public func run<Result: Sendable>(_ body: () async throws -> Result) async throws -> Result {
         let client = self.client
-        tasks.withLock { $0.append(Task { await client.run() }) }
-    }
-
-    deinit {
-        for task in tasks.withLock({ $0 }) { task.cancel() }
-    }
-
-    /// Stops renewing leases and closes the database connections.
-    public func shutdown() {
-        for task in tasks.withLock({ tasks in
-            defer { tasks = [] }
-            return tasks
-        }) { task.cancel() }
+        return try await withThrowingTaskGroup(of: Void.self, returning: Result.self) { group in
+            if #available(macOS 26, *) {
+                group.addImmediateTask { await client.run() }
+            } else {
+                group.addTask { await client.run() }  // may start after body's first query: a warning only
+            }
+            group.addTask { await self.renewLoop() }
+            defer { group.cancelAll() }
+            return try await body()
+        }
     }
 
     package static func clientConfiguration(_ configuration: Configuration) throws -> PostgresClient.Configuration {
@@ -183,8 +202,8 @@ public final class PostgresSessionStore: SessionPersistence, JournalProviding {
 
     // MARK: Schema
 
-    /// Creates or migrates the schema (once per database, whichever node comes first) and starts
-    /// renewing leases.
+    /// Creates or migrates the schema (once per database, whichever node comes first). Call it
+    /// inside ``run(_:)``.
     ///
     /// - Throws: When the database cannot be reached or refuses a migration.
     public func prepare() async throws {
@@ -211,8 +230,6 @@ public final class PostgresSessionStore: SessionPersistence, JournalProviding {
             return applied
         }
         if !applied.isEmpty { logger.info("migrated the store's schema", metadata: ["versions": "\(applied)"]) }
-        let task = Task { await self.renewLoop() }
-        tasks.withLock { $0.append(task) }
     }
 
     // MARK: Leases

@@ -212,23 +212,6 @@ struct ServeCommand: AsyncParsableCommand {
             }
             configuration.dataDirectory = dataDir
         }
-        var sessionStore: PostgresSessionStore?
-        if let store {
-            var storeConfiguration = PostgresSessionStore.Configuration(url: store, advertise: advertise ?? listen)
-            storeConfiguration.leaseDuration = .milliseconds(Int(leaseSeconds * 1000))
-            storeConfiguration.renewInterval = storeConfiguration.leaseDuration / 4
-            storeConfiguration.safetyMargin = storeConfiguration.leaseDuration / 5
-            let opened: PostgresSessionStore
-            do {
-                opened = try PostgresSessionStore(configuration: storeConfiguration, logger: logger)
-                try await opened.prepare()
-            } catch {
-                throw ValidationError("cannot use --store \(Self.redacted(store)): \(String(reflecting: error))")
-            }
-            configuration.store = opened
-            sessionStore = opened
-        }
-        defer { sessionStore?.shutdown() }
         var keyPin: String?
         if tls.count == 2 {
             do {
@@ -243,6 +226,35 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.webClient = try webClient()
         let prometheus = metrics.map { _ in RelayPrometheus() }
         if let prometheus { configuration.metricsFactory = prometheus.factory }
+        guard let store else {
+            return try await serve(configuration, host: host, keyPin: keyPin, prometheus: prometheus, logger: logger)
+        }
+        var storeConfiguration = PostgresSessionStore.Configuration(url: store, advertise: advertise ?? listen)
+        storeConfiguration.leaseDuration = .milliseconds(Int(leaseSeconds * 1000))
+        storeConfiguration.renewInterval = storeConfiguration.leaseDuration / 4
+        storeConfiguration.safetyMargin = storeConfiguration.leaseDuration / 5
+        let sessionStore: PostgresSessionStore
+        do {
+            sessionStore = try PostgresSessionStore(configuration: storeConfiguration, logger: logger)
+        } catch {
+            throw ValidationError("cannot use --store \(Self.redacted(store)): \(String(reflecting: error))")
+        }
+        configuration.store = sessionStore
+        // The store's database client and lease renewal run as long as the relay does (structured).
+        try await sessionStore.run { [configuration] in
+            do {
+                try await sessionStore.prepare()
+            } catch {
+                throw ValidationError("cannot use --store \(Self.redacted(store)): \(String(reflecting: error))")
+            }
+            try await serve(configuration, host: host, keyPin: keyPin, prometheus: prometheus, logger: logger)
+        }
+    }
+
+    /// Runs the relay, its time server and its metrics endpoint until SIGTERM/SIGINT.
+    private func serve(
+        _ configuration: RelayConfiguration, host: String, keyPin: String?, prometheus: RelayPrometheus?, logger: Logger
+    ) async throws {
         let relay = RelayServer(configuration: configuration, logger: logger)
         var services: [any Service] = [relay]
         var metricsServer: MetricsServer?
