@@ -9,26 +9,23 @@ import NIOWebSocket
 /// How an accepted connection's pipeline is built: one port serves the relay protocol over TCP,
 /// the browser client's files over HTTP, and the relay protocol over a WebSocket at `/ws`.
 extension RelayServer {
-    /// A connection the relay will serve as a member connection once its first bytes tell what it
-    /// is: a frame channel (TCP or WebSocket), or `nil` for an HTTP connection that only fetched
-    /// files (or closed before saying anything).
-    typealias PendingConnection = EventLoopFuture<NIOAsyncChannel<Frame, Frame>?>
-
     /// What every connection's pipeline needs.
     struct PipelineSettings: Sendable {
         var configuration: RelayConfiguration
         var timeLimiter: TimeRequestLimiter
         var logger: Logger
+        /// Serves the member connections (``MemberConnection``).
+        var relay: RelayServer
     }
 
-    /// Called by the server bootstrap for each accepted connection (on its event loop).
-    static func configurePipeline(of channel: Channel, settings: PipelineSettings) throws -> PendingConnection {
+    /// Called by the server bootstrap for each accepted connection (on its event loop): once its
+    /// first bytes tell what it is, a member connection (TCP or WebSocket) is served by a
+    /// ``MemberConnection`` at the end of its pipeline; an HTTP connection only fetches files.
+    static func configurePipeline(of channel: Channel, settings: PipelineSettings) throws {
         let configuration = settings.configuration
         if let tls = configuration.tls {
             try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
         }
-        let promise = channel.eventLoop.makePromise(of: NIOAsyncChannel<Frame, Frame>?.self)
-        channel.closeFuture.whenComplete { _ in promise.succeed(nil) }  // ignored once succeeded
         let sniffer = ConnectionSniffer(
             configure: { channel, kind in
                 switch kind {
@@ -38,20 +35,16 @@ extension RelayServer {
                     try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
                     try channel.pipeline.syncOperations.addHandler(
                         TimeRequestResponder(timescale: configuration.timescale, limiter: settings.timeLimiter))
-                    promise.succeed(try NIOAsyncChannel<Frame, Frame>(wrappingChannelSynchronously: channel))
+                    try channel.pipeline.syncOperations.addHandler(MemberConnection(relay: settings.relay))
                 case .http:
-                    try configureHTTP(channel, settings: settings, promise: promise)
+                    try configureHTTP(channel, settings: settings)
                 }
-            },
-            undecided: { promise.succeed(nil) })
+            })
         try channel.pipeline.syncOperations.addHandler(sniffer)
-        return promise.futureResult
     }
 
     /// HTTP/1.1: the web client's files, and the upgrade of `/ws` to a WebSocket that carries frames.
-    private static func configureHTTP(
-        _ channel: Channel, settings: PipelineSettings, promise: EventLoopPromise<NIOAsyncChannel<Frame, Frame>?>
-    ) throws {
+    private static func configureHTTP(_ channel: Channel, settings: PipelineSettings) throws {
         let configuration = settings.configuration
         let files = WebClientHandler(files: configuration.webClient, logger: settings.logger)
         let boundFiles = NIOLoopBound(files, eventLoop: channel.eventLoop)
@@ -73,7 +66,7 @@ extension RelayServer {
                     try sync.addHandler(WebSocketFrameBridge(maximumFrameLength: configuration.maximumFrameLength))
                     try sync.addHandler(
                         TimeRequestResponder(timescale: configuration.timescale, limiter: settings.timeLimiter))
-                    promise.succeed(try NIOAsyncChannel<Frame, Frame>(wrappingChannelSynchronously: channel))
+                    try sync.addHandler(MemberConnection(relay: settings.relay))
                 }
             })
         try channel.pipeline.syncOperations.configureHTTPServerPipeline(

@@ -11,8 +11,8 @@ import Synchronization
 /// and never sees a secret or a plaintext payload. The same port serves the browser client's
 /// files over HTTP and answers in-band time requests (see `RelayServer+Pipeline.swift`).
 ///
-/// Each connection runs as a child task of a discarding task group that reads its frames into
-/// the hub of its session (`SessionShard`, one lock per session); what the hub sends is queued
+/// Each connection is served on its event loop by a `MemberConnection` handler that reads its
+/// frames into the hub of its session (`SessionShard`, one lock per session); what the hub sends is queued
 /// in the connection's `ChannelWriter` under that lock, so every member's queue follows the
 /// session's stamped order, and written on the connection's event loop, one flush per batch. A connection that
 /// fails, floods or stops reading affects only itself. On graceful shutdown (SIGTERM through
@@ -134,8 +134,8 @@ public final class RelayServer: Service, Sendable {
         } else if let directory = configuration.dataDirectory {
             try openStore(directory)
         }
-        let server: NIOAsyncChannel<PendingConnection, Never>
-        let settings = PipelineSettings(configuration: configuration, timeLimiter: timeLimiter, logger: logger)
+        let server: NIOAsyncChannel<Void, Never>
+        let settings = PipelineSettings(configuration: configuration, timeLimiter: timeLimiter, logger: logger, relay: self)
         do {
             server = try await ServerBootstrap(group: eventLoopGroup)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -167,99 +167,92 @@ public final class RelayServer: Service, Sendable {
         for waiter in waiters { waiter.resume(returning: address) }
         logger.info("relay listening", metadata: ["address": "\(address)", "tls": "\(configuration.tls != nil)"])
 
-        try await withGracefulShutdownHandler {
-            try await withThrowingDiscardingTaskGroup { group in
-                group.addTask { await self.tickLoop() }
-                try await server.executeThenClose { inbound in
-                    for try await pending in inbound {
-                        group.addTask {
-                            // HTTP connections that only fetch the page end here with nil.
-                            if let connection = try? await pending.get() { await self.handle(connection) }
-                        }
+        do {
+            try await withGracefulShutdownHandler {
+                try await withThrowingDiscardingTaskGroup { group in
+                    group.addTask { await self.tickLoop() }
+                    // Each accepted connection's pipeline serves it on its event loop
+                    // (`MemberConnection`); the accept loop only keeps the server going.
+                    try await server.executeThenClose { inbound in
+                        for try await _ in inbound {}
                     }
                 }
+            } onGracefulShutdown: {
+                self.logger.info("relay shutting down")
+                server.channel.close(promise: nil)
+                let outboxes = self.core.withLock { core in
+                    core.shuttingDown = true
+                    return Array(core.outboxes.values)
+                }
+                for outbox in outboxes { outbox.close() }
             }
-        } onGracefulShutdown: {
-            self.logger.info("relay shutting down")
-            server.channel.close(promise: nil)
-            let outboxes = self.core.withLock { core in
-                core.shuttingDown = true
-                return Array(core.outboxes.values)
-            }
-            for outbox in outboxes { outbox.close() }
+        } catch {
+            await closeConnections()
+            throw error
         }
+        await closeConnections()
         logger.info("relay stopped")
+    }
+
+    /// Stops taking connections, flushes and closes every open one, and waits until they have closed.
+    private func closeConnections() async {
+        let outboxes = core.withLock { core in
+            core.shuttingDown = true
+            return Array(core.outboxes.values)
+        }
+        for outbox in outboxes { outbox.close() }
+        for outbox in outboxes { await outbox.closed() }
     }
 
     // MARK: Connections
 
-    private func handle(_ channel: NIOAsyncChannel<Frame, Frame>) async {
+    /// A connection the relay took in: its id, its writer, and whether it is within the
+    /// connection limit (one that is not gets a refusal and is closed).
+    struct Admission {
+        let id: Int
+        let outbox: ChannelWriter
+        let admitted: Bool
+    }
+
+    /// Takes a member connection in (on its event loop, when it becomes active): `nil` when the
+    /// relay is shutting down (the caller closes it).
+    func admit(_ channel: any Channel) -> Admission? {
         let latency = instruments.deliveryLatency
         let outbox = ChannelWriter(
-            channel: channel.channel, softLimit: configuration.outboxSoftLimit, hardLimit: configuration.outboxHardLimit,
+            channel: channel, softLimit: configuration.outboxSoftLimit, hardLimit: configuration.outboxHardLimit,
             latency: { latency.recordNanoseconds($0.nanosecondsClamped) })
         let maximum = configuration.limits.maximumConnections
-        let admission: (id: Int, admitted: Bool)? = core.withLock { core in
+        let admission: Admission? = core.withLock { core in
             guard !core.shuttingDown else { return nil }
             let id = core.nextID
             core.nextID += 1
             core.outboxes[id] = outbox
             guard core.connectionCount < maximum else {
                 core.refusedConnections += 1
-                return (id, false)
+                return Admission(id: id, outbox: outbox, admitted: false)
             }
             core.connectionCount += 1
-            return (id, true)
+            return Admission(id: id, outbox: outbox, admitted: true)
         }
-        guard let (id, admitted) = admission else {
-            try? await channel.executeThenClose { _, _ in }
-            return
-        }
-        // The connection's id goes with each line (a logger carrying it as metadata would be
-        // one more dictionary held by every idle connection).
-        let logger = self.logger
-        let tag: Logger.MetadataValue = "\(id)"
+        guard let admission else { return nil }
         logger.debug("connection opened", metadata: [
-            "connection": tag, "peer": "\(channel.channel.remoteAddress.map { "\($0)" } ?? "?")",
+            "connection": "\(admission.id)", "peer": "\(channel.remoteAddress.map { "\($0)" } ?? "?")",
         ])
-        // The shard this connection's hello took it to; until then, the lobby.
-        var bound: SessionShard?
-        do {
-            try await channel.executeThenClose { inbound, _ in
-                guard admitted else {
-                    outbox.enqueue(Self.refusal(.tooManyConnections, "relay is at its connection limit"))
-                    return
-                }
-                lobby.admit(id, outbox: outbox, now: now())
-                do {
-                    for try await frame in inbound {
-                        if let shard = bound {
-                            guard shard.mayOrder() else { break }
-                            shard.withHub { hub in (hub.receive(frame, from: id, now: self.now()), ()) }
-                        } else if frame.type == .hello {
-                            if frame.flags.contains(.presenceBatches) { outbox.batchPresence() }
-                            bound = await self.bind(id, outbox: outbox, hello: frame)
-                            if bound == nil { break }
-                        } else {
-                            self.lobby.withHub { hub in (hub.receive(frame, from: id, now: self.now()), ()) }
-                        }
-                    }
-                } catch let error as FrameDecodingError {
-                    logger.info("closing a connection that sent undecodable bytes", metadata: ["connection": tag, "error": "\(error)"])
-                    (bound ?? self.lobby).withHub { hub in (hub.decodingFailed(error, on: id), ()) }
-                }
-            }
-        } catch {
-            logger.debug("connection failed", metadata: ["connection": tag, "error": "\(error)"])
+        if admission.admitted {
+            lobby.admit(admission.id, outbox: outbox, now: now())
+        } else {
+            outbox.enqueue(Self.refusal(.tooManyConnections, "relay is at its connection limit"))
         }
-        if admitted { leave(id, shard: bound) }
-        // What the hub queued last (an error frame) goes out before the channel closes.
-        outbox.close()
-        await outbox.closed()
+        return admission
+    }
+
+    /// A connection closed: its hub forgets it (presence grace applies) and the relay stops counting it.
+    func forget(_ admission: Admission, shard: SessionShard?) {
+        if admission.admitted { leave(admission.id, shard: shard) }
         core.withLock { core in
-            if core.outboxes.removeValue(forKey: id) != nil, admitted { core.connectionCount -= 1 }
+            if core.outboxes.removeValue(forKey: admission.id) != nil, admission.admitted { core.connectionCount -= 1 }
         }
-        logger.debug("connection closed", metadata: ["connection": tag])
+        logger.debug("connection closed", metadata: ["connection": "\(admission.id)"])
     }
 
     /// Moves connection `id` from the lobby to the shard of the session its `hello` names
@@ -268,7 +261,7 @@ public final class RelayServer: Service, Sendable {
     ///
     /// - Returns: The shard, or `nil` when this node does not serve the session: the connection
     ///   got an error frame (`redirect` to the node that does, or `unavailable`) and is closed.
-    private func bind(_ id: Int, outbox: ChannelWriter, hello: Frame) async -> SessionShard? {
+    func bind(_ id: Int, outbox: ChannelWriter, hello: Frame) async -> SessionShard? {
         lobby.detach(id)
         var attempts = 0
         while true {

@@ -22,16 +22,12 @@ final class ConnectionSniffer: ChannelInboundHandler, RemovableChannelHandler {
     static let firstByteTimeout = TimeAmount.seconds(10)
 
     private let configure: (Channel, Kind) throws -> Void
-    private let undecided: () -> Void
     private var timeout: Scheduled<Void>?
     private var decided = false
 
-    /// - Parameters:
-    ///   - configure: adds the handlers for the kind of connection (after this one, on the event loop).
-    ///   - undecided: called when the connection closes before its first byte.
-    init(configure: @escaping (Channel, Kind) throws -> Void, undecided: @escaping () -> Void) {
+    /// - Parameter configure: adds the handlers for the kind of connection (after this one, on the event loop).
+    init(configure: @escaping (Channel, Kind) throws -> Void) {
         self.configure = configure
-        self.undecided = undecided
     }
 
     static func kind(ofFirstByte byte: UInt8) -> Kind {
@@ -65,7 +61,6 @@ final class ConnectionSniffer: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         timeout?.cancel()
-        if !decided { undecided() }
         context.fireChannelInactive()
     }
 }
