@@ -116,8 +116,12 @@ public actor MPVPlayer: CoordinatedPlayer {
         var initialized: Set<String> = []
     }
 
-    /// How long an own change's notification is waited for (mpv sends it within 0.3 ms).
-    private static let echoWindow = Duration.milliseconds(500)
+    /// How long an own change's notification is waited for. mpv sends it within 0.3 ms, but the
+    /// adapter may handle it much later on a busy machine: at a load average of 12, 0.5 s was not
+    /// enough and the adapter's own pause came back as the person's (three pause commands for one
+    /// key). Only real changes are recorded and they are matched by value, so a longer wait can
+    /// swallow nothing but a change to the value the adapter has just set.
+    private static let echoWindow = Duration.seconds(2)
 
     private let connection: MPVConnection
     private let items: [String: Item]
