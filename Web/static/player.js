@@ -182,6 +182,13 @@ export const TIMING = Object.freeze({
   /** Placed pictures this far off at once (wall ms; a tick is 16.7) slipped: placed again without counting towards giving up. */
   placedSlipMs: 8,
   /**
+   * More than this many placements done again (slips and misses alike) within `placedAgainWindowMs`
+   * give placed starts up: on a loaded machine Chromium slips again and again, and each new placement
+   * is a restart (the Chromium tests at load 7-12 saw a page restart six times in 10 s and never settle).
+   */
+  placedAgainLimit: 4,
+  placedAgainWindowMs: 10000,
+  /**
    * The frame clock's phase is taken from a playing frame's sample this recent, else from
    * `requestAnimationFrame` (its timestamp is on the same grid within ~0.2 ms); the frame clock drifts
    * about 0.04 ms/s against the system clock.
@@ -303,6 +310,7 @@ export class VideoPlayer {
     this.placement = null; // the placed start in force: {latticeMs, offsetMs, ...} (cadence.js planStart)
     this.placedMisses = 0; // placed starts in a row whose pictures missed
     this.placedOff = false; // given up on placed starts (they kept missing)
+    this.placedAgainAt = []; // reference ms of recent placements done again (slips and misses)
     this.placedEarlyEnds = 0; // placements in a row that drifted off sooner than TIMING.placedHoldMs
     this.placedLatencies = new Map(); // learnt play()-to-clock latency (ms) per "audio:rate"
     this.timing = { ...TIMING, ...timing };
@@ -813,7 +821,7 @@ export class VideoPlayer {
         // A slip is a whole tick at once; a frame clock the profile does not describe drifts off gradually.
         const gradual = Math.abs((quick * 1000) / motion.rate) < this.timing.placedSlipMs;
         if (gradual) this.placedEarlyEnds = now - this.startedAtMs < this.timing.placedHoldMs ? this.placedEarlyEnds + 1 : 0;
-        if (this.placedEarlyEnds >= thresholds.placedGiveUp) {
+        if (this.placedEarlyEnds >= thresholds.placedGiveUp || this.placedAgainTooOften(now)) {
           this.placedOff = true;
           this.placement = null;
           this.emitCorrection("unplaced", quick * 1000, null);
@@ -853,7 +861,7 @@ export class VideoPlayer {
     const error = estimateErrorWithDrift(samples, motion, now, this.driftAt(now), this.timing.rankFromTop);
     const errorMs = error * 1000;
     this.errorMs = errorMs;
-    if (check.placement) return this.verifyPlacement(motion, check, errorMs, samples);
+    if (check.placement) return this.verifyPlacement(motion, check, errorMs, samples, now);
     if (check.learn) {
       const gain = Math.abs(errorMs) > this.timing.learnWholeAboveMs ? 1 : this.timing.latencyGain;
       this.startLatencyMs = Math.min(this.timing.maximumStartLatencyMs, Math.max(this.timing.minimumStartLatencyMs, this.startLatencyMs - (errorMs * gain) / motion.rate));
@@ -872,7 +880,7 @@ export class VideoPlayer {
    * -error / rate in wall ms, equal to the plan's offset) or missed; a miss is placed again, and after
    * `placedGiveUp` misses in a row the page goes back to closed-loop starts.
    */
-  async verifyPlacement(motion, check, errorMs, samples) {
+  async verifyPlacement(motion, check, errorMs, samples, now) {
     const thresholds = this.thresholds;
     // The clock the start reached (reference ms of item time 0) against the plan's: learnt into the
     // latency (with audio a start can also come whole output buffers late: not learnt).
@@ -892,7 +900,7 @@ export class VideoPlayer {
       return false;
     }
     this.placedMisses += 1;
-    if (this.placedMisses >= thresholds.placedGiveUp) {
+    if (this.placedMisses >= thresholds.placedGiveUp || this.placedAgainTooOften(now)) {
       this.placedOff = true;
       this.placement = null;
       this.emitCorrection("unplaced", errorMs, null);
@@ -904,6 +912,13 @@ export class VideoPlayer {
     this.errorMs = null;
     await this.restart(motion, check.attempt + 1);
     return true;
+  }
+
+  /** Records a placement done again at reference ms `now`; true when there were too many lately. */
+  placedAgainTooOften(now) {
+    this.placedAgainAt = this.placedAgainAt.filter((at) => now - at < this.timing.placedAgainWindowMs);
+    this.placedAgainAt.push(now);
+    return this.placedAgainAt.length > this.timing.placedAgainLimit;
   }
 
   // MARK: Element operations
