@@ -15,8 +15,14 @@ with the players at `--log-level debug` so that every update of their reference 
    frame presented by every player, the latest minus the earliest CLOCK_REALTIME presentation
    stamp) before the kill, in the 5 s after it and later, and each player's presentation minus the
    frame's scheduled reference instant per period (on one machine: how far its reference clock and
-   wake-ups are from the nodes' UTC; with --after-seconds 300 and a dead time server, how far a
-   free-running clock wanders);
+   wake-ups are from the nodes' UTC; on a build without time-server failover, with
+   --after-seconds 300 and a dead time server, how far a free-running clock wanders), and with
+   --after-seconds above 150 the skew from 120 s after the kill until p4 starts. Members move to the
+   next node of their invite when their time server stops answering, so it also reports, per
+   player, when its time server changed ("time server changed" in its log, and the `timeSource`
+   event), the correction at the new node's first update and the largest in the 5 s after the
+   change (the `residual` of its clock updates: how far its clock read from the new estimate, to be
+   slewed in), how many clock updates it took in the 10 s after the kill and in all;
 3. a late joiner (p4) started after the kill: which time server it can use (the first node of its
    invite that answers) and its skew against the three players that synchronised before the kill.
 
@@ -46,7 +52,10 @@ ff = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ff)
 
 CLOCK_LINE = re.compile(r"reference clock (updated|adopted an estimate|stepped)")
-FIELD = re.compile(r"\b(offset|errorBound|driftPPM|correction|moved)=(-?[0-9.]+(?:e-?[0-9]+)?)")
+FIELD = re.compile(r"\b(offset|errorBound|driftPPM|correction|moved|residual)=(-?[0-9.]+(?:e-?[0-9]+)?)")
+SOURCE_LINE = re.compile(r"time server changed")
+SOURCE_FIELD = re.compile(r"\b(from|to|unanswered)=(\S+)")
+SOURCE_REASON = re.compile(r"\breason=(.*?) (?:to|unanswered)=")  # a reason has spaces ("no answer")
 
 
 def clock_updates(child):
@@ -57,6 +66,28 @@ def clock_updates(child):
         if match:
             updates.append((t, match.group(1), {k: float(v) for k, v in FIELD.findall(line)}))
     return updates
+
+
+def source_changes(child):
+    """(arrival time, {from, to, reason, unanswered}) for every change of time server a player logged."""
+    changes = []
+    for t, line in child.err:
+        if SOURCE_LINE.search(line):
+            fields = dict(SOURCE_FIELD.findall(line))
+            reason = SOURCE_REASON.search(line)
+            fields["reason"] = reason.group(1) if reason else "?"
+            changes.append((t, fields))
+    return changes
+
+
+def time_source_events(child):
+    """The `timeSource` JSON Lines events a player printed: (realtime, detail)."""
+    events = []
+    for _, line in child.out:
+        if line.startswith("{") and '"timeSource"' in line:
+            event = json.loads(line)
+            events.append((event["realtime"], event.get("detail")))
+    return events
 
 
 def frame_stamps(child):
@@ -215,6 +246,26 @@ def main():
             updates = clock_updates(player)
             before = [u for u in updates if u[0] < killed]
             after = [u for u in updates if u[0] >= killed]
+            changes = [c for c in source_changes(player) if c[0] >= killed]
+            for t, fields in changes:
+                # The correction the switch brought: how far the clock read from the new node's first
+                # estimates (slewed in at up to 5 ms/s), and whether it stepped.
+                first = next((u for u in updates if u[0] >= t), None)
+                window = [abs(u[2]["residual"]) for u in updates if t <= u[0] < t + 5 and "residual" in u[2]]
+                stepped = [u for u in updates if t <= u[0] < t + 5 and u[1] == "stepped"]
+                print(f"  {name}: time server changed {t - killed:+.2f} s after the kill, from {fields.get('from')} to "
+                      f"{fields.get('to')} ({fields['reason']}, "
+                      f"{fields.get('unanswered', '?')} unanswered); correction at the first update from the new node "
+                      + (f"{first[2].get('residual', float('nan')) * 1e6:+.1f} µs" if first else "none")
+                      + (f", largest in the 5 s after the change {max(window) * 1e6:.1f} µs" if window else "")
+                      + f", steps {len(stepped)}")
+            events = [e for e in time_source_events(player) if e[0] >= killed]
+            if events:
+                print(f"  {name}: timeSource events: " + "; ".join(f"{t - killed:+.2f} s {d}" for t, d in events))
+            residuals = [abs(u[2]["residual"]) for u in after if "residual" in u[2]]
+            print(f"  {name}: {len([u for u in after if u[0] < killed + 10])} clock updates in the 10 s after the kill, "
+                  f"{len(after)} in all; largest correction slewed in at any update after the kill "
+                  + (f"{max(residuals) * 1e6:.1f} µs" if residuals else "none"))
             steps = [u for u in updates if u[1] == "stepped"]
             last = before[-1][2].get("offset") if before else None
             first = after[0][2].get("offset") if after else None
@@ -244,6 +295,8 @@ def main():
         print(f"  skew p1-p3 in the 5 s after it:    {skew_summary(trio, killed, killed + 5)}")
         print(f"  skew p1-p3 from 5 s after it until p4 starts: {skew_summary(trio, killed + 5, p4_started)}")
         print(f"  skew p1-p3 in the last 30 s before p4 starts: {skew_summary(trio, p4_started - 30, p4_started)}")
+        if p4_started > killed + 150:
+            print(f"  skew p1-p3 from 120 s after the kill until p4 starts: {skew_summary(trio, killed + 120, p4_started)}")
         print(f"  skew p1-p3 while p4 starts and plays:         {skew_summary(trio, p4_started, ended)}")
         print(f"  skew p1-p4 once p4 plays:          {skew_summary(players, p4_playing + 1, ended)}")
         print(f"  p4's presentation minus p1-p3's:   {relative(players, 'p4', p4_playing + 1, ended)}")

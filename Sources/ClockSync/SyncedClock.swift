@@ -150,27 +150,28 @@ public final class SyncedClock<C: Clock>: Sendable where C.Duration == Duration 
     ///   - now: The local time of the update.
     public func update(with estimate: ClockEstimate, atLocal now: NTPTimestamp) {
         let slew = configuration.maximumSlewRate
-        let stepped: Double? = state.withLock { state in
+        let (stepped, residual): (Double?, Double) = state.withLock { state in
             state.updates += 1
             guard let old = state.model else {
                 state.model = Model(estimate: estimate, updateTime: now, residual: 0)
-                return nil
+                return (nil, 0)
             }
             let residual = old.correction(at: now, slewRate: slew) - estimate.offset(atLocal: now)
             if abs(residual) > configuration.stepThreshold {
                 state.steps += 1
                 state.model = Model(estimate: estimate, updateTime: now, residual: 0)
-                return residual
+                return (residual, 0)
             }
             state.model = Model(estimate: estimate, updateTime: now, residual: residual)
-            return nil
+            return (nil, residual)
         }
         if let stepped {
             logger.info("reference clock stepped", metadata: ["correction": "\(-stepped)"])
         } else {
+            // residual: how far the clock reads from the new estimate, to be slewed out.
             logger.debug("reference clock updated", metadata: [
                 "offset": "\(estimate.offset)", "driftPPM": "\(estimate.driftPPM)",
-                "errorBound": "\(estimate.errorBound)",
+                "errorBound": "\(estimate.errorBound)", "residual": "\(residual)",
             ])
         }
     }

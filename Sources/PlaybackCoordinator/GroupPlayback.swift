@@ -7,7 +7,9 @@ import Logging
 ///
 /// ``prepare(session:timeServer:clock:options:logger:)`` synchronises a `SyncedClock` with an NTP
 /// server (the relay's own, at the invite's address) until the estimate is good enough to present
-/// frames, and builds the coordination channel over the session. ``run(_:localItem:canPresent:name:publishInitialState:onEvent:started:)``
+/// frames, and builds the coordination channel over the session. With an invite naming several
+/// nodes, the clock polls the first node that answers and moves to the next node of the invite when
+/// its node stops answering (ClockSync's `TimeSourceFailover`; a `timeSource` event says so). ``run(_:localItem:canPresent:name:publishInitialState:onEvent:started:)``
 /// then runs the clock's polling, the ``PlaybackCoordinator`` and the player as children of one task
 /// until the session ends (the member left, the group ended it, the relay was lost), the player ends
 /// (its process quit), or the calling task is cancelled; whichever comes first ends the others, and the
@@ -79,30 +81,24 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
         logger: Logger = Logger(label: "coplay.playback")
     ) async throws -> Self {
         let synced = SyncedClock(clock: clock, configuration: options.syncedClock, logger: logger)
-        var answered: TimeClient<LocalClock>?
-        var failure: (address: String, error: any Error)?
         // An invite naming several nodes of one relay service: any node's time server will do
-        // (they all serve UTC); the first that answers.
-        for relay in timeServer.relays where answered == nil {
-            do {
-                let transport = try await UDPTimeTransport.connect(
-                    host: relay.host, port: relay.port, timescale: synced.timescale)
-                let client = TimeClient(
-                    transport: transport, syncedClock: synced, configuration: options.timeClient, logger: logger)
-                if options.converge {
-                    _ = try await client.converge()
-                } else {
-                    _ = try await client.measure(samples: 8, interval: .milliseconds(20))
-                }
-                answered = client
-            } catch {
-                failure = ("\(relay)", error)
+        // (they all serve UTC). The client polls the first that answers and moves to the next
+        // node of the invite when it stops answering, keeping the synced clock (slewed over).
+        let sources = timeServer.relays.map { relay in
+            TimeSource(name: "\(relay)") {
+                try await UDPTimeTransport.connect(host: relay.host, port: relay.port, timescale: synced.timescale)
             }
         }
-        guard let client = answered else {
+        let client = TimeClient(sources: sources, syncedClock: synced, configuration: options.timeClient, logger: logger)
+        do {
+            if options.converge {
+                _ = try await client.converge()
+            } else {
+                _ = try await client.measure(samples: 8, interval: .milliseconds(20))
+            }
+        } catch {
             session.leave()
-            throw GroupPlaybackError.timeServerSilent(
-                failure?.address ?? "\(timeServer.host):\(timeServer.port)", failure?.error ?? CancellationError())
+            throw GroupPlaybackError.timeServerSilent("\(client.currentSource)", error)
         }
         return Self(
             session: session, channel: GroupSessionCoordinationChannel(session: session, logger: logger), timeClient: client,
@@ -146,6 +142,13 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
         defer { session.leave() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { [timeClient] in try? await timeClient.run() }
+            let label = name.map { PlaybackParticipantID($0) }
+            group.addTask { [timeClient] () async throws -> Void in
+                // The time server changed (the node died): one `timeSource` event per move.
+                for await change in timeClient.sourceChanges {
+                    onEvent(PlaybackEvent(type: .timeSource, realtime: Realtime.now(), player: label, detail: "\(change)"))
+                }
+            }
             group.addTask { for await event in player.events { onEvent(event) } }
             group.addTask { for await event in coordinator.events { onEvent(event) } }
             group.addTask { [logger] in

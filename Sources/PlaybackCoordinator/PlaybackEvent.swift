@@ -32,6 +32,9 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
         case stopped
         /// The sync controller corrected the player (a rate trim started or ended, or a seek).
         case correction
+        /// The member's clock moved to another time server (the node it polled stopped answering);
+        /// ``PlaybackEvent/detail`` says from which to which and why.
+        case timeSource
     }
 
     /// What happened.

@@ -78,4 +78,65 @@ struct GroupPlaybackTests {
             #expect({ if case .invalidated = hostSession.state { true } else { false } }(), "cancelling leaves the session")
         }
     }
+
+    @Test("a fleet invite: a dead first time server is skipped after its first 8 requests, and a time server that stops answering is left for the next node (a timeSource event)")
+    func timeServerFailover() async throws {
+        // The relay answers no NTP on its port (a dead first node's time server); two more nodes' time servers do.
+        try await withLocalRelay(withTime: false) { relayOnly in
+            let servers = (0..<2).map { _ in
+                TimeServer(configuration: .init(host: "127.0.0.1", port: 0), clock: ContinuousClock(), logger: Logger(label: "test.time"))
+            }
+            let tasks = servers.map { server in Task { try await server.run() } }
+            defer {
+                for server in servers { server.shutdown() }
+                for task in tasks { task.cancel() }
+            }
+            var ports: [Int] = []
+            for server in servers {
+                let address = try await server.boundAddress()
+                ports.append(try #require(address.port))
+            }
+            var invite = relayOnly
+            invite.otherRelays = ports.map { RelayAddress(host: "127.0.0.1", port: $0) }
+            let session = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite))
+                .activate(TestActivity(item: "clip"), invite: invite)
+            try await session.join()
+
+            let clock = ContinuousClock()
+            let start = clock.now
+            let playback = try await GroupPlayback.prepare(session: session, timeServer: invite)
+            let elapsed = start.duration(to: clock.now)
+            #expect(playback.timeClient.currentSource.name == "127.0.0.1:\(ports[0])")
+            #expect(elapsed < .seconds(3), "prepare took \(elapsed) past the dead first node")
+
+            let events = LockedBox<[PlaybackEvent]>([])
+            let run = Task {
+                try await playback.run(
+                    HeadlessPlayer(participant: "host", items: [Self.clip], reference: playback.reference),
+                    localItem: Self.clip.identifier, name: "host", publishInitialState: true,
+                    onEvent: { event in events.mutate { $0.append(event) } })
+            }
+            defer { run.cancel() }
+            await eventually("the move past the dead first node is reported once playback runs") {
+                events.value.contains { $0.type == .timeSource }
+            }
+            let updates = playback.reference.syncedClock.status.updates
+            servers[0].shutdown()
+            await eventually("the clock moves to the third node") {
+                events.value.filter { $0.type == .timeSource }.count == 2
+            }
+            let moves = events.value.filter { $0.type == .timeSource }.compactMap(\.detail)
+            #expect(moves == [
+                "from 127.0.0.1:\(invite.port) to 127.0.0.1:\(ports[0]) (no answer)",
+                "from 127.0.0.1:\(ports[0]) to 127.0.0.1:\(ports[1]) (no answer)",
+            ])
+            await eventually("the clock is updated from the third node") {
+                playback.reference.syncedClock.status.updates > updates + 2
+                    && playback.timeClient.currentSource.name == "127.0.0.1:\(ports[1])"
+            }
+            #expect(playback.reference.syncedClock.status.steps == 0)
+            run.cancel()
+            _ = try? await run.value
+        }
+    }
 }
