@@ -56,8 +56,19 @@ final class MemberConnection: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        guard !finished, admission?.admitted == true else { return }
+        guard !finished, let admission, admission.admitted else { return }
         if binding {
+            if frame.type == .ping {
+                // The relay is alive while it asks a shared store about the session (which can
+                // take seconds on a loaded database): answered as the hub would, so a member's
+                // liveness check does not give the connection up meanwhile.
+                var pong = frame
+                pong.type = .pong
+                pong.sender = .relay
+                pong.payload = ByteBuffer()
+                admission.outbox.enqueue(pong)
+                return
+            }
             waiting.append(frame)
         } else {
             receive(frame, context: context)
