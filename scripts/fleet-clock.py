@@ -310,13 +310,7 @@ def main():
         print(f"fleet-clock: load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} "
               f"at the end")
     finally:
-        for child in reversed(children):
-            child.kill()
-        for child in children:
-            try:
-                child.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                child.kill(signal.SIGKILL)
+        ff.stop_children(children)
         time.sleep(0.2)
         if args.keep:
             os.makedirs(args.keep, exist_ok=True)

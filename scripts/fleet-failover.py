@@ -85,6 +85,17 @@ class Child:
                 pass
 
 
+def stop_children(children):
+    """Stops every child (newest first), killing those that do not exit within 5 s."""
+    for child in reversed(children):
+        child.kill()
+    for child in children:
+        try:
+            child.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            child.kill(signal.SIGKILL)
+
+
 def wait_for(condition, timeout, what):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -186,13 +197,7 @@ def main():
         print("  longest gap between two presented frames around the kill: "
               + ", ".join(f"{name} {gap:.1f} ms" for name, gap in gaps.items()))
     finally:
-        for child in reversed(children):
-            child.kill()
-        for child in children:
-            try:
-                child.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                child.kill(signal.SIGKILL)
+        stop_children(children)
         if postgres:
             postgres.stop()
         shutil.rmtree(base, ignore_errors=True)
