@@ -37,7 +37,7 @@ struct RelayTLSCLITests {
         // Pinned: no CA needed anywhere.
         let host = try await Child(["host", media, "--relay", "127.0.0.1:\(port)", "--pin", pin, "--name", "host"])
         children.append(host)
-        #expect(await host.out.wait(for: .seconds(60)) { $0.count >= 2 })
+        #expect(await host.out.wait(for: .seconds(60)) { $0.count >= 2 }, "the host printed no invite: \(host.err.snapshot.suffix(8))")
         let invite = try #require(host.out.snapshot.first)
         #expect(invite.hasPrefix("coplays://127.0.0.1:\(port)/") && invite.contains("pin=\(pin)"))
         #expect(host.out.snapshot[1].hasPrefix("https://127.0.0.1:\(port)/#invite=coplays%3A"))
