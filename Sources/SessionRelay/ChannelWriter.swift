@@ -153,7 +153,7 @@ final class ChannelWriter: Sendable {
             let frames = batchesPresence ? PresencePayload.batching(queued) : queued
             let written = channel.eventLoop.makePromise(of: Void.self)
             if case .found(let context) = encoder, channel.isActive {
-                var buffer = channel.allocator.buffer(capacity: frames.reduce(0) { $0 + $1.wireLength })
+                var buffer = channel.allocator.buffer(capacity: bytes)  // batched presence takes no more
                 for frame in frames { FrameCodec.encode(frame, into: &buffer) }
                 context.writeAndFlush(NIOAny(buffer), promise: written)
             } else {
