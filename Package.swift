@@ -60,6 +60,7 @@ let package = Package(
             pkgConfig: "libavformat",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]
         ),
+        .systemLibrary(name: "CLinuxEpoll"),
         .target(
             name: "MediaProbe",
             dependencies: [
@@ -151,6 +152,7 @@ let package = Package(
         .target(
             name: "BenchmarkSupport",
             dependencies: [
+                "CLinuxEpoll",
                 "GroupSessions",
                 "SessionRelay",
                 "PlaybackCoordinator",

@@ -119,14 +119,14 @@ public struct RelayBenchmark: Sendable {
         let sender = try await openMembers(count: 1, invite: invite)[0]
         defer { sender.connection.close() }
         let probes = try await openProbes(count: receivers, invite: invite, sessionSize: receivers + 1, origin: clock.now)
-        defer { for probe in probes { probe.close() } }
+        defer { probes.close() }
         let drain = Task { for try await _ in sender.connection.inbound {} }  // the sender's acks
         defer { drain.cancel() }
         let expected = receivers * messages
-        let delivered = { probes.reduce(0) { $0 + $1.state.withLock { $0.data } } }
+        let delivered = { probes.dataCount }
         // Wait for everyone to be joined before timing.
         let readyBy = clock.now + timeout
-        while probes.contains(where: { !$0.isReady }) && clock.now < readyBy { try await Task.sleep(for: .milliseconds(10)) }
+        while probes.readyCount < receivers && clock.now < readyBy { try await Task.sleep(for: .milliseconds(10)) }
         let start = clock.now
         for index in 0..<messages {
             try sender.connection.send(Self.frame(from: sender, sequence: UInt64(index + 1), stamp: 0, size: payloadSize))
@@ -167,135 +167,38 @@ public struct RelayBenchmark: Sendable {
         let drain = Task { for try await _ in sender.connection.inbound {} }  // keep the sender's queue drained
         defer { drain.cancel() }
         let probes = try await openProbes(count: count - 1, invite: invite, sessionSize: count, origin: origin)
-        defer { for probe in probes { probe.close() } }
+        defer { probes.close() }
         let readyDeadline = clock.now + timeout
-        while probes.contains(where: { !$0.isReady }) && clock.now < readyDeadline {
+        while probes.readyCount < count - 1 && clock.now < readyDeadline {
             try await Task.sleep(for: .milliseconds(10))
         }
         let assembly = origin.duration(to: clock.now)
-        let readyReceivers = probes.filter(\.isReady).count
+        let readyReceivers = probes.readyCount
         for index in 0..<messages {
             try sender.connection.send(
                 Self.frame(from: sender, sequence: UInt64(index + 1), stamp: Self.nanos(since: origin, clock.now), size: 64))
             try await Task.sleep(for: interval)
         }
-        let expected = probes.count * messages
+        let expected = (count - 1) * messages
         let deadline = clock.now + timeout
-        while probes.reduce(0, { $0 + $1.state.withLock { $0.latencies.count } }) < expected && clock.now < deadline {
+        while probes.latencyCount < expected && clock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
-        let latencies = probes.flatMap { $0.state.withLock { $0.latencies } }
+        let latencies = probes.latencies
         return FanOutResult(latencies: latencies.sorted(), assembly: assembly, readyReceivers: readyReceivers)
     }
 
-    /// Opens `count` receiving members whose frames are read on their connections' event loops by
-    /// a ``ProbeReceiver`` (no task, no stream per frame): the benchmark process then costs the
-    /// relay's 2 cores as little as a receiver can, so the figures are the relay's.
-    ///
-    /// At most `concurrency` connections are being opened at a time (a sliding window: the next
-    /// starts as soon as one is open), to an address resolved once.
+    /// Opens `count` receiving members (``ProbeReceivers``: plain sockets read by threads of their
+    /// own, so the benchmark takes as little of the relay's cores as a receiver can), one at a time
+    /// to an address resolved once.
     func openProbes(
-        count: Int, invite: Invite, sessionSize: Int, origin: ContinuousClock.Instant, concurrency: Int = 50
-    ) async throws -> [ProbeReceiver] {
-        let token = SessionKeys(invite: invite).joinToken
-        let address = try SocketAddress.makeAddressResolvingHost(host, port: port)
-        let open: @Sendable () async throws -> ProbeReceiver = {
-            let probe = ProbeReceiver(sessionSize: sessionSize, origin: origin)
-            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
-                        try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
-                        try channel.pipeline.syncOperations.addHandler(ProbeHandler(probe: probe))
-                    }
-                }
-                .connect(to: address).get()
-            probe.channel.withLock { $0 = channel }
-            let id = ParticipantID.random()
-            channel.write(
-                Frame(type: .hello, flags: .presenceBatches, session: invite.session, sender: id, payload: HelloPayload(token: token).encoded()),
-                promise: nil)
-            try await channel.writeAndFlush(Frame(type: .join, session: invite.session, sender: id)).get()
-            return probe
-        }
-        return try await withThrowingTaskGroup(of: ProbeReceiver.self) { group in
-            var probes: [ProbeReceiver] = []
-            probes.reserveCapacity(count)
-            for index in 0..<count {
-                if index >= concurrency, let probe = try await group.next() { probes.append(probe) }
-                group.addTask(operation: open)
-            }
-            for try await probe in group { probes.append(probe) }
-            return probes
-        }
+        count: Int, invite: Invite, sessionSize: Int, origin: ContinuousClock.Instant
+    ) async throws -> ProbeReceivers {
+        try await ProbeReceivers.open(count: count, host: host, port: port, invite: invite, sessionSize: sessionSize, origin: origin)
     }
 
     static func nanos(since origin: ContinuousClock.Instant, _ instant: ContinuousClock.Instant) -> UInt64 {
         let d = origin.duration(to: instant)
         return UInt64(d.components.seconds) * 1_000_000_000 + UInt64(d.components.attoseconds / 1_000_000_000)
-    }
-}
-
-/// A receiving member of the benchmarks: what it has seen, filled in on its event loop.
-final class ProbeReceiver: Sendable {
-    struct State: Sendable {
-        var known = Set<ParticipantID>()
-        var ready = false
-        /// Data frames received.
-        var data = 0
-        /// Arrival minus send stamp of each stamped data frame, in microseconds.
-        var latencies: [Double] = []
-    }
-
-    let state = Mutex(State())
-    let channel = Mutex<(any Channel)?>(nil)
-    let sessionSize: Int
-    let origin: ContinuousClock.Instant
-
-    init(sessionSize: Int, origin: ContinuousClock.Instant) {
-        self.sessionSize = sessionSize
-        self.origin = origin
-    }
-
-    /// Whether it has seen every member of its session join.
-    var isReady: Bool { state.withLock { $0.ready } }
-
-    func close() {
-        channel.withLock { $0 }?.close(promise: nil)
-    }
-}
-
-/// Records a ``ProbeReceiver``'s frames as they come off the decoder.
-final class ProbeHandler: ChannelInboundHandler {
-    typealias InboundIn = Frame
-    let probe: ProbeReceiver
-
-    init(probe: ProbeReceiver) { self.probe = probe }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        let arrival = ContinuousClock.now
-        probe.state.withLock { state in
-            switch frame.type {
-            case .welcome:
-                if let welcome = try? WelcomePayload(decoding: frame.payload) { state.known.formUnion(welcome.members) }
-            case .joined:
-                state.known.insert(frame.sender)
-            case .presence:
-                for entry in (try? PresencePayload(decoding: frame.payload).entries) ?? [] where entry.type == .joined {
-                    state.known.insert(entry.participant)
-                }
-            case .data:
-                state.data += 1
-                if let sent = RelayBenchmark.stamp(of: frame), sent > 0 {
-                    let now = RelayBenchmark.nanos(since: probe.origin, arrival)
-                    state.latencies.append(Double(now &- sent) / 1_000)
-                }
-            default:
-                break
-            }
-            if !state.ready && state.known.count >= probe.sessionSize { state.ready = true }
-        }
     }
 }

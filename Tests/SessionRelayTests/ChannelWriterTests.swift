@@ -68,4 +68,60 @@ struct ChannelWriterTests {
         #expect(try written(channel) == [joined(1), joined(2), joined(3)])
         _ = try channel.finish()
     }
+
+    /// A writer on a channel with coplay's frame encoder, as the relay's TCP pipeline has it.
+    func makeEncodingWriter() throws -> (EmbeddedChannel, EmbeddedEventLoop, ChannelWriter) {
+        let (channel, loop, writer) = try makeWriter()
+        try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
+        return (channel, loop, writer)
+    }
+
+    func bytes(_ channel: EmbeddedChannel) throws -> ByteBuffer {
+        var all = ByteBuffer()
+        while var buffer = try channel.readOutbound(as: ByteBuffer.self) { all.writeBuffer(&buffer) }
+        return all
+    }
+
+    func encoding(_ frames: Frame...) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        for frame in frames { FrameCodec.encode(frame, into: &buffer) }
+        return buffer
+    }
+
+    func data(_ sequence: UInt64, payload: String = "x") -> Frame {
+        Frame(type: .data, session: session, sender: ParticipantID(rawValue: 9), sequence: sequence,
+              payload: ByteBuffer(string: payload))
+    }
+
+    @Test("a frame drained alone goes out as the encoding its fan-out shared; with others, each is encoded")
+    func sharedEncoding() throws {
+        let (channel, loop, writer) = try makeEncodingWriter()
+        // The writer trusts the bytes it is given: a marker shows they were written as they are.
+        let marker = encoding(data(7, payload: "shared"))
+        writer.enqueue(data(7), encoded: marker)
+        loop.run()
+        #expect(try bytes(channel) == marker)
+
+        writer.enqueue(data(8), encoded: marker)
+        writer.enqueue(data(9))
+        loop.run()
+        #expect(try bytes(channel) == encoding(data(8), data(9)))
+        _ = try channel.finish()
+    }
+
+    @Test("a fan-out encodes a stamped data frame once, from its second recipient on; other frames never")
+    func fanOutEncoding() {
+        var fanOut = FanOutEncoding()
+        #expect(fanOut.encoding(data(5)) == nil)
+        let shared = fanOut.encoding(data(5))
+        #expect(shared == encoding(data(5)))
+        #expect(fanOut.encoding(data(5)) == shared)
+        var replayed = data(5)
+        replayed.flags.insert(.replayed)
+        #expect(fanOut.encoding(replayed) == nil)  // another frame: flags differ
+        #expect(fanOut.encoding(data(6)) == nil)
+        #expect(fanOut.encoding(joined(6)) == nil)
+        #expect(fanOut.encoding(joined(6)) == nil)
+        #expect(fanOut.encoding(data(0)) == nil && fanOut.encoding(data(0)) == nil)  // unstamped
+    }
 }
