@@ -35,6 +35,8 @@ final class ProbeReceivers: Sendable {
         var ready = 0
         var data = 0
         var latencies: [Double] = []
+        /// Per stamp: the latest arrival minus stamp seen, in microseconds.
+        var slowest: [UInt64: Double] = [:]
         var closed = 0
     }
 
@@ -96,6 +98,13 @@ final class ProbeReceivers: Sendable {
     var latencyCount: Int { threads.reduce(0) { $0 + $1.tally.withLock { $0.latencies.count } } }
     /// Arrival minus stamp of every stamped data frame, in microseconds (unsorted).
     var latencies: [Double] { threads.flatMap { $0.tally.withLock { $0.latencies } } }
+    /// For each stamped message, in the order sent: the latency of the last probe to get it, in
+    /// microseconds (when the fan-out of that message was complete).
+    var completions: [Double] {
+        var slowest: [UInt64: Double] = [:]
+        for thread in threads { slowest.merge(thread.tally.withLock { $0.slowest }, uniquingKeysWith: max) }
+        return slowest.sorted { $0.key < $1.key }.map(\.value)
+    }
 
     /// Stops the reading threads and closes every probe.
     func close() {
@@ -185,6 +194,7 @@ final class ProbeReceivers: Sendable {
                     total.data += tally.data
                     total.closed += tally.closed
                     total.latencies += tally.latencies
+                    total.slowest.merge(tally.slowest, uniquingKeysWith: max)
                 }
             }
             for probe in probes { Glibc.close(probe.descriptor) }
@@ -222,7 +232,9 @@ final class ProbeReceivers: Sendable {
                 tally.data += 1
                 if let sent = RelayBenchmark.stamp(of: frame), sent > 0 {
                     let now = RelayBenchmark.nanos(since: origin, arrival)
-                    tally.latencies.append(Double(now &- sent) / 1_000)
+                    let latency = Double(now &- sent) / 1_000
+                    tally.latencies.append(latency)
+                    tally.slowest[sent] = max(tally.slowest[sent] ?? 0, latency)
                 }
                 return
             case .welcome:

@@ -146,6 +146,9 @@ public struct RelayBenchmark: Sendable {
     public struct FanOutResult: Sendable {
         /// Latencies in microseconds, one per message and receiver, sorted.
         public var latencies: [Double]
+        /// For each message in the order sent: when its last receiver got it (microseconds after
+        /// it was sent), so one slow fan-out can be told from a slow steady state.
+        public var completions: [Double]
         /// Time from the first connection until every member knew every other one joined
         /// (the presence fan-out of a mass join is quadratic in the session size).
         public var assembly: Duration
@@ -185,7 +188,8 @@ public struct RelayBenchmark: Sendable {
             try await Task.sleep(for: .milliseconds(10))
         }
         let latencies = probes.latencies
-        return FanOutResult(latencies: latencies.sorted(), assembly: assembly, readyReceivers: readyReceivers)
+        return FanOutResult(
+            latencies: latencies.sorted(), completions: probes.completions, assembly: assembly, readyReceivers: readyReceivers)
     }
 
     /// Opens `count` receiving members (``ProbeReceivers``: plain sockets read by threads of their

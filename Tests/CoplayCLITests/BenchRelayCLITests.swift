@@ -15,9 +15,12 @@ struct BenchRelayCLITests {
                 "--receivers", "2", "--messages", "200", "--serve-arg", "--data-dir", "--serve-arg", directory.path,
             ], timeout: 120)
         #expect(result.status == 0, "\(result.stderr)")
-        for figure in ["forwarding:", "session assembly:", "fan-out latency", "connections held:", "relay memory:"] {
+        for figure in ["forwarding:", "session assembly:", "fan-out latency", "fan-out completion", "connections held:", "relay memory:"] {
             #expect(result.stdout.contains(figure), "no \(figure) in \(result.stdout)")
         }
+        // Every one of the 3 stamped messages reached every receiver and has its completion time.
+        let completion = result.stdout.split(separator: "\n").first { $0.hasPrefix("fan-out completion") }
+        #expect(completion?.hasSuffix(" of 3)") == true, "\(completion ?? "none")")
         let stored = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         #expect(!stored.isEmpty, "the relay child wrote nothing to its --data-dir")
     }

@@ -108,6 +108,12 @@ struct BenchRelayCommand: AsyncParsableCommand {
                      members, latencyMessages, latencyIntervalMs, Statistics.percentileOfSorted(latencies, 0.5) ?? .nan,
                      Statistics.percentileOfSorted(latencies, 0.99) ?? .nan, latencies.last ?? .nan, latencies.count,
                      (members - 1) * latencyMessages))
+        let completions = fanOut.completions.sorted()
+        if let slowest = fanOut.completions.indices.max(by: { fanOut.completions[$0] < fanOut.completions[$1] }) {
+            print(String(format: "fan-out completion (the last member served), per message: median %.0f us, slowest %.0f us (message %d of %d)",
+                         Statistics.percentileOfSorted(completions, 0.5) ?? .nan, fanOut.completions[slowest],
+                         slowest + 1, fanOut.completions.count))
+        }
 
         // 3. Connections held and memory per idle connection.
         try await Task.sleep(for: .seconds(1))
