@@ -24,9 +24,6 @@ import Synchronization
 final class ChannelWriter: Sendable {
     private struct State: ~Copyable {
         var pending: [Frame] = []
-        /// `pending[0]` already encoded, when it came so (one encoding shared by a whole fan-out)
-        /// and nothing was queued before it.
-        var encodedFirst: ByteBuffer?
         /// Bytes queued or written but not yet reported flushed.
         var queuedBytes = 0
         var closing = false
@@ -81,21 +78,15 @@ final class ChannelWriter: Sendable {
     /// Queues `frame` after everything queued before.
     ///
     /// - Parameters:
-    ///   - encoded: `frame`'s bytes as ``FrameCodec`` encodes them, when the caller has them (a
-    ///     fan-out encodes its frame once for every member): a drain of this frame alone writes
-    ///     them as they are.
     ///   - droppable: The frame may be discarded when the reader is behind (unreliable data).
     ///   - deferrable: The frame may wait for the loop's presence tick (see the type's notes).
     @discardableResult
-    func enqueue(
-        _ frame: Frame, encoded: ByteBuffer? = nil, droppable: Bool = false, deferrable: Bool = false
-    ) -> FrameOutbox.EnqueueResult {
+    func enqueue(_ frame: Frame, droppable: Bool = false, deferrable: Bool = false) -> FrameOutbox.EnqueueResult {
         let (result, schedule) = state.withLock { state -> (FrameOutbox.EnqueueResult, Schedule) in
             guard !state.closing, !state.closed else { return (.closed, .none) }
             if droppable && state.queuedBytes > softLimit { return (.dropped, .none) }
             guard state.queuedBytes <= hardLimit else { return (.overflow, .none) }
             state.queuedBytes += frame.wireLength
-            if state.pending.isEmpty { state.encodedFirst = encoded }
             state.pending.append(frame)
             if state.scheduled { return (.queued, .none) }
             if deferrable {
@@ -142,12 +133,11 @@ final class ChannelWriter: Sendable {
     ///
     /// - Parameter tick: Called by the presence tick (which the writer then leaves).
     fileprivate func drain(tick: Bool = false) {
-        let (queued, encodedFirst, oldest, closing, batchesPresence, encoder) = state.withLock { state in
+        let (queued, oldest, closing, batchesPresence, encoder) = state.withLock { state in
             defer {
                 // Handed over, not emptied in place: the frames returned share the storage, so
                 // keeping its capacity would copy it; an idle writer then holds no buffer at all.
                 state.pending = []
-                state.encodedFirst = nil
                 state.scheduled = false
                 state.oldest = nil
                 if tick { state.ticking = false }
@@ -156,21 +146,16 @@ final class ChannelWriter: Sendable {
                 let context = try? channel.pipeline.syncOperations.context(handlerType: MessageToByteHandler<FrameEncoder>.self)
                 state.encoder = context.map { .found($0) } ?? .none
             }
-            return (state.pending, state.encodedFirst, state.oldest, state.closing, state.batchesPresence, state.encoder)
+            return (state.pending, state.oldest, state.closing, state.batchesPresence, state.encoder)
         }
         if !queued.isEmpty {
             let bytes = queued.reduce(0) { $0 + $1.wireLength }  // as counted when they were queued
             let frames = batchesPresence ? PresencePayload.batching(queued) : queued
             let written = channel.eventLoop.makePromise(of: Void.self)
-            // (A channel closed meanwhile fails the write's promise; nothing needs checking first.)
-            if case .found(let context) = encoder {
-                if queued.count == 1, let encodedFirst {
-                    context.writeAndFlush(NIOAny(encodedFirst), promise: written)
-                } else {
-                    var buffer = channel.allocator.buffer(capacity: bytes)  // batched presence takes no more
-                    for frame in frames { FrameCodec.encode(frame, into: &buffer) }
-                    context.writeAndFlush(NIOAny(buffer), promise: written)
-                }
+            if case .found(let context) = encoder, channel.isActive {
+                var buffer = channel.allocator.buffer(capacity: bytes)  // batched presence takes no more
+                for frame in frames { FrameCodec.encode(frame, into: &buffer) }
+                context.writeAndFlush(NIOAny(buffer), promise: written)
             } else {
                 for frame in frames.dropLast() { channel.write(frame, promise: nil) }
                 channel.writeAndFlush(frames[frames.count - 1], promise: written)

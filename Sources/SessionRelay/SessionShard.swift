@@ -1,7 +1,6 @@
 import Dispatch
 import GroupSessions
 import Logging
-import NIOCore
 import Synchronization
 
 /// One session's share of the relay: its own ``SessionHub``, the outboxes of its members and its
@@ -312,7 +311,6 @@ final class SessionShard: Sendable {
     /// consequences recorded (a slow consumer's disconnection).
     static func apply(_ actions: [HubAction<Int>], in state: inout State, logger: Logger) -> [SessionStoreEvent] {
         var pending = actions[...]
-        var fanOut = FanOutEncoding()
         while let action = pending.popFirst() {
             switch action {
             case .send(let id, let frame, let droppable):
@@ -324,7 +322,7 @@ final class SessionShard: Sendable {
                 // join would otherwise cost a write per member and joiner); the joiner's own
                 // `joined`, which it waits for, goes at once.
                 let deferrable = (frame.type == .joined || frame.type == .left) && state.hub.participant(of: id) != frame.sender
-                switch outbox.enqueue(frame, encoded: fanOut.encoding(frame), droppable: droppable, deferrable: deferrable) {
+                switch outbox.enqueue(frame, droppable: droppable, deferrable: deferrable) {
                 case .queued, .closed:
                     break
                 case .dropped:
@@ -340,30 +338,5 @@ final class SessionShard: Sendable {
             }
         }
         return state.hub.takeStoreEvents()
-    }
-}
-
-/// One encoding of a data frame for all the members a fan-out sends it to.
-///
-/// The hub sends the same stamped frame to every recipient, one action each; a data frame's
-/// session stamp (with its flags) names it within the session, so the second action carrying the
-/// same stamp encodes it once and every writer that drains it alone writes those bytes.
-struct FanOutEncoding {
-    private var last: (sequence: UInt64, flags: FrameFlags, length: Int, encoded: ByteBuffer?)?
-
-    /// `frame`'s shared encoding, or `nil` for a frame that is not (yet) fanned out.
-    mutating func encoding(_ frame: Frame) -> ByteBuffer? {
-        guard frame.type == .data, frame.sequence != 0 else { return nil }
-        let length = frame.payload.readableBytes
-        guard let last, last.sequence == frame.sequence, last.flags == frame.flags, last.length == length else {
-            self.last = (frame.sequence, frame.flags, length, nil)
-            return nil
-        }
-        if let encoded = last.encoded { return encoded }
-        var encoded = ByteBuffer()
-        encoded.reserveCapacity(frame.wireLength)
-        FrameCodec.encode(frame, into: &encoded)
-        self.last = (frame.sequence, frame.flags, length, encoded)
-        return encoded
     }
 }
