@@ -1,7 +1,6 @@
 import GroupSessions
 import Logging
 import NIOCore
-import NIOPosix
 import Synchronization
 
 /// Load generators that measure a running relay from the outside, over real connections
