@@ -41,8 +41,6 @@ final class ProbeReceivers: Sendable {
     }
 
     private let threads: [ReaderThread]
-    private let sessionSize: Int
-    private let origin: ContinuousClock.Instant
 
     /// Opens `count` probes into `invite`'s session at `host:port` (IPv4 or IPv6 literal or name),
     /// one after another, read by `threadCount` threads. Blocks while connecting.
@@ -50,8 +48,6 @@ final class ProbeReceivers: Sendable {
         count: Int, host: String, port: Int, invite: Invite, sessionSize: Int, origin: ContinuousClock.Instant,
         threadCount: Int = 2
     ) throws {
-        self.sessionSize = sessionSize
-        self.origin = origin
         let address = try SocketAddress.makeAddressResolvingHost(host, port: port)
         let token = SessionKeys(invite: invite).joinToken
         var opened: [[Probe]] = Array(repeating: [], count: max(1, threadCount))
@@ -70,9 +66,15 @@ final class ProbeReceivers: Sendable {
             for probe in opened.joined() { Glibc.close(probe.descriptor) }
             throw error
         }
-        threads = try opened.map { probes in
-            try ReaderThread(probes: probes, sessionSize: sessionSize, origin: origin)
+        var started: [ReaderThread] = []
+        do {
+            for probes in opened { started.append(try ReaderThread(probes: probes, sessionSize: sessionSize, origin: origin)) }
+        } catch {
+            for thread in started { thread.stop() }  // closes its probes
+            for probe in opened.dropFirst(started.count).joined() { Glibc.close(probe.descriptor) }
+            throw error
         }
+        threads = started
     }
 
     /// ``init(count:host:port:invite:sessionSize:origin:threadCount:)`` on a thread of its own: its
@@ -168,7 +170,9 @@ final class ProbeReceivers: Sendable {
                 event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
                 event.data.u64 = UInt64(index)
                 guard epoll_ctl(poll, EPOLL_CTL_ADD, probe.descriptor, &event) == 0 else {
-                    throw ProbeError.system("epoll_ctl", errno)
+                    let code = errno
+                    Glibc.close(poll)
+                    throw ProbeError.system("epoll_ctl", code)
                 }
             }
             let thread = Thread { [self] in run() }
