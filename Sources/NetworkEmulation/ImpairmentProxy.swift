@@ -80,15 +80,30 @@ public final class ImpairmentProxy: Service, Sendable {
         var listeners: [any Channel] = []
         do {
             var port = configuration.listenPort
-            if configuration.transports.contains(.tcp) {
-                let server = try await bindTCP(port: port, target: target)
-                listeners.append(server)
-                port = server.localAddress?.port ?? port
-            }
-            if configuration.transports.contains(.udp) {
-                let udp = try await bindUDP(port: port, target: target)
-                listeners.append(udp)
-                port = udp.localAddress?.port ?? port
+            // Port 0 with both transports: TCP picks the port and UDP takes the same number, which
+            // another socket may already hold for UDP (seen when tests ran in parallel). Then both
+            // are given up and another port is tried.
+            var attemptsLeft = configuration.listenPort == 0 && configuration.transports == .both ? 20 : 1
+            while true {
+                attemptsLeft -= 1
+                port = configuration.listenPort
+                if configuration.transports.contains(.tcp) {
+                    let server = try await bindTCP(port: port, target: target)
+                    listeners.append(server)
+                    port = server.localAddress?.port ?? port
+                }
+                if configuration.transports.contains(.udp) {
+                    do {
+                        let udp = try await bindUDP(port: port, target: target)
+                        listeners.append(udp)
+                        port = udp.localAddress?.port ?? port
+                    } catch let error as IOError where error.errnoCode == EADDRINUSE && attemptsLeft > 0 {
+                        for listener in listeners { try? await listener.close() }
+                        listeners = []
+                        continue
+                    }
+                }
+                break
             }
             let boundPort = port
             let stored = listeners
