@@ -37,7 +37,6 @@ final class ProbeReceivers: Sendable {
         var latencies: [Double] = []
         /// Per stamp: the latest arrival minus stamp seen, in microseconds.
         var slowest: [UInt64: Double] = [:]
-        var closed = 0
     }
 
     private let threads: [ReaderThread]
@@ -196,7 +195,6 @@ final class ProbeReceivers: Sendable {
                 self.tally.withLock { total in
                     total.ready += tally.ready
                     total.data += tally.data
-                    total.closed += tally.closed
                     total.latencies += tally.latencies
                     total.slowest.merge(tally.slowest, uniquingKeysWith: max)
                 }
@@ -220,7 +218,6 @@ final class ProbeReceivers: Sendable {
             if result <= 0 {
                 if result < 0 && (code == EAGAIN || code == EINTR) { return }
                 probe.open = false
-                tally.closed += 1
                 _ = epoll_ctl(poll, EPOLL_CTL_DEL, probe.descriptor, nil)
                 return
             }
