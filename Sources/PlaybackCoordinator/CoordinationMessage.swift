@@ -78,11 +78,15 @@ public struct SuspensionNotice: Hashable, Sendable, Codable {
     public var proposedItemTime: Double?
     /// The sender's reference time when sending.
     public var sentAt: ReferenceTime
+    /// What the sender knew of the group's waits when sending, so that a member who joins later
+    /// (and receives only each member's latest notice) holds the same timeline. Absent from
+    /// senders that predate it.
+    public var history: SuspensionHistory?
 
     /// Creates a notice.
     public init(
         id: String, phase: Phase, reason: SuspensionReason, effectiveAt: ReferenceTime, waits: Bool,
-        timeout: Duration, proposedItemTime: Double? = nil, sentAt: ReferenceTime
+        timeout: Duration, proposedItemTime: Double? = nil, sentAt: ReferenceTime, history: SuspensionHistory? = nil
     ) {
         self.id = id
         self.phase = phase
@@ -92,6 +96,66 @@ public struct SuspensionNotice: Hashable, Sendable, Codable {
         self.timeout = timeout
         self.proposedItemTime = proposedItemTime
         self.sentAt = sentAt
+        self.history = history
+    }
+}
+
+/// The group's waits as one member knew them when it sent a suspension notice.
+///
+/// The relay keeps only each member's latest notice, and a wait that is over moves the group's
+/// timeline for good: without this, a member joining after a wait (or a one-shot controller)
+/// would compute the timeline of the state alone and play, or pause, that many seconds off.
+/// Every notice therefore carries every suspension its sender knows whose wait is not over before
+/// the state's anchor, and the anchor itself when the sender has folded older waits into it
+/// (``CoordinatorCore`` folds a wait a minute after it ended, instead of forgetting it).
+public struct SuspensionHistory: Hashable, Sendable, Codable {
+    /// The revision of the state the anchor belongs to (absent before any state).
+    public var revision: UInt64?
+    /// The state's anchor instant, later than the proposed one once older waits were folded in.
+    public var anchorReferenceTime: ReferenceTime?
+    /// The item time at ``anchorReferenceTime``.
+    public var anchorItemTime: Double?
+    /// The suspensions the sender knew, in the order they began.
+    public var suspensions: [Entry]
+
+    /// One suspension as the group decided it.
+    public struct Entry: Hashable, Sendable, Codable {
+        /// Its identifier.
+        public var id: String
+        /// The suspended member.
+        public var participant: PlaybackParticipantID
+        /// Why.
+        public var reason: SuspensionReason
+        /// When the wait began (the begin notice's effective instant).
+        public var begin: ReferenceTime
+        /// When it ended, if its end was delivered.
+        public var end: ReferenceTime?
+        /// The longest the group waits for it.
+        public var timeout: Duration
+        /// Whether the group waits for it (the receivers' decision, the same on every member).
+        public var waits: Bool
+
+        /// Creates an entry.
+        public init(
+            id: String, participant: PlaybackParticipantID, reason: SuspensionReason, begin: ReferenceTime,
+            end: ReferenceTime?, timeout: Duration, waits: Bool
+        ) {
+            self.id = id
+            self.participant = participant
+            self.reason = reason
+            self.begin = begin
+            self.end = end
+            self.timeout = timeout
+            self.waits = waits
+        }
+    }
+
+    /// Creates a history.
+    public init(revision: UInt64?, anchorReferenceTime: ReferenceTime?, anchorItemTime: Double?, suspensions: [Entry]) {
+        self.revision = revision
+        self.anchorReferenceTime = anchorReferenceTime
+        self.anchorItemTime = anchorItemTime
+        self.suspensions = suspensions
     }
 }
 

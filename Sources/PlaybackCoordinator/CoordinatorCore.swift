@@ -62,6 +62,12 @@ public struct CoordinatorCore: Sendable {
     private var ignoredRevision: UInt64?
     private var nextPresence: ReferenceTime?
     private var suspensionCounter = 0
+    /// Suspensions of members that left which this member sent an end for, until an end is delivered.
+    private var behalfEnds: Set<String> = []
+    /// This member's own suspensions as it sent them, until the channel has delivered what it sent
+    /// (its begin, and its end once sent): its notices' histories tell them before the group
+    /// knows, since a later notice replaces an earlier one in the relay's retained slot.
+    private var ownPending: [SuspensionHistory.Entry] = []
     private var presenceCount = 0
     /// The local suspensions not yet ended, in the order they began.
     private var localSuspensions: [(id: String, reason: SuspensionReason, waits: Bool)] = []
@@ -207,7 +213,7 @@ public struct CoordinatorCore: Sendable {
         case .message(let message, let sender, let sequence):
             switch message {
             case .state(let proposal): return accept(proposal, from: sender, sequence: sequence)
-            case .suspension(let notice): return accept(notice, from: sender)
+            case .suspension(let notice): return accept(notice, from: sender, now: now)
             case .presence(let report):
                 recordDelay(now - report.sentAt)
                 reports[sender] = report
@@ -238,7 +244,126 @@ public struct CoordinatorCore: Sendable {
         return actions + announce()
     }
 
-    private mutating func accept(_ notice: SuspensionNotice, from sender: PlaybackParticipantID) -> [CoordinatorAction] {
+    private mutating func accept(_ notice: SuspensionNotice, from sender: PlaybackParticipantID, now: ReferenceTime) -> [CoordinatorAction] {
+        // What the sender knew comes first: a member that joined after a wait learns it here (the
+        // relay keeps only each member's latest notice), before the notice itself applies.
+        if let history = notice.history {
+            // Whose suspension the notice is about: the sender's, or a member's that left.
+            let owner = suspensions[notice.id]?.participant
+                ?? history.suspensions.first(where: { $0.id == notice.id })?.participant ?? sender
+            learn(from: history, owner: owner, now: now)
+        }
+        var actions = record(notice, from: sender)
+        if sender == participant, let index = ownPending.firstIndex(where: { $0.id == notice.id }),
+            notice.phase == .end || ownPending[index].end == nil
+        {
+            ownPending.remove(at: index)
+        }
+        if notice.phase == .end, behalfEnds.contains(notice.id) {
+            behalfEnds.remove(notice.id)
+            if sender != participant, let record = suspensions[notice.id], let end = record.end {
+                // Another member's end for a member that left was ordered before ours, and ours will
+                // replace it in the relay's retained slot: say again what the group applied.
+                actions.append(.send(
+                    .suspension(SuspensionNotice(
+                        id: record.id, phase: .end, reason: record.reason, effectiveAt: end, waits: record.counted,
+                        timeout: record.timeout, sentAt: now, history: history())),
+                    retainKey: CoordinationMessage.suspensionKey(for: record.participant)))
+            }
+        }
+        return actions + announce()
+    }
+
+    /// Takes what a notice's sender knew of the group's waits: the suspensions of `owner` (the
+    /// member the notice is about) this member does not know yet (it joined later), the group's
+    /// decision whether each known one waits and when it ended, and the state's anchor once older
+    /// waits were folded into it.
+    ///
+    /// Only the owner's notices add suspensions: the relay keeps each member's latest notice, so
+    /// that member's slot is the one complete, current account of its suspensions, while another
+    /// member's older notice may still show one open that has long ended. Whether a suspension
+    /// waits and when it ended never change once delivered, so any notice may tell them.
+    private mutating func learn(from history: SuspensionHistory, owner: PlaybackParticipantID, now: ReferenceTime) {
+        if var current = state, let revision = history.revision, revision == current.revision,
+            let at = history.anchorReferenceTime, let itemTime = history.anchorItemTime, at > current.anchorReferenceTime
+        {
+            let sameLine = effectiveItemTime(at: at).map { abs($0 - itemTime) < 1e-9 } ?? false
+            let wasAnnounced = announcedRevision == current.revision && announced == segments()
+            current.anchorReferenceTime = at
+            current.anchorItemTime = itemTime
+            state = current
+            if sameLine && wasAnnounced {
+                announced = segments()
+            } else if !sameLine {
+                // The sender folded in waits this member never saw: start the player over.
+                announced = []
+                announcedRevision = nil
+            }
+        }
+        for entry in history.suspensions {
+            if var record = suspensions[entry.id] {
+                record.counted = entry.waits
+                if let end = entry.end.map({ max($0, record.begin) }), record.end != end {
+                    if record.end == nil { closeOpenSuspension(entry.id, of: record.participant) }
+                    record.end = end
+                    record.endReported = true
+                }
+                suspensions[entry.id] = record
+                continue
+            }
+            guard entry.participant == owner else { continue }
+            var record = SuspensionRecord(
+                id: entry.id, participant: entry.participant, reason: entry.reason, begin: entry.begin,
+                end: entry.end.map { max($0, entry.begin) }, timeout: entry.timeout, counted: entry.waits, endReported: false)
+            if record.end != nil, let anchor = state?.anchorReferenceTime, record.waitEnd <= anchor { continue }
+            record.endReported = record.end != nil || now >= record.deadline
+            suspensions[entry.id] = record
+            suspensionOrder.append(entry.id)
+            if record.end == nil, entry.participant != participant, members.contains(entry.participant) {
+                openSuspensionsByMember[entry.participant, default: []].append((entry.id, entry.reason))
+            }
+        }
+    }
+
+    private mutating func closeOpenSuspension(_ id: String, of member: PlaybackParticipantID) {
+        openSuspensionsByMember[member]?.removeAll { $0.id == id }
+        if openSuspensionsByMember[member]?.isEmpty == true { openSuspensionsByMember[member] = nil }
+    }
+
+    /// What this member knows of the group's waits, for the notices it sends: every suspension
+    /// whose wait is not over before the state's anchor (or that its member has not ended).
+    private func history() -> SuspensionHistory {
+        let anchor = state?.anchorReferenceTime
+        var entries: [SuspensionHistory.Entry] = []
+        for id in suspensionOrder {
+            guard let record = suspensions[id] else { continue }
+            if record.end != nil, let anchor, record.waitEnd <= anchor { continue }
+            let pendingEnd = record.end == nil ? ownPending.first(where: { $0.id == id })?.end : nil
+            entries.append(SuspensionHistory.Entry(
+                id: record.id, participant: record.participant, reason: record.reason, begin: record.begin,
+                end: record.end ?? pendingEnd, timeout: record.timeout, waits: record.counted))
+        }
+        entries += ownPending.filter { suspensions[$0.id] == nil }
+        return SuspensionHistory(
+            revision: state?.revision, anchorReferenceTime: anchor, anchorItemTime: state?.anchorItemTime, suspensions: entries)
+    }
+
+    /// Folds the waits that ended before `horizon` into the state's anchor (the same timeline,
+    /// anchored after them), so their records can be forgotten without moving anyone.
+    private mutating func foldWaits(before horizon: ReferenceTime) {
+        guard var current = state, current.rate > 0,
+            let last = waitIntervals(after: current.anchorReferenceTime).last(where: { $0.1 < horizon }),
+            let itemTime = effectiveItemTime(at: last.1)
+        else { return }
+        let wasAnnounced = announcedRevision == current.revision && announced == segments()
+        current.anchorReferenceTime = last.1
+        current.anchorItemTime = itemTime
+        state = current
+        if wasAnnounced { announced = segments() }
+    }
+
+    /// Records a suspension notice; returns its events.
+    private mutating func record(_ notice: SuspensionNotice, from sender: PlaybackParticipantID) -> [CoordinatorAction] {
         switch notice.phase {
         case .begin:
             guard suspensions[notice.id] == nil else { return [] }
@@ -259,7 +384,7 @@ public struct CoordinatorCore: Sendable {
             return [.event(PlaybackEvent(
                 type: .suspensionBegan, realtime: 0, player: label(participant), originator: sender, originatorName: names[sender], item: state?.item,
                 itemTime: effectiveItemTime(at: notice.effectiveAt), referenceTime: notice.effectiveAt.seconds,
-                reason: notice.reason.description, suspension: notice.id, waits: counted))] + announce()
+                reason: notice.reason.description, suspension: notice.id, waits: counted))]
         case .end:
             guard var record = suspensions[notice.id], record.end == nil else { return [] }
             record.end = max(notice.effectiveAt, record.begin)
@@ -267,8 +392,7 @@ public struct CoordinatorCore: Sendable {
             let wasReported = record.endReported
             record.endReported = true
             suspensions[notice.id] = record
-            openSuspensionsByMember[record.participant]?.removeAll { $0.id == notice.id }
-            if openSuspensionsByMember[record.participant]?.isEmpty == true { openSuspensionsByMember[record.participant] = nil }
+            closeOpenSuspension(notice.id, of: record.participant)
             var actions: [CoordinatorAction] = []
             if !wasReported {
                 // The originator is the suspended member, also when another member ended it because it left.
@@ -278,7 +402,7 @@ public struct CoordinatorCore: Sendable {
                     reason: record.reason.description, suspension: record.id, waits: record.counted, timedOut: timedOut,
                     detail: sender == record.participant ? nil : "member left")))
             }
-            return actions + announce()
+            return actions
         }
     }
 
@@ -287,8 +411,10 @@ public struct CoordinatorCore: Sendable {
     /// Every remaining member sends the same end notice (effective one lead ahead, so everyone has
     /// it before it applies); the first in the channel's total order ends the suspension
     /// identically everywhere, the others are ignored. It is retained under the member's key, so
-    /// a later joiner does not inherit a suspension whose owner is gone.
-    private func endSuspensions(of member: PlaybackParticipantID, now: ReferenceTime) -> [CoordinatorAction] {
+    /// a later joiner does not inherit a suspension whose owner is gone; a member whose end lost
+    /// the race sends the winning end again once it is delivered, because its own, ordered later,
+    /// is what the relay keeps for later joiners.
+    private mutating func endSuspensions(of member: PlaybackParticipantID, now: ReferenceTime) -> [CoordinatorAction] {
         guard member != participant else { return [] }
         var actions: [CoordinatorAction] = []
         for id in suspensionOrder {
@@ -297,8 +423,9 @@ public struct CoordinatorCore: Sendable {
             else { continue }
             let notice = SuspensionNotice(
                 id: id, phase: .end, reason: record.reason, effectiveAt: max(now + lead, record.begin), waits: record.counted,
-                timeout: record.timeout, sentAt: now)
+                timeout: record.timeout, sentAt: now, history: history())
             actions.append(.send(.suspension(notice), retainKey: CoordinationMessage.suspensionKey(for: member)))
+            behalfEnds.insert(id)
         }
         return actions
     }
@@ -336,9 +463,15 @@ public struct CoordinatorCore: Sendable {
                 waits: record.counted, timedOut: true)))
         }
         let horizon = now - .seconds(60)
+        foldWaits(before: horizon)
+        ownPending.removeAll { $0.begin + $0.timeout < horizon }
+        // A wait the timeline still needs (after the anchor, while playing) stays until it is folded.
+        let anchor = state?.rate ?? 0 > 0 ? state?.anchorReferenceTime : nil
         suspensionOrder.removeAll { id in
             guard let record = suspensions[id], record.waitEnd < horizon else { return false }
+            if record.counted, let anchor, record.waitEnd > anchor { return false }
             suspensions[id] = nil
+            behalfEnds.remove(id)
             return true
         }
         return actions
@@ -371,6 +504,10 @@ public struct CoordinatorCore: Sendable {
         var from = 0
         if announcedRevision == state.revision {
             while from < current.count, from < announced.count, current[from].sameMotion(as: announced[from]) { from += 1 }
+            // A command replaces only what is scheduled at or after its instant: when a later
+            // segment moved or went away (a wait extended by another suspension, or no longer
+            // counted), the one before it is given again so the stale ones are replaced.
+            if from > 0, from < max(current.count, announced.count) { from -= 1 }
         } else {
             let first = current[0]
             let before = announced.last(where: { $0.start <= first.start }) ?? announced.first
@@ -410,6 +547,14 @@ public struct CoordinatorCore: Sendable {
     /// time-stretching is useless beyond it).
     public static let playingRates: ClosedRange<Double> = 0.0625...16
 
+    /// Where a proposal made now is anchored: one lead ahead, and never before the current state's
+    /// anchor. A command given while the previous one has not yet taken effect (a pause right
+    /// after a seek) follows it instead of undoing it: it starts from where the players will be
+    /// once the previous one applies, never from a position they would never show.
+    func proposalAnchor(now: ReferenceTime) -> ReferenceTime {
+        max(now + lead, state?.anchorReferenceTime ?? now)
+    }
+
     /// Proposes a rate change (0 pauses; the previous intended rate resumes on `play`).
     ///
     /// - Parameters:
@@ -418,7 +563,7 @@ public struct CoordinatorCore: Sendable {
     /// - Returns: the message to send; the change applies when the channel delivers it back.
     public mutating func proposeRate(_ rate: Double, now: ReferenceTime) throws -> [CoordinatorAction] {
         guard rate == 0 || Self.playingRates.contains(rate) else { throw PlaybackCoordinatorError.invalidRate(rate) }
-        let anchor = now + lead
+        let anchor = proposalAnchor(now: now)
         let label: CommandLabel
         let next: PlaybackState
         if let state {
@@ -444,7 +589,7 @@ public struct CoordinatorCore: Sendable {
         guard itemTime.isFinite, itemTime >= 0 else { throw PlaybackCoordinatorError.invalidItemTime(itemTime) }
         guard let item = state?.item ?? localItem else { throw PlaybackCoordinatorError.noItem }
         let next = PlaybackState(
-            item: item, rate: state?.rate ?? 0, anchorItemTime: itemTime, anchorReferenceTime: now + lead,
+            item: item, rate: state?.rate ?? 0, anchorItemTime: itemTime, anchorReferenceTime: proposalAnchor(now: now),
             originator: participant, intendedRate: state?.intendedRate)
         return [.send(.state(StateProposal(state: next, command: .seek, sentAt: now)), retainKey: CoordinationMessage.stateKey)]
     }
@@ -455,7 +600,7 @@ public struct CoordinatorCore: Sendable {
         guard itemTime.isFinite, itemTime >= 0 else { throw PlaybackCoordinatorError.invalidItemTime(itemTime) }
         localItem = identifier
         let next = PlaybackState(
-            item: identifier, rate: state?.rate ?? 0, anchorItemTime: itemTime, anchorReferenceTime: now + lead,
+            item: identifier, rate: state?.rate ?? 0, anchorItemTime: itemTime, anchorReferenceTime: proposalAnchor(now: now),
             originator: participant, intendedRate: state?.intendedRate)
         return [.send(.state(StateProposal(state: next, command: .item, sentAt: now)), retainKey: CoordinationMessage.stateKey)]
     }
@@ -492,7 +637,10 @@ public struct CoordinatorCore: Sendable {
         localSuspensions.append((id, reason, waits))
         let notice = SuspensionNotice(
             id: id, phase: .begin, reason: reason, effectiveAt: now + lead,
-            waits: waits, timeout: configuration.suspensionTimeout, sentAt: now)
+            waits: waits, timeout: configuration.suspensionTimeout, sentAt: now, history: history())
+        ownPending.append(SuspensionHistory.Entry(
+            id: id, participant: participant, reason: reason, begin: notice.effectiveAt, end: nil,
+            timeout: notice.timeout, waits: waits))
         return (id, [.send(.suspension(notice), retainKey: CoordinationMessage.suspensionKey(for: participant))])
     }
 
@@ -526,7 +674,14 @@ public struct CoordinatorCore: Sendable {
         let effective = now + lead
         let notice = SuspensionNotice(
             id: id, phase: .end, reason: reason, effectiveAt: effective, waits: waits,
-            timeout: configuration.suspensionTimeout, proposedItemTime: itemTime, sentAt: now)
+            timeout: configuration.suspensionTimeout, proposedItemTime: itemTime, sentAt: now, history: history())
+        if let pending = ownPending.firstIndex(where: { $0.id == id }) {
+            ownPending[pending].end = max(effective, ownPending[pending].begin)
+        } else if let record = suspensions[id] {
+            ownPending.append(SuspensionHistory.Entry(
+                id: id, participant: participant, reason: reason, begin: record.begin, end: max(effective, record.begin),
+                timeout: record.timeout, waits: record.counted))
+        }
         var actions: [CoordinatorAction] = [.send(.suspension(notice), retainKey: CoordinationMessage.suspensionKey(for: participant))]
         if wasDetached && !isDetached { actions += reapplyCurrentState() }
         if let itemTime { actions += try proposeSeek(to: itemTime, now: now) }

@@ -149,6 +149,49 @@ struct SimulationTests {
         #expect((sim.frameSpreads().map(\.spreadMs).max() ?? .infinity) < 1.0)
     }
 
+    /// `coplay control suspend 3` (a one-shot member suspends, the group waits 3 s, it leaves),
+    /// then a member joins and a one-shot `control pause` follows: the joiner's frames are the
+    /// waiting members' frames, and the pause stops everyone on the frame they showed.
+    @Test("after a wait, a late joiner plays in step and a later pause lands where everyone was",
+          arguments: [(3.0, false), (0.5, false), (9.0, false), (3.0, true)])
+    func lateJoinerAfterWait(wait: Double, leaveBeforeJoiner: Bool) {
+        let sim = SimulatedGroup.make(seed: 11, nodes: 2, network: .quiet)
+        sim.at(1.0, "ana") { core, now in try core.proposePlay(now: now) }
+        // The one-shot controller of `coplay control suspend`.
+        sim.addNode(SimulatedGroup.spec(2, network: .quiet), joiningAt: 2.0)
+        var suspension = ""
+        sim.at(2.5, "cy") { core, now in
+            let (id, actions) = core.beginSuspension(.buffering, now: now)
+            suspension = id
+            return actions
+        }
+        sim.at(2.5 + wait, "cy") { core, now in try core.endSuspension(suspension, now: now) }
+        sim.schedule(at: Int64((3.0 + wait) * 1e9)) { sim in sim.leave("cy") }
+        if leaveBeforeJoiner { sim.schedule(at: Int64((4.0 + wait) * 1e9)) { sim in sim.leave("ben") } }
+        sim.addNode(SimulatedGroup.spec(3, network: .quiet), joiningAt: 5.0 + wait)
+        // `coplay control pause`, a one-shot member joining late too.
+        sim.addNode(SimulatedGroup.spec(4, network: .quiet), joiningAt: 8.0 + wait)
+        sim.at(8.5 + wait, "eve") { core, now in try core.proposeRate(0, now: now) }
+        sim.run(until: 11 + wait)
+        let joiner = sim.frames(of: "dee")
+        let first = try! #require(joiner.first)
+        // Its first frame is the frame ana presents at that instant, not one `wait` seconds ahead.
+        let ana = sim.frames(of: "ana").filter { $0.item == first.item && $0.index == first.index }
+        #expect(ana.count == 1, "ana never presented the joiner's first frame \(first.index) (pts \(first.pts))")
+        if let match = ana.first { #expect(abs(Double(match.trueTime - first.trueTime)) / 1e6 < 1.0) }
+        let spreads = sim.frameSpreads(in: (5.0 + wait)...(11 + wait), nodes: ["ana", "dee"])
+        #expect(spreads.count > 50)
+        #expect((spreads.map(\.spreadMs).max() ?? .infinity) < 1.0)
+        // The pause: everyone stops on one frame, the one they showed, with no jump.
+        let stops = sim.stops.filter { !$0.waiting && Double($0.trueTime) / 1e9 > 8.5 + wait && ["ana", "dee"].contains($0.node.rawValue) }
+        #expect(Set(stops.map(\.node)).count == 2)
+        #expect(Set(stops.map(\.index)).count == 1)
+        for stop in stops {
+            let shown = sim.frames(of: stop.node).last { $0.trueTime <= stop.trueTime }
+            #expect(shown?.index == stop.index, "\(stop.node) stopped on \(String(describing: stop.index)) after showing \(String(describing: shown?.index))")
+        }
+    }
+
     @Test("a suspended member makes the group wait, then everyone resumes together")
     func suspensionWaits() {
         let sim = SimulatedGroup.make(seed: 9, network: .jitter)

@@ -84,6 +84,11 @@ export function sameMotion(a, b) {
   return a.start === b.start && a.itemTime === b.itemTime && a.rate === b.rate && a.waiting === b.waiting;
 }
 
+/** Segment arrays equal field by field (Swift's `==` on [TimelineSegment]). */
+export function sameSegments(a, b) {
+  return a.length === b.length && a.every((x, i) => sameMotion(x, b[i]) && x.waitEnd === b[i].waitEnd);
+}
+
 /** TimelineSegment.itemTime(at:). */
 export function segmentItemTime(segment, t) {
   return segment.itemTime + segment.rate * secondsValue(t - segment.start);
@@ -175,6 +180,9 @@ export class CoordinatorCore {
     this.ignoredRevision = null;
     this.nextPresence = null;
     this.suspensionCounter = 0;
+    this.behalfEnds = new Set(); // ids of left members' suspensions we sent an end for, until one is delivered
+    // Own suspensions as sent (SuspensionHistory entries), until the channel delivered what was sent.
+    this.ownPending = [];
     this.presenceCount = 0;
     this.localSuspensions = []; // {id, reason, waits}, in the order they began
     this.openSuspensionsByMember = new Map(); // member -> [{id, reason}] delivered, not ended
@@ -309,7 +317,7 @@ export class CoordinatorCore {
       case "message": {
         const message = event.message;
         if (message.state) return this.acceptProposal(message.state, event.sender, event.sequence);
-        if (message.suspension) return this.acceptNotice(message.suspension, event.sender);
+        if (message.suspension) return this.acceptNotice(message.suspension, event.sender, now);
         if (message.presence) {
           const report = message.presence;
           this.recordDelay(now - report.sentAt);
@@ -345,7 +353,130 @@ export class CoordinatorCore {
     return actions.concat(this.announce());
   }
 
-  acceptNotice(notice, sender) {
+  acceptNotice(notice, sender, now) {
+    // What the sender knew comes first: a member that joined after a wait learns it here (the
+    // relay keeps only each member's latest notice), before the notice itself applies.
+    if (notice.history !== null && notice.history !== undefined) {
+      // Whose suspension the notice is about: the sender's, or a member's that left.
+      const owner = this.suspensions.get(notice.id)?.participant
+        ?? notice.history.suspensions.find((entry) => entry.id === notice.id)?.participant ?? sender;
+      this.learn(notice.history, owner, now);
+    }
+    const actions = this.recordNotice(notice, sender);
+    if (sender === this.participant) {
+      const index = this.ownPending.findIndex((entry) => entry.id === notice.id);
+      if (index >= 0 && (notice.phase === "end" || this.ownPending[index].end === null)) this.ownPending.splice(index, 1);
+    }
+    if (notice.phase === "end" && this.behalfEnds.has(notice.id)) {
+      this.behalfEnds.delete(notice.id);
+      const record = this.suspensions.get(notice.id);
+      if (sender !== this.participant && record !== undefined && record.end !== null) {
+        // Another member's end for a member that left was ordered before ours, and ours will
+        // replace it in the relay's retained slot: say again what the group applied.
+        const correction = {
+          id: record.id, phase: "end", reason: record.reason, effectiveAt: record.end, waits: record.counted,
+          timeout: record.timeout, proposedItemTime: null, sentAt: now, history: this.history(),
+        };
+        actions.push(send({ suspension: correction }, suspensionKey(record.participant)));
+      }
+    }
+    return actions.concat(this.announce());
+  }
+
+  /**
+   * Takes what a notice's sender knew of the group's waits: the suspensions of `owner` (the member
+   * the notice is about) this member does not know (it joined later), the group's decision whether
+   * each known one waits and when it ended, and the state's anchor once older waits were folded in.
+   * Only the owner's notices add suspensions (its retained slot is the one current account of
+   * them); whether one waits and when it ended never change once delivered, so any notice may tell.
+   */
+  learn(history, owner, now) {
+    const current = this.state;
+    if (current !== null && history.revision !== null && history.revision === current.revision &&
+        history.anchorReferenceTime !== null && history.anchorItemTime !== null && history.anchorReferenceTime > current.anchorReferenceTime) {
+      const at = history.anchorReferenceTime;
+      const effective = this.effectiveItemTime(at);
+      const sameLine = effective !== null && Math.abs(effective - history.anchorItemTime) < 1e-9;
+      const wasAnnounced = this.announcedRevision === current.revision && sameSegments(this.announced, this.segments());
+      this.state = { ...current, anchorReferenceTime: at, anchorItemTime: history.anchorItemTime };
+      if (sameLine && wasAnnounced) {
+        this.announced = this.segments();
+      } else if (!sameLine) {
+        // The sender folded in waits this member never saw: start the player over.
+        this.announced = [];
+        this.announcedRevision = null;
+      }
+    }
+    for (const entry of history.suspensions) {
+      const known = this.suspensions.get(entry.id);
+      if (known !== undefined) {
+        known.counted = entry.waits;
+        if (entry.end !== null) {
+          const end = maxBig(entry.end, known.begin);
+          if (known.end !== end) {
+            if (known.end === null) this.closeOpenSuspension(entry.id, known.participant);
+            known.end = end;
+            known.endReported = true;
+          }
+        }
+        continue;
+      }
+      if (entry.participant !== owner) continue;
+      const record = {
+        id: entry.id, participant: entry.participant, reason: entry.reason, begin: entry.begin,
+        end: entry.end === null ? null : maxBig(entry.end, entry.begin), timeout: entry.timeout, counted: entry.waits, endReported: false,
+      };
+      if (record.end !== null && this.state !== null && CoordinatorCore.waitEnd(record) <= this.state.anchorReferenceTime) continue;
+      record.endReported = record.end !== null || now >= CoordinatorCore.deadline(record);
+      this.suspensions.set(entry.id, record);
+      this.suspensionOrder.push(entry.id);
+      if (record.end === null && entry.participant !== this.participant && this.members.has(entry.participant)) {
+        if (!this.openSuspensionsByMember.has(entry.participant)) this.openSuspensionsByMember.set(entry.participant, []);
+        this.openSuspensionsByMember.get(entry.participant).push({ id: entry.id, reason: entry.reason });
+      }
+    }
+  }
+
+  closeOpenSuspension(id, member) {
+    const open = this.openSuspensionsByMember.get(member);
+    if (open === undefined) return;
+    const rest = open.filter((s) => s.id !== id);
+    if (rest.length === 0) this.openSuspensionsByMember.delete(member);
+    else this.openSuspensionsByMember.set(member, rest);
+  }
+
+  /** What this member knows of the group's waits, for the notices it sends (SuspensionHistory). */
+  history() {
+    const anchor = this.state?.anchorReferenceTime ?? null;
+    const suspensions = [];
+    for (const id of this.suspensionOrder) {
+      const record = this.suspensions.get(id);
+      if (record === undefined) continue;
+      if (record.end !== null && anchor !== null && CoordinatorCore.waitEnd(record) <= anchor) continue;
+      const pendingEnd = record.end === null ? (this.ownPending.find((entry) => entry.id === id)?.end ?? null) : null;
+      suspensions.push({
+        id: record.id, participant: record.participant, reason: record.reason, begin: record.begin, end: record.end ?? pendingEnd,
+        timeout: record.timeout, waits: record.counted,
+      });
+    }
+    for (const entry of this.ownPending) if (!this.suspensions.has(entry.id)) suspensions.push({ ...entry });
+    return { revision: this.state?.revision ?? null, anchorReferenceTime: anchor, anchorItemTime: this.state?.anchorItemTime ?? null, suspensions };
+  }
+
+  /** Folds the waits that ended before `horizon` into the state's anchor (the same timeline). */
+  foldWaits(horizon) {
+    const current = this.state;
+    if (current === null || !(current.rate > 0)) return;
+    const last = this.waitIntervals(current.anchorReferenceTime).findLast((interval) => interval[1] < horizon);
+    if (last === undefined) return;
+    const itemTime = this.effectiveItemTime(last[1]);
+    const wasAnnounced = this.announcedRevision === current.revision && sameSegments(this.announced, this.segments());
+    this.state = { ...current, anchorReferenceTime: last[1], anchorItemTime: itemTime };
+    if (wasAnnounced) this.announced = this.segments();
+  }
+
+  /** Records a suspension notice; returns its events. */
+  recordNotice(notice, sender) {
     switch (notice.phase) {
       case "begin": {
         if (this.suspensions.has(notice.id)) return [];
@@ -372,7 +503,7 @@ export class CoordinatorCore {
             itemTime: this.effectiveItemTime(notice.effectiveAt), referenceTime: referenceSeconds(notice.effectiveAt),
             reason: notice.reason, suspension: notice.id, waits: counted,
           })),
-        ].concat(this.announce());
+        ];
       }
       case "end": {
         const record = this.suspensions.get(notice.id);
@@ -381,12 +512,7 @@ export class CoordinatorCore {
         const timedOut = record.end > CoordinatorCore.deadline(record);
         const wasReported = record.endReported;
         record.endReported = true;
-        const open = this.openSuspensionsByMember.get(record.participant);
-        if (open !== undefined) {
-          const rest = open.filter((s) => s.id !== notice.id);
-          if (rest.length === 0) this.openSuspensionsByMember.delete(record.participant);
-          else this.openSuspensionsByMember.set(record.participant, rest);
-        }
+        this.closeOpenSuspension(notice.id, record.participant);
         const actions = [];
         if (!wasReported) {
           // The originator is the suspended member, also when another member ended it because it left.
@@ -397,7 +523,7 @@ export class CoordinatorCore {
             detail: sender === record.participant ? null : "member left",
           })));
         }
-        return actions.concat(this.announce());
+        return actions;
       }
       default:
         return [];
@@ -416,9 +542,10 @@ export class CoordinatorCore {
       if (record === undefined || record.participant !== member || record.end !== null || record.endReported || !(now < CoordinatorCore.deadline(record))) continue;
       const notice = {
         id, phase: "end", reason: record.reason, effectiveAt: maxBig(now + this.lead, record.begin), waits: record.counted,
-        timeout: record.timeout, proposedItemTime: null, sentAt: now,
+        timeout: record.timeout, proposedItemTime: null, sentAt: now, history: this.history(),
       };
       actions.push(send({ suspension: notice }, suspensionKey(member)));
+      this.behalfEnds.add(id);
     }
     return actions;
   }
@@ -446,9 +573,15 @@ export class CoordinatorCore {
       })));
     }
     const horizon = now - seconds(60);
+    this.foldWaits(horizon);
+    this.ownPending = this.ownPending.filter((entry) => !(entry.begin + entry.timeout < horizon));
+    // A wait the timeline still needs (after the anchor, while playing) stays until it is folded.
+    const anchor = this.state !== null && this.state.rate > 0 ? this.state.anchorReferenceTime : null;
     this.suspensionOrder = this.suspensionOrder.filter((id) => {
       const record = this.suspensions.get(id);
       if (record === undefined || !(CoordinatorCore.waitEnd(record) < horizon)) return true;
+      if (record.counted && anchor !== null && CoordinatorCore.waitEnd(record) > anchor) return true;
+      this.behalfEnds.delete(id);
       this.suspensions.delete(id);
       return false;
     });
@@ -488,6 +621,9 @@ export class CoordinatorCore {
     let from = 0;
     if (this.announcedRevision === state.revision) {
       while (from < current.length && from < this.announced.length && sameMotion(current[from], this.announced[from])) from += 1;
+      // A command replaces only what is scheduled at or after its instant: when a later segment
+      // moved or went away, the one before it is given again so the stale ones are replaced.
+      if (from > 0 && from < Math.max(current.length, this.announced.length)) from -= 1;
     } else {
       const first = current[0];
       const before = this.announced.findLast((segment) => segment.start <= first.start) ?? this.announced[0];
@@ -526,10 +662,15 @@ export class CoordinatorCore {
 
   // MARK: Local API
 
+  /** Where a proposal made now is anchored: one lead ahead, never before the current state's anchor. */
+  proposalAnchor(now) {
+    return maxBig(now + this.lead, this.state?.anchorReferenceTime ?? now);
+  }
+
   /** Proposes a rate change (0 pauses); returns the message to send. Throws PlaybackCoordinatorError. */
   proposeRate(rate, now) {
     if (!(rate === 0 || (rate >= PLAYING_RATES.lower && rate <= PLAYING_RATES.upper))) throw PlaybackCoordinatorError.invalidRate(rate);
-    const anchor = now + this.lead;
+    const anchor = this.proposalAnchor(now);
     let label;
     let next;
     const state = this.state;
@@ -558,7 +699,7 @@ export class CoordinatorCore {
     const item = this.state?.item ?? this.localItem;
     if (item === null) throw PlaybackCoordinatorError.noItem();
     const next = makeState({
-      item, rate: this.state?.rate ?? 0, anchorItemTime: itemTime, anchorReferenceTime: now + this.lead,
+      item, rate: this.state?.rate ?? 0, anchorItemTime: itemTime, anchorReferenceTime: this.proposalAnchor(now),
       originator: this.participant, intendedRate: this.state?.intendedRate ?? null,
     });
     return [send({ state: { state: next, command: "seek", sentAt: now } }, STATE_KEY)];
@@ -569,7 +710,7 @@ export class CoordinatorCore {
     if (!Number.isFinite(itemTime) || !(itemTime >= 0)) throw PlaybackCoordinatorError.invalidItemTime(itemTime);
     this.localItem = identifier;
     const next = makeState({
-      item: identifier, rate: this.state?.rate ?? 0, anchorItemTime: itemTime, anchorReferenceTime: now + this.lead,
+      item: identifier, rate: this.state?.rate ?? 0, anchorItemTime: itemTime, anchorReferenceTime: this.proposalAnchor(now),
       originator: this.participant, intendedRate: this.state?.intendedRate ?? null,
     });
     return [send({ state: { state: next, command: "item", sentAt: now } }, STATE_KEY)];
@@ -601,8 +742,9 @@ export class CoordinatorCore {
     this.localSuspensions.push({ id, reason, waits });
     const notice = {
       id, phase: "begin", reason, effectiveAt: now + this.lead,
-      waits, timeout: this.configuration.suspensionTimeout, proposedItemTime: null, sentAt: now,
+      waits, timeout: this.configuration.suspensionTimeout, proposedItemTime: null, sentAt: now, history: this.history(),
     };
+    this.ownPending.push({ id, participant: this.participant, reason, begin: notice.effectiveAt, end: null, timeout: notice.timeout, waits });
     return { id, actions: [send({ suspension: notice }, suspensionKey(this.participant))] };
   }
 
@@ -631,8 +773,17 @@ export class CoordinatorCore {
     const effective = now + this.lead;
     const notice = {
       id, phase: "end", reason, effectiveAt: effective, waits,
-      timeout: this.configuration.suspensionTimeout, proposedItemTime: itemTime ?? null, sentAt: now,
+      timeout: this.configuration.suspensionTimeout, proposedItemTime: itemTime ?? null, sentAt: now, history: this.history(),
     };
+    const pending = this.ownPending.find((entry) => entry.id === id);
+    const record = this.suspensions.get(id);
+    if (pending !== undefined) {
+      pending.end = maxBig(effective, pending.begin);
+    } else if (record !== undefined) {
+      this.ownPending.push({
+        id, participant: this.participant, reason, begin: record.begin, end: maxBig(effective, record.begin), timeout: record.timeout, waits: record.counted,
+      });
+    }
     let actions = [send({ suspension: notice }, suspensionKey(this.participant))];
     if (wasDetached && !this.isDetached) actions = actions.concat(this.reapplyCurrentState());
     if (itemTime !== null && itemTime !== undefined) actions = actions.concat(this.proposeSeek(itemTime, now));

@@ -172,7 +172,46 @@ function encodeNotice(n) {
   };
   if (n.proposedItemTime !== null && n.proposedItemTime !== undefined) json.proposedItemTime = n.proposedItemTime;
   json.sentAt = n.sentAt;
+  if (n.history !== null && n.history !== undefined) json.history = encodeHistory(n.history);
   return json;
+}
+
+// SuspensionHistory: what the sender knew of the group's waits (CoordinationMessage.swift).
+function encodeHistory(h) {
+  const json = {};
+  if (h.revision !== null) json.revision = h.revision;
+  if (h.anchorReferenceTime !== null) json.anchorReferenceTime = h.anchorReferenceTime;
+  if (h.anchorItemTime !== null) json.anchorItemTime = h.anchorItemTime;
+  json.suspensions = h.suspensions.map((e) => {
+    const entry = { id: e.id, participant: e.participant, reason: encodeReason(e.reason), begin: e.begin };
+    if (e.end !== null) entry.end = e.end;
+    entry.timeout = encodeDuration(e.timeout);
+    entry.waits = e.waits;
+    return entry;
+  });
+  return json;
+}
+
+function decodeHistory(value) {
+  const v = object(value, "SuspensionHistory");
+  if (!Array.isArray(v.suspensions)) throw new MessageDecodingError("suspensions is not an array");
+  return {
+    revision: optional(v.revision, uint64, "revision"),
+    anchorReferenceTime: optional(v.anchorReferenceTime, int64, "anchorReferenceTime"),
+    anchorItemTime: optional(v.anchorItemTime, double, "anchorItemTime"),
+    suspensions: v.suspensions.map((value) => {
+      const e = object(value, "SuspensionHistory.Entry");
+      return {
+        id: string(e.id, "id"),
+        participant: string(e.participant, "participant"),
+        reason: decodeReason(e.reason),
+        begin: int64(e.begin, "begin"),
+        end: optional(e.end, int64, "end"),
+        timeout: decodeDuration(e.timeout),
+        waits: bool(e.waits, "waits"),
+      };
+    }),
+  };
 }
 
 function decodeNotice(value) {
@@ -188,6 +227,7 @@ function decodeNotice(value) {
     timeout: decodeDuration(v.timeout),
     proposedItemTime: optional(v.proposedItemTime, double, "proposedItemTime"),
     sentAt: int64(v.sentAt, "sentAt"),
+    history: optional(v.history, decodeHistory, "history"),
   };
 }
 

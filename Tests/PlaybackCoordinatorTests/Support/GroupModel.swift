@@ -1,0 +1,592 @@
+import Foundation
+
+@testable import PlaybackCoordinator
+
+/// A randomized, deterministic model of a whole group, driving the real ``CoordinatorCore`` of
+/// every member on a simulated clock.
+///
+/// One seed gives one run: a relay that stamps messages in one total order, keeps retained messages
+/// by key and replays them to joiners (and may restart: while it is down, messages wait and are
+/// stamped when it is back, as a relay with a state directory resumes its sessions); members with
+/// their own link delays and reference-clock errors that join at any moment (late joiners), leave
+/// cleanly or drop, and act at random: play, pause, seek, rate, item, suspensions that make the
+/// group wait (ended early, late, past their timeout, with and without proposing a time) or detach
+/// the member's player; one-shot controllers (`coplay control`) that join, propose one command and
+/// leave.
+///
+/// Each member's player is ideal: it follows the core's commands exactly (a command replaces
+/// whatever was scheduled at or after its instant; a late one snaps), so what the model checks is
+/// what the cores told the players to do:
+/// - **agreement**: every 50 ms, every member that plays the group's item and is not detached
+///   shows the same item time as every other (within the clock error), whenever it joined;
+/// - **pauses land where the players were**: a pause proposed with full knowledge of the group's
+///   messages stops every member's player at the item time that player was about to show;
+/// - **the proposer agrees with its player**: what a member's core believes the group's position
+///   is (what a command it proposes starts from) is what its player shows.
+///
+/// Nothing reads a real clock; a run is exactly reproducible from its seed and takes milliseconds.
+/// With `recordTraces`, every input each core received is kept as the steps of a coordinator
+/// vector (`Tests/Vectors/coordinator/`), which the JavaScript port runs too.
+final class GroupModel {
+    struct Options {
+        var seed: UInt64
+        /// Simulated seconds of random activity (the run then settles for a few more seconds).
+        var duration: Double = 30
+        /// Most members alive at once (one-shot controllers not counted).
+        var maximumMembers = 5
+        /// Keep every core input as vector steps.
+        var recordTraces = false
+        /// Whether the relay may restart.
+        var relayRestarts = true
+    }
+
+    /// A broken invariant.
+    struct Violation: CustomStringConvertible {
+        var time: Double
+        var kind: String
+        var detail: String
+        var description: String { String(format: "t=%.3f %@: %@", time, kind, detail) }
+    }
+
+    /// The reference time that true time 0 corresponds to (an ordinary Unix date).
+    static let epoch: Int64 = 1_790_000_000_000_000_000
+    static let items = [
+        MediaTimeline(identifier: "clip", duration: 60, frameRate: 25),
+        MediaTimeline(identifier: "other", duration: 45, frameRate: 30),
+    ]
+
+    final class Member {
+        let name: PlaybackParticipantID
+        var core: CoordinatorCore
+        let clockError: Int64
+        let uplink: (latency: Int64, jitter: Int64)
+        let downlink: (latency: Int64, jitter: Int64)
+        let oneShot: Bool
+        var alive = true
+        var lastUp: Int64 = 0
+        var lastDown: Int64 = 0
+        /// True time from which its player is compared with the others' (after the joiner's replay).
+        var checkFrom: Int64 = .max
+        var tickGeneration = 0
+        /// The highest stamp delivered to it.
+        var seen: UInt64 = 0
+        /// Its own timeline messages (not presence) sent and not yet delivered back to it.
+        var inFlight = 0
+        /// The ideal player: motion breakpoints (reference ns, item time, rate) for `item`.
+        var breakpoints: [(ref: Int64, itemTime: Double, rate: Double)] = []
+        var playerItem: String?
+        var openLocal: [String] = []
+        var steps: [VectorStep] = []
+
+        init(name: PlaybackParticipantID, core: CoordinatorCore, clockError: Int64,
+             uplink: (Int64, Int64), downlink: (Int64, Int64), oneShot: Bool) {
+            self.name = name
+            self.core = core
+            self.clockError = clockError
+            self.uplink = uplink
+            self.downlink = downlink
+            self.oneShot = oneShot
+        }
+
+        func reference(_ trueTime: Int64) -> ReferenceTime {
+            ReferenceTime(nanoseconds: GroupModel.epoch + trueTime + clockError)
+        }
+
+        func trueTime(_ reference: ReferenceTime) -> Int64 {
+            reference.nanoseconds - GroupModel.epoch - clockError
+        }
+
+        /// The item time its player shows at reference instant `r`, or nil before its first command
+        /// takes effect (a joiner shows nothing until then).
+        func position(at r: Int64) -> Double? {
+            guard let point = breakpoints.last(where: { $0.ref <= r }) else { return nil }
+            return point.itemTime + point.rate * Double(r - point.ref) / 1e9
+        }
+
+        func rate(at r: Int64) -> Double {
+            (breakpoints.last(where: { $0.ref <= r }) ?? breakpoints.first)?.rate ?? 0
+        }
+    }
+
+    private struct Scheduled: Comparable {
+        var time: Int64
+        var order: UInt64
+        var action: (GroupModel) -> Void
+        static func < (a: Scheduled, b: Scheduled) -> Bool { (a.time, a.order) < (b.time, b.order) }
+        static func == (a: Scheduled, b: Scheduled) -> Bool { (a.time, a.order) == (b.time, b.order) }
+    }
+
+    let options: Options
+    private(set) var now: Int64 = 0
+    private var heap: [Scheduled] = []
+    private var order: UInt64 = 0
+    private var random: SeededRandom
+    private(set) var members: [Member] = []
+    private var byName: [PlaybackParticipantID: Member] = [:]
+    private var relayMembers: [PlaybackParticipantID] = []
+    private var relayDownUntil: Int64?
+    private var heldUplinks: [(GroupModel) -> Void] = []
+    private var sequence: UInt64 = 0
+    private var lastTimelineStamp: UInt64 = 0
+    private var retained: [String: (CoordinationMessage, PlaybackParticipantID, UInt64)] = [:]
+    /// Checks of agreement are skipped until then: a message reached someone after it took effect.
+    private var graceUntil: Int64 = 0
+    /// Proposals sent with full knowledge of the group's timeline messages, by (sender, sentAt).
+    private var informed: Set<String> = []
+    private var completeStamps: Set<UInt64> = []
+    private var nameCounter = 0
+    private(set) var violations: [Violation] = []
+    private(set) var log: [String] = []
+    private(set) var checks = 0
+
+    init(_ options: Options) {
+        self.options = options
+        self.random = SeededRandom(seed: options.seed &* 0x2545_F491_4F6C_DD1D &+ 1)
+    }
+
+    // MARK: Running
+
+    /// Runs the seed: two members to begin with, then random activity, then a quiet settling.
+    @discardableResult
+    func run() -> [Violation] {
+        addMember(at: 0)
+        addMember(at: Int64(random.uniform(0.01, 0.3) * 1e9))
+        schedule(at: Int64(0.5e9)) { model in model.randomAction() }
+        for sample in stride(from: Int64(0), through: Int64((options.duration + 5) * 1e9), by: 50_000_000) {
+            schedule(at: sample) { model in model.checkAgreement() }
+        }
+        let end = Int64((options.duration + 5) * 1e9)
+        var steps = 0
+        while let first = pop(), first.time <= end {
+            now = first.time
+            first.action(self)
+            steps += 1
+            precondition(steps < 2_000_000, "the model did not settle")
+            if violations.count >= 5 { break }
+        }
+        return violations
+    }
+
+    private func schedule(at time: Int64, _ action: @escaping (GroupModel) -> Void) {
+        order += 1
+        heap.append(Scheduled(time: max(time, now), order: order, action: action))
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child] < heap[parent] else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private func pop() -> Scheduled? {
+        guard !heap.isEmpty else { return nil }
+        heap.swapAt(0, heap.count - 1)
+        let first = heap.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < heap.count, heap[left] < heap[smallest] { smallest = left }
+            if right < heap.count, heap[right] < heap[smallest] { smallest = right }
+            if smallest == parent { break }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+        return first
+    }
+
+    private func note(_ text: String) {
+        log.append(String(format: "%8.3f ", Double(now) / 1e9) + text)
+    }
+
+    private func violation(_ kind: String, _ detail: String) {
+        violations.append(Violation(time: Double(now) / 1e9, kind: kind, detail: detail))
+    }
+
+    // MARK: Members
+
+    @discardableResult
+    private func addMember(at time: Int64, oneShot: Bool = false) -> Member {
+        nameCounter += 1
+        let name = PlaybackParticipantID(oneShot ? "ctl\(nameCounter)" : "m\(nameCounter)")
+        let ids = Set(Self.items.map(\.identifier))
+        let core = CoordinatorCore(
+            participant: name, localItem: Self.items[0].identifier, canPresent: { ids.contains($0) }, name: name.rawValue)
+        let link = { (model: GroupModel) -> (Int64, Int64) in
+            let fast = model.random.chance(0.6)
+            let latency = fast ? model.random.uniform(0.0001, 0.002) : model.random.uniform(0.005, 0.03)
+            return (Int64(latency * 1e9), Int64(latency * 0.3 * 1e9))
+        }
+        let member = Member(
+            name: name, core: core, clockError: Int64(random.symmetric(50e-6) * 1e9),
+            uplink: link(self), downlink: link(self), oneShot: oneShot)
+        members.append(member)
+        byName[name] = member
+        schedule(at: time) { model in
+            model.note("\(name) connects")
+            model.sendUp(from: member) { model in model.admit(member) }
+        }
+        return member
+    }
+
+    /// The relay admits a member: who is there, the retained messages in stamp order, then
+    /// everyone learns of the newcomer.
+    private func admit(_ member: Member) {
+        guard member.alive else { return }
+        relayMembers.append(member.name)
+        for other in relayMembers where other != member.name { sendDown(to: member, .joined(other)) }
+        for (message, sender, stamp) in retained.values.sorted(by: { $0.2 < $1.2 }) {
+            sendDown(to: member, .message(message, sender: sender, sequence: stamp))
+        }
+        member.checkFrom = member.lastDown + 1_000_000
+        for other in relayMembers { if let target = byName[other] { sendDown(to: target, .joined(member.name)) } }
+        if member.oneShot {
+            // `coplay control`: once the retained state is in, propose one command, then leave.
+            schedule(at: member.checkFrom + Int64(random.uniform(0.01, 0.2) * 1e9)) { model in model.oneShotCommand(member) }
+        }
+    }
+
+    private func leave(_ member: Member, drop: Bool) {
+        note("\(member.name) \(drop ? "drops" : "leaves")")
+        let gone = { (model: GroupModel) in
+            guard model.relayMembers.contains(member.name) else { return }
+            model.relayMembers.removeAll { $0 == member.name }
+            for other in model.relayMembers { if let target = model.byName[other] { model.sendDown(to: target, .left(member.name)) } }
+        }
+        if drop {
+            member.alive = false
+            if relayDownUntil == nil { gone(self) } else { heldUplinks.append(gone) }
+        } else {
+            sendUp(from: member, gone)
+            member.alive = false
+        }
+    }
+
+    // MARK: Network and relay
+
+    private func delay(_ link: (latency: Int64, jitter: Int64)) -> Int64 {
+        max(0, link.latency + Int64(random.symmetric(Double(link.jitter))))
+    }
+
+    private func sendUp(from member: Member, _ arrive: @escaping (GroupModel) -> Void) {
+        let at = max(now + delay(member.uplink), member.lastUp + 1)
+        member.lastUp = at
+        schedule(at: at) { model in
+            if model.relayDownUntil != nil { model.heldUplinks.append(arrive) } else { arrive(model) }
+        }
+    }
+
+    @discardableResult
+    private func sendDown(to member: Member, _ event: CoordinationChannelEvent) -> Int64 {
+        let at = max(now + delay(member.downlink), member.lastDown + 1)
+        member.lastDown = at
+        schedule(at: at) { model in model.deliver(event, to: member) }
+        return at
+    }
+
+    private func stamp(_ message: CoordinationMessage, from sender: PlaybackParticipantID, key: String?, informedProposal: Bool) {
+        guard relayMembers.contains(sender) else { return }
+        sequence += 1
+        if case .presence = message {} else {
+            if informedProposal { completeStamps.insert(sequence) }
+            lastTimelineStamp = sequence
+        }
+        if let key { retained[key] = (message, sender, sequence) }
+        let effect: Int64? =
+            switch message {
+            case .state(let proposal): proposal.state.anchorReferenceTime.nanoseconds - Self.epoch
+            case .suspension(let notice): notice.effectiveAt.nanoseconds - Self.epoch
+            case .presence: nil
+            }
+        var latest: Int64 = 0
+        for name in relayMembers {
+            guard let target = byName[name] else { continue }
+            latest = max(latest, sendDown(to: target, .message(message, sender: sender, sequence: sequence)))
+        }
+        // A message that reaches someone after the instant it takes effect: that member's player
+        // snaps late; agreement is judged again once everyone has it.
+        if let effect, latest + 200_000 > effect { graceUntil = max(graceUntil, latest + 20_000_000) }
+    }
+
+    private func restartRelay() {
+        let outage = Int64(random.uniform(0.2, 4) * 1e9)
+        note("relay restarts (down \(String(format: "%.2f", Double(outage) / 1e9)) s)")
+        relayDownUntil = now + outage
+        schedule(at: now + outage) { model in
+            model.relayDownUntil = nil
+            let held = model.heldUplinks
+            model.heldUplinks = []
+            for arrive in held { arrive(model) }
+        }
+    }
+
+    // MARK: Cores
+
+    private func record(_ member: Member, _ step: VectorStep) {
+        if options.recordTraces { member.steps.append(step) }
+    }
+
+    private func deliver(_ event: CoordinationChannelEvent, to member: Member) {
+        guard member.alive else { return }
+        let r = member.reference(now)
+        if case .message(let message, let sender, let stamp) = event {
+            member.seen = max(member.seen, stamp)
+            if sender == member.name, !message.isPresence { member.inFlight -= 1 }
+            record(member, VectorStep(op: "receive", now: r.nanoseconds, event: VectorChannelEvent(message: message, sender: sender.rawValue, sequence: stamp)))
+            if case .state(let proposal) = message, proposal.command == .pause, completeStamps.contains(stamp) {
+                checkPause(proposal, at: member, stamp: stamp)
+            }
+        } else if case .joined(let who) = event {
+            record(member, VectorStep(op: "receive", now: r.nanoseconds, event: VectorChannelEvent(joined: who.rawValue)))
+        } else if case .left(let who) = event {
+            record(member, VectorStep(op: "receive", now: r.nanoseconds, event: VectorChannelEvent(left: who.rawValue)))
+        }
+        perform(member.core.receive(event, now: r), at: member)
+    }
+
+    private func perform(_ actions: [CoordinatorAction], at member: Member) {
+        for action in actions {
+            switch action {
+            case .send(let message, let key):
+                // Informed: it has every timeline message ordered so far and none of its own on the way
+                // (a command racing another message, its own included, may legitimately differ).
+                let informedProposal = member.seen >= lastTimelineStamp && member.inFlight == 0
+                if !message.isPresence { member.inFlight += 1 }
+                let sender = member.name
+                sendUp(from: member) { model in model.stamp(message, from: sender, key: key, informedProposal: informedProposal) }
+            case .command(let command):
+                apply(command, to: member)
+            case .event:
+                break
+            }
+        }
+        scheduleTick(member)
+    }
+
+    /// The ideal player: a command replaces everything scheduled at or after its instant.
+    private func apply(_ command: PlaybackCommand, to member: Member) {
+        if member.playerItem != command.expectedItemIdentifier {
+            member.playerItem = command.expectedItemIdentifier
+            member.breakpoints = []
+        }
+        let ref = command.referenceTime.nanoseconds
+        let point: (ref: Int64, itemTime: Double, rate: Double)
+        switch command.kind {
+        case .play(let itemTime, _, let rate): point = (ref, itemTime, rate)
+        case .pause(let itemTime, _), .buffer(let itemTime, _, _): point = (ref, itemTime, 0)
+        case .seek(let itemTime, _, _): point = (ref, itemTime, member.rate(at: ref))
+        }
+        member.breakpoints.removeAll { $0.ref >= ref }
+        member.breakpoints.append(point)
+    }
+
+    private func scheduleTick(_ member: Member) {
+        member.tickGeneration += 1
+        let generation = member.tickGeneration
+        guard let deadline = member.core.nextTickDeadline else { return }
+        schedule(at: member.trueTime(deadline)) { model in
+            guard member.alive, member.tickGeneration == generation else { return }
+            let r = member.reference(model.now)
+            model.record(member, VectorStep(op: "tick", now: r.nanoseconds))
+            model.perform(member.core.tick(now: r), at: member)
+        }
+    }
+
+    /// Runs a local API call on a member's core; errors (no item, a bad rate) are ordinary.
+    private func act(_ member: Member, _ step: VectorStep, _ body: (inout CoordinatorCore, ReferenceTime) throws -> [CoordinatorAction]) {
+        guard member.alive else { return }
+        let r = member.reference(now)
+        var step = step
+        step.now = r.nanoseconds
+        record(member, step)
+        do {
+            perform(try body(&member.core, r), at: member)
+        } catch {
+            scheduleTick(member)
+        }
+    }
+
+    // MARK: Random activity
+
+    private var active: [Member] { members.filter { $0.alive && !$0.oneShot && relayMembers.contains($0.name) } }
+
+    private func randomAction() {
+        defer {
+            if now < Int64(options.duration * 1e9) {
+                schedule(at: now + Int64(random.exponential(mean: 0.7) * 1e9)) { model in model.randomAction() }
+            }
+        }
+        let alive = active
+        let count = members.filter { $0.alive && !$0.oneShot }.count
+        var choices: [(Double, () -> Void)] = []
+        if let member = alive.randomElement(using: &random) {
+            choices += [
+                (3, { self.propose(member, self.randomCommand()) }),
+                (3, { self.suspend(member, reason: self.random.chance(0.5) ? .buffering : .stallRecovery) }),
+                (1, { self.suspend(member, reason: self.random.chance(0.5) ? .userChangingTime : .custom("away")) }),
+                (0.6, { self.leave(member, drop: self.random.chance(0.5)) }),
+            ]
+        }
+        if count < options.maximumMembers { choices.append((alive.count < 2 ? 4 : 1.5, { self.addMember(at: self.now) })) }
+        choices.append((1.2, { self.addMember(at: self.now, oneShot: true) }))
+        if options.relayRestarts, relayDownUntil == nil { choices.append((0.25, { self.restartRelay() })) }
+        let total = choices.reduce(0) { $0 + $1.0 }
+        var pick = random.uniform(0, total)
+        for (weight, action) in choices {
+            if pick < weight { action(); return }
+            pick -= weight
+        }
+        choices.last?.1()
+    }
+
+    private enum Command { case play, pause, seek(Double), rate(Double), item(String) }
+
+    private func randomCommand() -> Command {
+        switch random.uniform(0, 10) {
+        case ..<3: .play
+        case ..<5.5: .pause
+        case ..<7.5: .seek((random.uniform(0, 40) * 25).rounded() / 25)
+        case ..<9: .rate([0.5, 1, 1.25, 2][Int(random.uniform(0, 4)) % 4])
+        default: .item(Self.items[Int(random.uniform(0, 2)) % 2].identifier)
+        }
+    }
+
+    private func propose(_ member: Member, _ command: Command) {
+        switch command {
+        case .play:
+            note("\(member.name) play")
+            act(member, VectorStep(op: "proposePlay")) { core, r in try core.proposePlay(now: r) }
+        case .pause:
+            note("\(member.name) pause")
+            act(member, VectorStep(op: "proposeRate", rate: 0)) { core, r in try core.proposeRate(0, now: r) }
+        case .seek(let time):
+            note("\(member.name) seek \(time)")
+            act(member, VectorStep(op: "proposeSeek", itemTime: time)) { core, r in try core.proposeSeek(to: time, now: r) }
+        case .rate(let rate):
+            note("\(member.name) rate \(rate)")
+            act(member, VectorStep(op: "proposeRate", rate: rate)) { core, r in try core.proposeRate(rate, now: r) }
+        case .item(let item):
+            note("\(member.name) item \(item)")
+            act(member, VectorStep(op: "proposeItem", itemTime: 0, item: item)) { core, r in try core.proposeItem(item, at: 0, now: r) }
+        }
+    }
+
+    private func oneShotCommand(_ member: Member) {
+        guard member.alive else { return }
+        propose(member, randomCommand())
+        schedule(at: now + Int64(random.uniform(0.05, 0.4) * 1e9)) { model in model.leave(member, drop: false) }
+    }
+
+    private func suspend(_ member: Member, reason: SuspensionReason) {
+        let r = member.reference(now)
+        record(member, VectorStep(op: "beginSuspension", now: r.nanoseconds, reason: reason))
+        let begun = member.core.beginSuspension(reason, now: r)
+        member.openLocal.append(begun.id)
+        note("\(member.name) suspends \(begun.id) (\(reason))")
+        perform(begun.actions, at: member)
+        let length = random.chance(0.15) ? random.uniform(9, 14) : random.uniform(0.05, 4)
+        let proposing: Double? = random.chance(0.3) ? (random.uniform(0, 40) * 25).rounded() / 25 : nil
+        schedule(at: now + Int64(length * 1e9)) { model in
+            guard member.alive else { return }
+            model.note("\(member.name) ends \(begun.id)\(proposing.map { " proposing \($0)" } ?? "")")
+            member.openLocal.removeAll { $0 == begun.id }
+            model.act(member, VectorStep(op: "endSuspension", itemTime: proposing, id: begun.id)) { core, r in
+                try core.endSuspension(begun.id, proposing: proposing, now: r)
+            }
+        }
+    }
+
+    // MARK: Invariants
+
+    /// Members whose players show the group's item now.
+    private func comparable() -> [Member] {
+        members.filter { member in
+            guard member.alive, !member.oneShot, now >= member.checkFrom, relayMembers.contains(member.name),
+                let state = member.core.state, state.item == member.core.localItem, !member.core.isDetached,
+                member.playerItem == state.item, !member.breakpoints.isEmpty
+            else { return false }
+            return true
+        }
+    }
+
+    private func checkAgreement() {
+        guard now >= graceUntil, relayDownUntil == nil else { return }
+        let group = comparable()
+        for member in group {
+            // The core's idea of the group's position is what its player shows.
+            // (Before the state's anchor the core extrapolates the new state; the player still shows the old one.)
+            let r = member.reference(now)
+            if let state = member.core.state, r >= state.anchorReferenceTime,
+                let believed = member.core.effectiveItemTime(at: r), let shown = member.position(at: r.nanoseconds),
+                abs(believed - shown) > 1e-6 {
+                violation("core and player disagree", "\(member.name): core \(believed), player \(shown); \(Self.describe(member.core)); player \(member.breakpoints.suffix(4).map { (Double($0.ref - Self.epoch) / 1e9, $0.itemTime, $0.rate) })")
+            }
+        }
+        var byItem: [String: [(Member, Double)]] = [:]
+        for member in group {
+            guard let shown = member.position(at: member.reference(now).nanoseconds) else { continue }
+            byItem[member.playerItem!, default: []].append((member, shown))
+        }
+        for (item, shown) in byItem where shown.count > 1 {
+            checks += 1
+            let low = shown.min { $0.1 < $1.1 }!
+            let high = shown.max { $0.1 < $1.1 }!
+            let rate = max(1, shown.map { $0.0.rate(at: $0.0.reference(now).nanoseconds) }.max() ?? 1)
+            if high.1 - low.1 > 0.0005 * rate {
+                violation(
+                    "members disagree",
+                    String(format: "%@: %@ at %.4f s, %@ at %.4f s (%.1f ms apart)", item, low.0.name.rawValue, low.1,
+                           high.0.name.rawValue, high.1, (high.1 - low.1) * 1000)
+                        + "; \(low.0.name): \(Self.describe(low.0.core)) player \(low.0.breakpoints.suffix(3)); \(high.0.name): \(Self.describe(high.0.core)) player \(high.0.breakpoints.suffix(3))")
+            }
+        }
+    }
+
+    /// A pause proposed with full knowledge stops the member's player where it was going to be.
+    private func checkPause(_ proposal: StateProposal, at member: Member, stamp: UInt64) {
+        let anchor = proposal.state.anchorReferenceTime.nanoseconds
+        guard comparable().contains(where: { $0 === member }), member.playerItem == proposal.state.item,
+            anchor > member.reference(now).nanoseconds, let before = member.position(at: anchor)
+        else { return }
+        if abs(before - proposal.state.anchorItemTime) > 1e-6 {
+            violation(
+                "pause off the shown frame",
+                String(format: "%@ would show %.4f s at the pause instant; the pause (stamp %llu by %@) holds %.4f s",
+                       member.name.rawValue, before, stamp, proposal.state.originator.rawValue, proposal.state.anchorItemTime)
+                    + "; \(member.name): \(Self.describe(member.core)); proposer: \(byName[proposal.state.originator].map { Self.describe($0.core) } ?? "?")")
+        }
+    }
+
+    /// A core's timeline, for failure reports (times relative to the model's start).
+    static func describe(_ core: CoordinatorCore) -> String {
+        guard let state = core.state else { return "no state" }
+        let t = { (r: ReferenceTime) in String(format: "%.3f", Double(r.nanoseconds - epoch) / 1e9) }
+        return "rev \(state.revision) \(state.item) " + core.segments().map { segment in
+            "[\(t(segment.start)) \(String(format: "%.3f", segment.itemTime)) x\(segment.rate)\(segment.waiting ? " wait" : "")]"
+        }.joined(separator: " ")
+    }
+
+    // MARK: Traces
+
+    /// Each member's inputs as a coordinator vector (expected outputs left for the runner to fill).
+    func vectors(description: String) -> [(PlaybackParticipantID, CoordinatorVector)] {
+        members.filter { !$0.steps.isEmpty }.map { member in
+            (member.name, CoordinatorVector(
+                description: description, participant: member.name.rawValue, name: member.name.rawValue,
+                localItem: Self.items[0].identifier, canPresent: Self.items.map(\.identifier), configuration: nil,
+                steps: member.steps))
+        }
+    }
+}
+
+extension SeededRandom {
+    mutating func uniform(_ low: Double, _ high: Double) -> Double {
+        low == high ? low : Double.random(in: low..<high, using: &self)
+    }
+
+    mutating func exponential(mean: Double) -> Double {
+        -mean * log(1 - Double.random(in: 0..<1, using: &self))
+    }
+}
