@@ -62,8 +62,10 @@ public struct CoordinatorCore: Sendable {
     private var ignoredRevision: UInt64?
     private var nextPresence: ReferenceTime?
     private var suspensionCounter = 0
-    /// Suspensions of members that left which this member sent an end for, until an end is delivered.
-    private var behalfEnds: Set<String> = []
+    /// Suspensions of members that left which this member sent an end for, with that end, until an
+    /// end is delivered (its later notices tell these ends: they replace the earlier ones in the
+    /// relay's retained slot of that member).
+    private var behalfEnds: [(id: String, end: ReferenceTime)] = []
     /// This member's own suspensions as it sent them, until the channel has delivered what it sent
     /// (its begin, and its end once sent): its notices' histories tell them before the group
     /// knows, since a later notice replaces an earlier one in the relay's retained slot.
@@ -259,15 +261,15 @@ public struct CoordinatorCore: Sendable {
         {
             ownPending.remove(at: index)
         }
-        if notice.phase == .end, behalfEnds.contains(notice.id) {
-            behalfEnds.remove(notice.id)
+        if notice.phase == .end, let index = behalfEnds.firstIndex(where: { $0.id == notice.id }) {
+            behalfEnds.remove(at: index)
             if sender != participant, let record = suspensions[notice.id], let end = record.end {
                 // Another member's end for a member that left was ordered before ours, and ours will
                 // replace it in the relay's retained slot: say again what the group applied.
                 actions.append(.send(
                     .suspension(SuspensionNotice(
                         id: record.id, phase: .end, reason: record.reason, effectiveAt: end, waits: record.counted,
-                        timeout: record.timeout, sentAt: now, history: history())),
+                        timeout: record.timeout, sentAt: now, history: history(including: record.id))),
                     retainKey: CoordinationMessage.suspensionKey(for: record.participant)))
             }
         }
@@ -331,14 +333,16 @@ public struct CoordinatorCore: Sendable {
     }
 
     /// What this member knows of the group's waits, for the notices it sends: every suspension
-    /// whose wait is not over before the state's anchor (or that its member has not ended).
-    private func history() -> SuspensionHistory {
+    /// whose wait is not over before the state's anchor (or that its member has not ended), and
+    /// always the one the notice is about (`including`), which tells receivers whose it is.
+    private func history(including subject: String? = nil) -> SuspensionHistory {
         let anchor = state?.anchorReferenceTime
         var entries: [SuspensionHistory.Entry] = []
         for id in suspensionOrder {
             guard let record = suspensions[id] else { continue }
-            if record.end != nil, let anchor, record.waitEnd <= anchor { continue }
-            let pendingEnd = record.end == nil ? ownPending.first(where: { $0.id == id })?.end : nil
+            if record.end != nil, let anchor, record.waitEnd <= anchor, id != subject { continue }
+            let pendingEnd = record.end == nil
+                ? ownPending.first(where: { $0.id == id })?.end ?? behalfEnds.first(where: { $0.id == id })?.end : nil
             entries.append(SuspensionHistory.Entry(
                 id: record.id, participant: record.participant, reason: record.reason, begin: record.begin,
                 end: record.end ?? pendingEnd, timeout: record.timeout, waits: record.counted))
@@ -425,7 +429,7 @@ public struct CoordinatorCore: Sendable {
                 id: id, phase: .end, reason: record.reason, effectiveAt: max(now + lead, record.begin), waits: record.counted,
                 timeout: record.timeout, sentAt: now, history: history())
             actions.append(.send(.suspension(notice), retainKey: CoordinationMessage.suspensionKey(for: member)))
-            behalfEnds.insert(id)
+            behalfEnds.append((id, notice.effectiveAt))
         }
         return actions
     }
@@ -471,7 +475,7 @@ public struct CoordinatorCore: Sendable {
             guard let record = suspensions[id], record.waitEnd < horizon else { return false }
             if record.counted, let anchor, record.waitEnd > anchor { return false }
             suspensions[id] = nil
-            behalfEnds.remove(id)
+            behalfEnds.removeAll { $0.id == id }
             return true
         }
         return actions

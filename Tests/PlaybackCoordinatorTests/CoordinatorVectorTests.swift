@@ -35,9 +35,21 @@ import struct GroupSessions.SessionKeys
         .deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Vectors").appendingPathComponent("coordinator")
 
+    /// The vectors: the hand-written ones, then `model/`, the traces of ``GroupModelTests``'
+    /// regression seeds (one file per member, written compactly: they are long).
     static var files: [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return names.filter { $0.hasSuffix(".json") }.sorted()
+        let model = (try? FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("model").path)) ?? []
+        return names.filter { $0.hasSuffix(".json") }.sorted() + model.filter { $0.hasSuffix(".json") }.sorted().map { "model/" + $0 }
+    }
+
+    /// Writes a vector: pretty-printed by hand, compact in `model/`.
+    static func write(_ vector: CoordinatorVector, to url: URL, compact: Bool) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = compact ? [.sortedKeys, .withoutEscapingSlashes] : [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        var data = try encoder.encode(vector)
+        data.append(0x0A)
+        try data.write(to: url)
     }
 
     static var writing: Bool { ProcessInfo.processInfo.environment["COPLAY_WRITE_VECTORS"] == "1" }
@@ -53,11 +65,7 @@ import struct GroupSessions.SessionKeys
         let results = try Self.run(vector)
         if Self.writing {
             for index in vector.steps.indices { vector.steps[index].expect = results[index] }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            var data = try encoder.encode(vector)
-            data.append(0x0A)
-            try data.write(to: url)
+            try Self.write(vector, to: url, compact: file.hasPrefix("model/"))
             return
         }
         for (index, step) in vector.steps.enumerated() {

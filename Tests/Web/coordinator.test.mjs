@@ -13,7 +13,11 @@ import { decodeMessage, decodeReason, encodeMessage } from "../../Web/static/mes
 import { jsonEqual, parseJSON, stringifyJSON } from "../../Web/static/json.js";
 
 const directory = join(dirname(fileURLToPath(import.meta.url)), "..", "Vectors", "coordinator");
-const files = readdirSync(directory).filter((name) => name.endsWith(".json")).sort();
+// The hand-written vectors, then model/: the group model's regression seeds, one file per member.
+const files = [
+  ...readdirSync(directory).filter((name) => name.endsWith(".json")).sort(),
+  ...readdirSync(join(directory, "model")).filter((name) => name.endsWith(".json")).sort().map((name) => `model/${name}`),
+];
 
 const big = (value) => (value === undefined || value === null ? null : BigInt(value));
 

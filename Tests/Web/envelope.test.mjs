@@ -93,9 +93,23 @@ test("CoordinationMessage JSON as Swift writes it (keys in any order)", () => {
   const swift = '{"suspension":{"_0":{"waits":true,"sentAt":1790000000950000000,"id":"bob#1","timeout":[0,10000000000000000000],"phase":"begin","reason":{"buffering":{}},"effectiveAt":1790000001000000000}}}';
   const message = decodeMessageBody(utf8(swift));
   assert.deepEqual(message, {
-    suspension: { id: "bob#1", phase: "begin", reason: "buffering", effectiveAt: 1790000001000000000n, waits: true, timeout: 10_000_000_000n, proposedItemTime: null, sentAt: 1790000000950000000n },
+    suspension: { id: "bob#1", phase: "begin", reason: "buffering", effectiveAt: 1790000001000000000n, waits: true, timeout: 10_000_000_000n, proposedItemTime: null, sentAt: 1790000000950000000n, history: null },
   });
   assert.ok(jsonEqual(parseJSON(new TextDecoder().decode(encodeMessageBody(message))), parseJSON(swift)));
+  // A notice with the sender's history (SuspensionHistory: optional fields left out when nil).
+  const withHistory = '{"suspension":{"_0":{"waits":true,"sentAt":5,"id":"bob#2","timeout":[0,10000000000000000000],"phase":"end","reason":{"buffering":{}},"effectiveAt":7,' +
+    '"history":{"revision":4,"anchorReferenceTime":3,"anchorItemTime":1.5,"suspensions":[{"id":"bob#2","participant":"bob","reason":{"buffering":{}},"begin":4,"timeout":[0,10000000000000000000],"waits":true},' +
+    '{"id":"amy#1","participant":"amy","reason":{"custom":{"_0":"ad"}},"begin":2,"end":6,"timeout":[0,5000000000000000000],"waits":false}]}}}}';
+  const decoded = decodeMessageBody(utf8(withHistory));
+  assert.deepEqual(decoded.suspension.history, {
+    revision: 4n, anchorReferenceTime: 3n, anchorItemTime: 1.5,
+    suspensions: [
+      { id: "bob#2", participant: "bob", reason: "buffering", begin: 4n, end: null, timeout: 10_000_000_000n, waits: true },
+      { id: "amy#1", participant: "amy", reason: "custom:ad", begin: 2n, end: 6n, timeout: 5_000_000_000n, waits: false },
+    ],
+  });
+  assert.ok(jsonEqual(parseJSON(new TextDecoder().decode(encodeMessageBody(decoded))), parseJSON(withHistory)));
+  assert.throws(() => decodeMessageBody(utf8(withHistory.replace('"suspensions":[', '"suspensions":{"x":[').replace("]}}}}", "]}}}}}"))), MessageDecodingError);
   const presence = { presence: { sentAt: 5n, observedDelay: 3_000_000n, preroll: 0n, item: null, name: "alice" } };
   assert.deepEqual(encodeMessage(presence), { presence: { _0: { sentAt: 5n, observedDelay: [0n, 3_000_000_000_000_000n], preroll: [0n, 0n], name: "alice" } } });
   assert.deepEqual(decodeMessage(parseJSON(stringifyJSON(encodeMessage(presence)))), presence);

@@ -180,7 +180,7 @@ export class CoordinatorCore {
     this.ignoredRevision = null;
     this.nextPresence = null;
     this.suspensionCounter = 0;
-    this.behalfEnds = new Set(); // ids of left members' suspensions we sent an end for, until one is delivered
+    this.behalfEnds = []; // {id, end}: ends sent for members that left, until an end for that id is delivered
     // Own suspensions as sent (SuspensionHistory entries), until the channel delivered what was sent.
     this.ownPending = [];
     this.presenceCount = 0;
@@ -367,15 +367,16 @@ export class CoordinatorCore {
       const index = this.ownPending.findIndex((entry) => entry.id === notice.id);
       if (index >= 0 && (notice.phase === "end" || this.ownPending[index].end === null)) this.ownPending.splice(index, 1);
     }
-    if (notice.phase === "end" && this.behalfEnds.has(notice.id)) {
-      this.behalfEnds.delete(notice.id);
+    const behalf = this.behalfEnds.findIndex((entry) => entry.id === notice.id);
+    if (notice.phase === "end" && behalf >= 0) {
+      this.behalfEnds.splice(behalf, 1);
       const record = this.suspensions.get(notice.id);
       if (sender !== this.participant && record !== undefined && record.end !== null) {
         // Another member's end for a member that left was ordered before ours, and ours will
         // replace it in the relay's retained slot: say again what the group applied.
         const correction = {
           id: record.id, phase: "end", reason: record.reason, effectiveAt: record.end, waits: record.counted,
-          timeout: record.timeout, proposedItemTime: null, sentAt: now, history: this.history(),
+          timeout: record.timeout, proposedItemTime: null, sentAt: now, history: this.history(record.id),
         };
         actions.push(send({ suspension: correction }, suspensionKey(record.participant)));
       }
@@ -445,15 +446,19 @@ export class CoordinatorCore {
     else this.openSuspensionsByMember.set(member, rest);
   }
 
-  /** What this member knows of the group's waits, for the notices it sends (SuspensionHistory). */
-  history() {
+  /**
+   * What this member knows of the group's waits, for the notices it sends (SuspensionHistory):
+   * always including the suspension the notice is about (`subject`), which tells whose it is.
+   */
+  history(subject = null) {
     const anchor = this.state?.anchorReferenceTime ?? null;
     const suspensions = [];
     for (const id of this.suspensionOrder) {
       const record = this.suspensions.get(id);
       if (record === undefined) continue;
-      if (record.end !== null && anchor !== null && CoordinatorCore.waitEnd(record) <= anchor) continue;
-      const pendingEnd = record.end === null ? (this.ownPending.find((entry) => entry.id === id)?.end ?? null) : null;
+      if (record.end !== null && anchor !== null && CoordinatorCore.waitEnd(record) <= anchor && id !== subject) continue;
+      const pendingEnd = record.end === null
+        ? (this.ownPending.find((entry) => entry.id === id)?.end ?? this.behalfEnds.find((entry) => entry.id === id)?.end ?? null) : null;
       suspensions.push({
         id: record.id, participant: record.participant, reason: record.reason, begin: record.begin, end: record.end ?? pendingEnd,
         timeout: record.timeout, waits: record.counted,
@@ -545,7 +550,7 @@ export class CoordinatorCore {
         timeout: record.timeout, proposedItemTime: null, sentAt: now, history: this.history(),
       };
       actions.push(send({ suspension: notice }, suspensionKey(member)));
-      this.behalfEnds.add(id);
+      this.behalfEnds.push({ id, end: notice.effectiveAt });
     }
     return actions;
   }
@@ -581,7 +586,7 @@ export class CoordinatorCore {
       const record = this.suspensions.get(id);
       if (record === undefined || !(CoordinatorCore.waitEnd(record) < horizon)) return true;
       if (record.counted && anchor !== null && CoordinatorCore.waitEnd(record) > anchor) return true;
-      this.behalfEnds.delete(id);
+      this.behalfEnds = this.behalfEnds.filter((entry) => entry.id !== id);
       this.suspensions.delete(id);
       return false;
     });

@@ -18,7 +18,9 @@ import Foundation
 /// whatever was scheduled at or after its instant; a late one snaps), so what the model checks is
 /// what the cores told the players to do:
 /// - **agreement**: every 50 ms, every member that plays the group's item and is not detached
-///   shows the same item time as every other (within the clock error), whenever it joined;
+///   has been told the same motion as every other, whenever it joined: at one reference instant
+///   their players' positions agree within a microsecond (each player's clock error then shifts
+///   only when it shows that position);
 /// - **pauses land where the players were**: a pause proposed with full knowledge of the group's
 ///   messages stops every member's player at the item time that player was about to show;
 /// - **the proposer agrees with its player**: what a member's core believes the group's position
@@ -352,10 +354,13 @@ final class GroupModel {
             case .send(let message, let key):
                 // Informed: it has every timeline message ordered so far and none of its own on the way
                 // (a command racing another message, its own included, may legitimately differ).
-                let informedProposal = member.seen >= lastTimelineStamp && member.inFlight == 0
+                let seen = member.inFlight == 0 ? member.seen : nil
                 if !message.isPresence { member.inFlight += 1 }
                 let sender = member.name
-                sendUp(from: member) { model in model.stamp(message, from: sender, key: key, informedProposal: informedProposal) }
+                sendUp(from: member) { model in
+                    let informed = seen.map { $0 >= model.lastTimelineStamp } ?? false
+                    model.stamp(message, from: sender, key: key, informedProposal: informed)
+                }
             case .command(let command):
                 apply(command, to: member)
             case .event:
@@ -524,17 +529,19 @@ final class GroupModel {
                 violation("core and player disagree", "\(member.name): core \(believed), player \(shown); \(Self.describe(member.core)); player \(member.breakpoints.suffix(4).map { (Double($0.ref - Self.epoch) / 1e9, $0.itemTime, $0.rate) })")
             }
         }
+        // Every player's motion at one reference instant: what the cores told them must be the same
+        // line (each player's own clock error only shifts when it shows it, by microseconds).
+        let instant = Self.epoch + now
         var byItem: [String: [(Member, Double)]] = [:]
         for member in group {
-            guard let shown = member.position(at: member.reference(now).nanoseconds) else { continue }
+            guard let shown = member.position(at: instant) else { continue }
             byItem[member.playerItem!, default: []].append((member, shown))
         }
-        for (item, shown) in byItem where shown.count > 1 {
+        for (item, shown) in byItem.sorted(by: { $0.key < $1.key }) where shown.count > 1 {
             checks += 1
             let low = shown.min { $0.1 < $1.1 }!
             let high = shown.max { $0.1 < $1.1 }!
-            let rate = max(1, shown.map { $0.0.rate(at: $0.0.reference(now).nanoseconds) }.max() ?? 1)
-            if high.1 - low.1 > 0.0005 * rate {
+            if high.1 - low.1 > 1e-6 {
                 violation(
                     "members disagree",
                     String(format: "%@: %@ at %.4f s, %@ at %.4f s (%.1f ms apart)", item, low.0.name.rawValue, low.1,
