@@ -35,6 +35,12 @@ public struct CoordinatorConfiguration: Hashable, Sendable {
     /// How long the local player may stay not ready (``PlayerReadiness``) before the coordinator
     /// suspends it and the group waits: short seeks that complete before their instant cost nothing.
     public var readinessGrace: Duration = .milliseconds(100)
+    /// Whether the local player gets no command before the channel reports the local member's own
+    /// `joined`. A relay replays the retained messages (the state, then each member's latest
+    /// suspension notice) before it stamps the joiner's `joined`: holding commands until then
+    /// gives a late joiner's player its first command from the whole replay, never a frame from
+    /// the state alone. ``GroupPlayback`` turns it on; off, commands flow from the first message.
+    public var holdsCommandsUntilJoined: Bool = false
 
     /// Creates the default configuration.
     public init() {}

@@ -62,6 +62,8 @@ public struct CoordinatorCore: Sendable {
     private var ignoredRevision: UInt64?
     private var nextPresence: ReferenceTime?
     private var suspensionCounter = 0
+    /// Whether the channel has reported the local member's own `joined`.
+    private var joinedSelf = false
     /// Suspensions of members that left which this member sent an end for, with that end, until an
     /// end is delivered (its later notices tell these ends: they replace the earlier ones in the
     /// relay's retained slot of that member).
@@ -202,6 +204,11 @@ public struct CoordinatorCore: Sendable {
                 nextPresence = nil
                 presenceCount = 0
                 actions += tick(now: now)
+                if !joinedSelf {
+                    joinedSelf = true
+                    // The retained messages are all in: the player's first commands.
+                    if configuration.holdsCommandsUntilJoined { actions += announce(now: now) }
+                }
             }
             return actions
         case .left(let member):
@@ -214,7 +221,7 @@ public struct CoordinatorCore: Sendable {
             return actions + endSuspensions(of: member, now: now)
         case .message(let message, let sender, let sequence):
             switch message {
-            case .state(let proposal): return accept(proposal, from: sender, sequence: sequence)
+            case .state(let proposal): return accept(proposal, from: sender, sequence: sequence, now: now)
             case .suspension(let notice): return accept(notice, from: sender, now: now)
             case .presence(let report):
                 recordDelay(now - report.sentAt)
@@ -225,7 +232,7 @@ public struct CoordinatorCore: Sendable {
         }
     }
 
-    private mutating func accept(_ proposal: StateProposal, from sender: PlaybackParticipantID, sequence: UInt64) -> [CoordinatorAction] {
+    private mutating func accept(_ proposal: StateProposal, from sender: PlaybackParticipantID, sequence: UInt64, now: ReferenceTime) -> [CoordinatorAction] {
         if let state, sequence <= state.revision { return [] }
         var next = proposal.state
         next.revision = sequence
@@ -243,7 +250,7 @@ public struct CoordinatorCore: Sendable {
                 referenceTime: next.anchorReferenceTime.seconds, revision: sequence, detail: previousItem.map { "from \($0)" })))
             if next.item != localItem, canPresent?(next.item) == true { localItem = next.item }
         }
-        return actions + announce()
+        return actions + announce(now: now)
     }
 
     private mutating func accept(_ notice: SuspensionNotice, from sender: PlaybackParticipantID, now: ReferenceTime) -> [CoordinatorAction] {
@@ -273,7 +280,7 @@ public struct CoordinatorCore: Sendable {
                     retainKey: CoordinationMessage.suspensionKey(for: record.participant)))
             }
         }
-        return actions + announce()
+        return actions + announce(now: now)
     }
 
     /// Takes what a notice's sender knew of the group's waits: the suspensions of `owner` (the
@@ -492,8 +499,14 @@ public struct CoordinatorCore: Sendable {
 
     // MARK: Commands to the local player
 
-    private mutating func announce() -> [CoordinatorAction] {
-        guard let state, !isDetached else { return [] }
+    /// The local player's commands for what changed in the group's timeline since the last ones.
+    ///
+    /// With `now`, segments that are over by then are left out: the player gets the one in force
+    /// and what follows (commands are absolute, and the first replaces whatever was scheduled
+    /// after it), so a late joiner or a member that learns of a past wait is told once where to
+    /// be, not walked through the past one command at a time, each a frame or a seek.
+    private mutating func announce(now: ReferenceTime? = nil) -> [CoordinatorAction] {
+        guard let state, !isDetached, joinedSelf || !configuration.holdsCommandsUntilJoined else { return [] }
         guard state.item == localItem else {
             announced = []
             announcedRevision = nil
@@ -506,33 +519,53 @@ public struct CoordinatorCore: Sendable {
         let current = segments()
         var actions: [CoordinatorAction] = []
         var from = 0
+        var backfill: PlaybackCommand.Kind?
         if announcedRevision == state.revision {
             while from < current.count, from < announced.count, current[from].sameMotion(as: announced[from]) { from += 1 }
-            // A command replaces only what is scheduled at or after its instant: when a later
-            // segment moved or went away (a wait extended by another suspension, or no longer
-            // counted), the one before it is given again so the stale ones are replaced.
-            if from > 0, from < max(current.count, announced.count) { from -= 1 }
+            // A command replaces only what is scheduled at or after its instant: when a segment
+            // the player was given moved later or went away (a wait extended by another
+            // suspension, or no longer counted), the player is told what holds at its instant.
+            if from < announced.count, from >= current.count || current[from].start > announced[from].start {
+                let instant = announced[from].start
+                backfill = Self.kind(of: current[current.lastIndex(where: { $0.start <= instant }) ?? 0], at: instant)
+            }
+            if from < current.count { from = max(from, Self.segmentInForce(current, at: now)) }
         } else {
-            let first = current[0]
+            from = Self.segmentInForce(current, at: now)
+            let first = current[from]
             let before = announced.last(where: { $0.start <= first.start }) ?? announced.first
             if before.map({ abs($0.itemTime(at: first.start) - first.itemTime) > 1e-6 }) ?? true {
                 actions.append(.command(command(.seek(itemTime: first.itemTime, referenceTime: first.start, completionDueDate: first.start), state)))
             }
         }
+        if let backfill = backfill.map({ command($0, state) }), from >= current.count || backfill.referenceTime < current[from].start {
+            actions.append(.command(backfill))
+        }
         for segment in current[from...] {
-            let kind: PlaybackCommand.Kind =
-                if segment.waiting {
-                    .buffer(itemTime: segment.itemTime, referenceTime: segment.start, completionDueDate: segment.waitEnd ?? segment.start)
-                } else if segment.rate > 0 {
-                    .play(itemTime: segment.itemTime, referenceTime: segment.start, rate: segment.rate)
-                } else {
-                    .pause(itemTime: segment.itemTime, referenceTime: segment.start)
-                }
-            actions.append(.command(command(kind, state)))
+            actions.append(.command(command(Self.kind(of: segment, at: segment.start), state)))
         }
         announced = current
         announcedRevision = state.revision
         return actions
+    }
+
+    /// The command that puts a player on `segment`'s motion from `instant` on.
+    private static func kind(of segment: TimelineSegment, at instant: ReferenceTime) -> PlaybackCommand.Kind {
+        if segment.waiting {
+            .buffer(itemTime: segment.itemTime, referenceTime: instant, completionDueDate: segment.waitEnd ?? instant)
+        } else if segment.rate > 0 {
+            .play(itemTime: segment.itemTime(at: instant), referenceTime: instant, rate: segment.rate)
+        } else {
+            .pause(itemTime: segment.itemTime, referenceTime: instant)
+        }
+    }
+
+    /// The index of the segment in force at `now` (0 without `now`, or before the second segment).
+    private static func segmentInForce(_ segments: [TimelineSegment], at now: ReferenceTime?) -> Int {
+        guard let now else { return 0 }
+        var index = 0
+        while index + 1 < segments.count, segments[index + 1].start <= now { index += 1 }
+        return index
     }
 
     private func command(_ kind: PlaybackCommand.Kind, _ state: PlaybackState) -> PlaybackCommand {

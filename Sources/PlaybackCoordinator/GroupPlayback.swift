@@ -42,6 +42,7 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
         /// The defaults for a member that presents frames.
         public init() {
             var coordinator = CoordinatorConfiguration()
+            coordinator.holdsCommandsUntilJoined = true
             coordinator.minimumLead = .milliseconds(120)
             self.coordinator = coordinator
             var timeClient = TimeClient<LocalClock>.Configuration.playback

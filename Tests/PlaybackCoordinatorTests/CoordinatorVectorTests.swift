@@ -94,6 +94,7 @@ import struct GroupSessions.SessionKeys
             if let v = c.waitingReasons { configuration.waitingReasons = Set(v) }
             if let v = c.maximumWaitingParticipants { configuration.maximumWaitingParticipants = v }
             if let v = c.suspensionTimeout { configuration.suspensionTimeout = .nanoseconds(v) }
+            if let v = c.holdsCommandsUntilJoined { configuration.holdsCommandsUntilJoined = v }
             for limit in c.participantLimits ?? [] { configuration.participantLimits[limit.reason] = limit.limit }
         }
         var canPresent: (@Sendable (String) -> Bool)?
@@ -194,6 +195,7 @@ struct VectorConfiguration: Codable {
     var waitingReasons: [SuspensionReason]?
     var maximumWaitingParticipants: Int?
     var suspensionTimeout: Int64?
+    var holdsCommandsUntilJoined: Bool?
     var participantLimits: [VectorParticipantLimit]?
 }
 

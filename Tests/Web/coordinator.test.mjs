@@ -29,6 +29,7 @@ function run(vector) {
     if (c[key] !== undefined) configuration[key] = BigInt(c[key]);
   }
   if (c.delayWindow !== undefined) configuration.delayWindow = c.delayWindow;
+  if (c.holdsCommandsUntilJoined !== undefined) configuration.holdsCommandsUntilJoined = c.holdsCommandsUntilJoined;
   if (c.maximumWaitingParticipants !== undefined) configuration.maximumWaitingParticipants = c.maximumWaitingParticipants;
   if (c.waitingReasons !== undefined) configuration.waitingReasons = new Set(c.waitingReasons.map(decodeReason));
   for (const { reason, limit } of c.participantLimits ?? []) configuration.participantLimits.set(decodeReason(reason), limit);

@@ -58,6 +58,8 @@ export function defaultConfiguration() {
     maximumWaitingParticipants: 3,
     suspensionTimeout: seconds(10),
     readinessGrace: milliseconds(100),
+    // No command before the local member's own `joined` (after the relay's retained replay).
+    holdsCommandsUntilJoined: false,
   };
 }
 
@@ -82,6 +84,21 @@ export function makeSegment(start, itemTime, rate, waiting, waitEnd = null) {
 /** TimelineSegment.sameMotion(as:): ignoring when a wait ends at the latest. */
 export function sameMotion(a, b) {
   return a.start === b.start && a.itemTime === b.itemTime && a.rate === b.rate && a.waiting === b.waiting;
+}
+
+/** The command kind that puts a player on `segment`'s motion from `instant` on. */
+function commandKind(segment, instant) {
+  if (segment.waiting) return { kind: "buffer", itemTime: segment.itemTime, referenceTime: instant, completionDueDate: segment.waitEnd ?? instant };
+  if (segment.rate > 0) return { kind: "play", itemTime: segmentItemTime(segment, instant), referenceTime: instant, rate: segment.rate };
+  return { kind: "pause", itemTime: segment.itemTime, referenceTime: instant };
+}
+
+/** The index of the segment in force at `now` (0 without `now`). */
+function segmentInForce(segments, now) {
+  if (now === null || now === undefined) return 0;
+  let index = 0;
+  while (index + 1 < segments.length && segments[index + 1].start <= now) index += 1;
+  return index;
 }
 
 /** Segment arrays equal field by field (Swift's `==` on [TimelineSegment]). */
@@ -180,6 +197,7 @@ export class CoordinatorCore {
     this.ignoredRevision = null;
     this.nextPresence = null;
     this.suspensionCounter = 0;
+    this.joinedSelf = false; // the channel reported the local member's own `joined`
     this.behalfEnds = []; // {id, end}: ends sent for members that left, until an end for that id is delivered
     // Own suspensions as sent (SuspensionHistory entries), until the channel delivered what was sent.
     this.ownPending = [];
@@ -304,6 +322,11 @@ export class CoordinatorCore {
           this.nextPresence = null;
           this.presenceCount = 0;
           actions = actions.concat(this.tick(now));
+          if (!this.joinedSelf) {
+            this.joinedSelf = true;
+            // The retained messages are all in: the player's first commands.
+            if (this.configuration.holdsCommandsUntilJoined) actions = actions.concat(this.announce(now));
+          }
         }
         return actions;
       }
@@ -316,7 +339,7 @@ export class CoordinatorCore {
       }
       case "message": {
         const message = event.message;
-        if (message.state) return this.acceptProposal(message.state, event.sender, event.sequence);
+        if (message.state) return this.acceptProposal(message.state, event.sender, event.sequence, now);
         if (message.suspension) return this.acceptNotice(message.suspension, event.sender, now);
         if (message.presence) {
           const report = message.presence;
@@ -332,7 +355,7 @@ export class CoordinatorCore {
     }
   }
 
-  acceptProposal(proposal, sender, sequence) {
+  acceptProposal(proposal, sender, sequence, now) {
     if (this.state !== null && sequence <= this.state.revision) return [];
     const next = { ...proposal.state, revision: sequence };
     const previousItem = this.state?.item ?? null;
@@ -350,7 +373,7 @@ export class CoordinatorCore {
       })));
       if (next.item !== this.localItem && this.canPresent !== null && this.canPresent(next.item) === true) this.localItem = next.item;
     }
-    return actions.concat(this.announce());
+    return actions.concat(this.announce(now));
   }
 
   acceptNotice(notice, sender, now) {
@@ -381,7 +404,7 @@ export class CoordinatorCore {
         actions.push(send({ suspension: correction }, suspensionKey(record.participant)));
       }
     }
-    return actions.concat(this.announce());
+    return actions.concat(this.announce(now));
   }
 
   /**
@@ -606,9 +629,13 @@ export class CoordinatorCore {
 
   // MARK: Commands to the local player
 
-  announce() {
+  /**
+   * The local player's commands for what changed in the timeline. With `now`, segments over by
+   * then are left out: the player is told once where to be (CoordinatorCore.announce(now:)).
+   */
+  announce(now = null) {
     const state = this.state;
-    if (state === null || this.isDetached) return [];
+    if (state === null || this.isDetached || !(this.joinedSelf || this.configuration.holdsCommandsUntilJoined !== true)) return [];
     if (state.item !== this.localItem) {
       this.announced = [];
       this.announcedRevision = null;
@@ -624,29 +651,29 @@ export class CoordinatorCore {
     const current = this.segments();
     const actions = [];
     let from = 0;
+    let backfill = null;
     if (this.announcedRevision === state.revision) {
       while (from < current.length && from < this.announced.length && sameMotion(current[from], this.announced[from])) from += 1;
-      // A command replaces only what is scheduled at or after its instant: when a later segment
-      // moved or went away, the one before it is given again so the stale ones are replaced.
-      if (from > 0 && from < Math.max(current.length, this.announced.length)) from -= 1;
+      // A command replaces only what is scheduled at or after its instant: when a segment the
+      // player was given moved later or went away, the player is told what holds at its instant.
+      if (from < this.announced.length && (from >= current.length || current[from].start > this.announced[from].start)) {
+        const instant = this.announced[from].start;
+        const index = current.findLastIndex((segment) => segment.start <= instant);
+        backfill = commandKind(current[index < 0 ? 0 : index], instant);
+      }
+      if (from < current.length) from = Math.max(from, segmentInForce(current, now));
     } else {
-      const first = current[0];
+      from = segmentInForce(current, now);
+      const first = current[from];
       const before = this.announced.findLast((segment) => segment.start <= first.start) ?? this.announced[0];
       if (before === undefined || Math.abs(segmentItemTime(before, first.start) - first.itemTime) > 1e-6) {
         actions.push(commandAction(this.command({ kind: "seek", itemTime: first.itemTime, referenceTime: first.start, completionDueDate: first.start }, state)));
       }
     }
-    for (const segment of current.slice(from)) {
-      let kind;
-      if (segment.waiting) {
-        kind = { kind: "buffer", itemTime: segment.itemTime, referenceTime: segment.start, completionDueDate: segment.waitEnd ?? segment.start };
-      } else if (segment.rate > 0) {
-        kind = { kind: "play", itemTime: segment.itemTime, referenceTime: segment.start, rate: segment.rate };
-      } else {
-        kind = { kind: "pause", itemTime: segment.itemTime, referenceTime: segment.start };
-      }
-      actions.push(commandAction(this.command(kind, state)));
+    if (backfill !== null && (from >= current.length || backfill.referenceTime < current[from].start)) {
+      actions.push(commandAction(this.command(backfill, state)));
     }
+    for (const segment of current.slice(from)) actions.push(commandAction(this.command(commandKind(segment, segment.start), state)));
     this.announced = current;
     this.announcedRevision = state.revision;
     return actions;

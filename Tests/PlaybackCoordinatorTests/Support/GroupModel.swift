@@ -52,6 +52,13 @@ final class GroupModel {
 
     /// The reference time that true time 0 corresponds to (an ordinary Unix date).
     static let epoch: Int64 = 1_790_000_000_000_000_000
+    /// Every member's configuration: the defaults, with commands held until the member's own
+    /// `joined` as ``GroupPlayback`` does.
+    static let configuration: CoordinatorConfiguration = {
+        var configuration = CoordinatorConfiguration()
+        configuration.holdsCommandsUntilJoined = true
+        return configuration
+    }()
     static let items = [
         MediaTimeline(identifier: "clip", duration: 60, frameRate: 25),
         MediaTimeline(identifier: "other", duration: 45, frameRate: 30),
@@ -215,7 +222,8 @@ final class GroupModel {
         let name = PlaybackParticipantID(oneShot ? "ctl\(nameCounter)" : "m\(nameCounter)")
         let ids = Set(Self.items.map(\.identifier))
         let core = CoordinatorCore(
-            participant: name, localItem: Self.items[0].identifier, canPresent: { ids.contains($0) }, name: name.rawValue)
+            participant: name, configuration: Self.configuration, localItem: Self.items[0].identifier,
+            canPresent: { ids.contains($0) }, name: name.rawValue)
         let link = { (model: GroupModel) -> (Int64, Int64) in
             let fast = model.random.chance(0.6)
             let latency = fast ? model.random.uniform(0.0001, 0.002) : model.random.uniform(0.005, 0.03)
@@ -582,7 +590,8 @@ final class GroupModel {
         members.filter { !$0.steps.isEmpty }.map { member in
             (member.name, CoordinatorVector(
                 description: description, participant: member.name.rawValue, name: member.name.rawValue,
-                localItem: Self.items[0].identifier, canPresent: Self.items.map(\.identifier), configuration: nil,
+                localItem: Self.items[0].identifier, canPresent: Self.items.map(\.identifier),
+                configuration: VectorConfiguration(holdsCommandsUntilJoined: true),
                 steps: member.steps))
         }
     }

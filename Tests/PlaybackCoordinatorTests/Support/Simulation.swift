@@ -34,7 +34,12 @@ final class Simulation {
         var clock = ClockModel()
         var imperfections = HeadlessPlayerCore.Imperfections()
         var controller = SyncController.Configuration()
-        var configuration = CoordinatorConfiguration()
+        /// As ``GroupPlayback`` configures members: commands held until the member's own `joined`.
+        var configuration: CoordinatorConfiguration = {
+            var configuration = CoordinatorConfiguration()
+            configuration.holdsCommandsUntilJoined = true
+            return configuration
+        }()
     }
 
     struct PresentedFrame: Hashable {
