@@ -66,6 +66,7 @@ struct ControlCommand: AsyncParsableCommand {
     }
 
     @Argument(
+        parsing: .allUnrecognized,
         help: ArgumentHelp(
             "[INVITE] ACTION [VALUE]: the invite (unless --invite-file or COPLAY_INVITE gives it), then play, pause, seek TIME, rate R, item ID or suspend SECONDS.",
             valueName: "command"))
@@ -92,6 +93,10 @@ struct ControlCommand: AsyncParsableCommand {
     ///
     /// - Throws: `ValidationError` for no action, an unknown one, or more words than one command takes.
     func parsed() throws -> Parsed {
+        // Unrecognized input lands here too (so that `rate -1` reads as a value): an unknown option is an error.
+        if let option = words.first(where: { $0.hasPrefix("-") && Double($0) == nil }) {
+            throw ValidationError("unknown option '\(option)' (see coplay control --help)")
+        }
         var rest = words[...]
         var invite: String?
         if let first = rest.first, InviteOptions.looksLikeInvite(first) {
@@ -107,7 +112,8 @@ struct ControlCommand: AsyncParsableCommand {
             throw ValidationError("unknown action '\(word)': coplay control knows \(verbs)")
         }
         let value = rest.popFirst()
-        if let extra = rest.first {
+        let takesValue = ![.play, .pause].contains(action)
+        if let extra = takesValue ? rest.first : value {
             throw ValidationError(
                 "'\(extra)': coplay control sends one command per run (run it again for the next one, e.g. coplay control --invite-file FILE pause)")
         }
@@ -120,7 +126,7 @@ struct ControlCommand: AsyncParsableCommand {
         let value = parsed.value
         switch parsed.action {
         case .play, .pause:
-            if value != nil { throw ValidationError("'\(parsed.action.rawValue)' takes no value") }
+            break  // parsed() refused a value
         case .seek:
             guard let value, TimeText.seconds(value) != nil else {
                 throw ValidationError(

@@ -182,7 +182,9 @@ final class HumanEvents: Sendable {
             if first {
                 let item = event.item.map { " \(quoted(title($0)))" } ?? ""
                 let how = rate == 0 ? "paused at \(at)" : "playing\(speed(rate)) from \(at)"
-                return "the group\(item) is \(how) (last command by \(by))"
+                // Right after joining, the names of the members already there are not known yet.
+                let who = event.originatorName.map { " (last command by \(bold($0)))" } ?? ""
+                return "the group\(item) is \(how)\(who)"
             }
             switch event.type {
             case .play: return "\(by) played\(speed(rate)) from \(at)"

@@ -22,7 +22,8 @@ struct CoplayMemberCard: Codable, Sendable, Hashable {
     /// Answers every ``Request`` in `session` with `card` until the subscription is cancelled.
     static func answer<Activity>(_ card: CoplayMemberCard, in session: GroupSession<Activity>) -> GroupSessionMessenger.Subscription {
         let messenger = GroupSessionMessenger(session: session, deliveryMode: .reliable)
-        return messenger.receive(Request.self) { _, _ in try? messenger.send(card) }
+        // Handlers run on the session's read loop, under its lock: answer from a task of its own.
+        return messenger.receive(Request.self) { _, _ in Task { try? messenger.send(card) } }
     }
 }
 
@@ -41,7 +42,9 @@ struct PeopleCommand: AsyncParsableCommand {
             PLAYER is headless or mpv for coplay members, - for others (a browser page). STATE is what \
             the member does: playing or paused (with the group), buffering and the like while it is \
             suspended, or "other item" when it has not loaded the group's item. DELAY is the largest \
-            one-way delay through the relay that member measured lately (- before its first report).
+            one-way delay through the relay that member measured lately (- before its first report; for about \
+            a minute after a relay restart it counts the messages held meanwhile, and shows as "held during a \
+            reconnect"; --json gives the number).
 
             Examples:
               coplay people --invite-file invite.txt
@@ -177,6 +180,12 @@ struct PeopleCommand: AsyncParsableCommand {
             members: members)
     }
 
+    /// A member's delay for a person. Above the coordinator's largest lead (2 s) it is no path's delay
+    /// but messages held while the relay restarted (the report is a maximum over about a minute).
+    static func delayText(_ milliseconds: Double) -> String {
+        milliseconds > 2000 ? "- (held during a reconnect)" : String(format: "%.1f ms", milliseconds)
+    }
+
     /// The listing as lines for a person.
     static func table(_ listing: Listing) -> [String] {
         var head = "\u{201C}\(listing.title)\u{201D}: \(listing.state)"
@@ -188,7 +197,7 @@ struct PeopleCommand: AsyncParsableCommand {
         let rows = [["NAME", "PLAYER", "STATE", "DELAY"]] + listing.members.map { member in
             [
                 member.name ?? "member \(member.id.suffix(4))", member.player ?? "-", member.state,
-                member.delayMs.map { String(format: "%.1f ms", $0) } ?? "-",
+                member.delayMs.map(delayText) ?? "-",
             ]
         }
         let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }

@@ -184,10 +184,10 @@ struct PlaybackMemberService: Service, CustomStringConvertible {
             switch state {
             case .reconnecting where !lost:
                 lost = true
-                output.notice("lost the connection to the relay at \(relay) (it restarted, or the network failed): reconnecting…")
+                output.notice("lost the relay at \(relay) (restarting, or the network failed): reconnecting…")
             case .connected where lost:
                 lost = false
-                output.notice("reconnected to the relay at \(relay): the session resumed, nothing was lost")
+                output.notice("reconnected to the relay at \(relay): the session resumed, nothing lost")
             default:
                 break
             }

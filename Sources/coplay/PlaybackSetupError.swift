@@ -107,14 +107,16 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
     /// stayed away longer than the reconnect policy allows, or refused to resume.
     static func sessionLost(_ reason: GroupSessionInvalidationReason, relay: String) -> Self {
         switch reason {
+        case .refused(let detail) where detail.contains("no longer knows session"),
+            .connectionLost(let detail) where detail.contains("no longer knows session"):
+            // The relay answered again, without the session: it restarted keeping nothing (or the
+            // session ended while this member was away).
+            return Self(.sessionLost, """
+                the session ended: the relay at \(relay) restarted and forgot the session (it ran without a state \
+                directory: coplay serve --memory-only, or a coplay serve from before sessions were kept by default). \
+                Start a new session with coplay host
+                """)
         case .refused(let detail) where detail.hasPrefix("\(RelayErrorCode.cannotResume)"):
-            if detail.contains("no longer knows session") {
-                return Self(.sessionLost, """
-                    the session ended: the relay at \(relay) restarted and forgot the session (it ran without a state \
-                    directory: coplay serve --memory-only, or a coplay serve from before sessions were kept by default). \
-                    Start a new session with coplay host
-                    """)
-            }
             return Self(.sessionLost, "the session ended: the relay at \(relay) could not take this member back (\(detail))")
         case .connectionLost(let detail) where detail.hasPrefix("could not resume"):
             return Self(.sessionLost, """

@@ -114,9 +114,13 @@ struct MemberRunner {
             try await MPVPlayer.preload(mpvItems[0], on: mpv)
             let member = try await open()
             reference.set(member.playback.reference)
+            // Once the session is lost, mpv closing in the teardown is a consequence, not news: its
+            // notices would come before the error that says why ("mpv quit" when the relay forgot the session).
+            var playerLogger = logger
+            playerLogger.handler = QuietAfterLoss(wrapping: logger.handler) { PlaybackMemberService.lossError(member) != nil }
             let player = MPVPlayer(
                 connection: mpv, items: mpvItems, reference: member.playback.reference, participant: PlaybackParticipantID(name),
-                logger: logger)
+                logger: playerLogger)
             try await serve(member) {
                 try await member.play(
                     player, items: items, name: name, output: output, publishInitialState: publishInitialState,
@@ -168,6 +172,42 @@ struct MemberRunner {
         let card = CoplayMemberCard(
             name: name, player: players.usesMPV ? "mpv" : "headless", file: URL(fileURLWithPath: media[0].path).lastPathComponent)
         try await PlaybackMemberService(member: member, output: output, card: card, body: body).runUntilDone(logger: logger)
+    }
+}
+
+/// A log handler that drops everything below warning once `quiet` says so.
+struct QuietAfterLoss: LogHandler {
+    var wrapped: any LogHandler
+    let quiet: @Sendable () -> Bool
+
+    init(wrapping wrapped: any LogHandler, quiet: @escaping @Sendable () -> Bool) {
+        self.wrapped = wrapped
+        self.quiet = quiet
+    }
+
+    var logLevel: Logger.Level {
+        get { wrapped.logLevel }
+        set { wrapped.logLevel = newValue }
+    }
+
+    var metadata: Logger.Metadata {
+        get { wrapped.metadata }
+        set { wrapped.metadata = newValue }
+    }
+
+    var metadataProvider: Logger.MetadataProvider? {
+        get { wrapped.metadataProvider }
+        set { wrapped.metadataProvider = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { wrapped[metadataKey: key] }
+        set { wrapped[metadataKey: key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        if event.level < .warning, quiet() { return }
+        wrapped.log(event: event)
     }
 }
 

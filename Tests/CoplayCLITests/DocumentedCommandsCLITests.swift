@@ -39,8 +39,10 @@ struct DocumentedCommandsCLITests {
             } else {
                 for match in line.matches(of: /`coplay ([^`]+)`/) {
                     let words = shellWords(String(match.output.1))
-                    if words.contains(where: { $0.hasPrefix("--") }) {
-                        found.append(Documented(file: file, line: number + 1, words: words))
+                    guard let first = words.first, words.contains(where: { $0.hasPrefix("--") }) else { continue }
+                    // Prose shorthand for several commands: `coplay host/join --player mpv`.
+                    for subcommand in first.split(separator: "/") {
+                        found.append(Documented(file: file, line: number + 1, words: [String(subcommand)] + words.dropFirst()))
                     }
                 }
             }
