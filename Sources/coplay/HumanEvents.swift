@@ -183,7 +183,8 @@ final class HumanEvents: Sendable {
                 let item = event.item.map { " \(quoted(title($0)))" } ?? ""
                 let how = rate == 0 ? "paused at \(at)" : "playing\(speed(rate)) from \(at)"
                 // Right after joining, the names of the members already there are not known yet.
-                let who = event.originatorName.map { " (last command by \(bold($0)))" } ?? ""
+                let known = event.originatorName != nil || event.originator == state.withLock({ $0.local })
+                let who = known ? " (last command by \(by))" : ""
                 return "the group\(item) is \(how)\(who)"
             }
             switch event.type {
@@ -198,12 +199,14 @@ final class HumanEvents: Sendable {
         case .commandIgnored:
             return "not following \(by): the group plays \(quoted(title(event.item ?? ""))), which this player does not have"
         case .suspensionBegan:
-            let what = Self.reasonText(event.reason)
+            let isLocal = event.originator != nil && event.originator == state.withLock({ $0.local })
+            let what = isLocal ? "are suspended (\(event.reason ?? "no reason"))" : Self.reasonText(event.reason)
             return event.waits == true ? "\(by) \(what): everyone waits at \(at)" : "\(by) \(what) (the group plays on)"
         case .suspensionEnded:
             if event.detail == "member left" { return "\(by) left while suspended: the group plays on" }
             if event.timedOut == true { return "the group stopped waiting for \(by) (it took too long)" }
-            return event.waits == true ? "\(by) is ready: everyone plays on" : nil
+            let isLocal = event.originator != nil && event.originator == state.withLock({ $0.local })
+            return event.waits == true ? "\(by) \(isLocal ? "are" : "is") ready: everyone plays on" : nil
         case .frame:
             return "frame \(event.index.map(String.init) ?? "?") at \(Self.precise(event.pts ?? event.itemTime ?? .nan))"
         case .stopped:
@@ -234,10 +237,10 @@ final class HumanEvents: Sendable {
     // MARK: Formatting
 
     private func label(_ member: PlaybackParticipantID?, name: String?) -> String {
+        let local = state.withLock { $0.local }
+        if let member, member == local { return "you" }
         if let name { return name }
         guard let member else { return "someone" }
-        let local = state.withLock { $0.local }
-        if member == local { return "you" }
         return state.withLock { $0.names[member] } ?? "member \(member.rawValue.suffix(4))"
     }
 

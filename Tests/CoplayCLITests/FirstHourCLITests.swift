@@ -142,7 +142,7 @@ struct FirstHourCLITests {
         #expect(!ps.stdout.contains(secret), "ps shows the session's secret")
 
         // coplay people, with the invite from the environment.
-        let people = try await CoplayProcess.run(["people"], timeout: 60, environment: environment)
+        let people = try await CoplayProcess.run(["people", "--listen", "20"], timeout: 90, environment: environment)
         #expect(people.status == 0, "\(people.stderr)")
         let lines = people.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first?.contains("\u{201C}long-25.mp4\u{201D}: paused at 0:00:00") == true, "\(people.stdout)")
@@ -150,7 +150,7 @@ struct FirstHourCLITests {
             #expect(lines.contains { $0.hasPrefix(name) && $0.contains("headless") && $0.contains("paused") && $0.hasSuffix(" ms") },
                     "\(name) missing: \(people.stdout)")
         }
-        let json = try await CoplayProcess.run(["people", "--invite-file", inviteFile, "--json"], timeout: 60)
+        let json = try await CoplayProcess.run(["people", "--invite-file", inviteFile, "--json", "--listen", "20"], timeout: 90)
         #expect(json.status == 0, "\(json.stderr)")
         let listing = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         let members = try #require(listing["members"] as? [[String: Any]])
