@@ -152,19 +152,19 @@ struct MemberRunner {
         guard status.st_mode & S_IFMT == S_IFSOCK else {
             throw PlaybackSetupError.mpvUnreachable("\(socket) is not a socket, so not mpv's: \(start)")
         }
-        // mpv's connection error is text: ask the socket itself why it refuses.
-        switch ConnectionFailure.connectUnix(socket) {
-        case ECONNREFUSED:
-            throw PlaybackSetupError.mpvUnreachable("no mpv listens at \(socket) any more (the mpv that made it has quit): \(start)")
-        case EACCES:
-            throw PlaybackSetupError.mpvUnreachable("not allowed to connect to \(socket) (is its mpv another user's?)")
-        default:
-            break
-        }
         do {
             return try await MPVConnection.connect(path: socket, stamp: stamp)
         } catch {
-            throw PlaybackSetupError.mpvUnreachable("cannot connect to the mpv at \(socket): \(error)")
+            // mpv's connection error is text: ask the socket itself why it refuses (only now: a probe
+            // connection to a working mpv is not free, mpv sees a client come and go).
+            switch ConnectionFailure.connectUnix(socket) {
+            case ECONNREFUSED?:
+                throw PlaybackSetupError.mpvUnreachable("no mpv listens at \(socket) any more (the mpv that made it has quit): \(start)")
+            case EACCES?:
+                throw PlaybackSetupError.mpvUnreachable("not allowed to connect to \(socket) (is its mpv another user's?)")
+            default:
+                throw PlaybackSetupError.mpvUnreachable("cannot connect to the mpv at \(socket): \(error)")
+            }
         }
     }
 

@@ -219,6 +219,23 @@ struct FirstHourCLITests {
         #expect(noMPV.stderr.contains("start mpv with --input-ipc-server=\(socket)"), "\(noMPV.stderr)")
         #expect(!noMPV.stderr.contains("errno"), "\(noMPV.stderr)")
 
+        // A socket an mpv left behind when it quit: the file is there, nobody listens.
+        let stale = directory.appendingPathComponent("stale.sock").path
+        let descriptor = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in stale.utf8.enumerated() { buffer[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        close(descriptor)
+        try #require(bound == 0, "could not make a stale socket")
+        let quit = try await CoplayProcess.run(["join", invite, media, "--mpv-socket", stale], timeout: 60)
+        #expect(quit.status != 0)
+        #expect(quit.stderr.contains("no mpv listens at \(stale) any more"), "\(quit.stderr)")
+
         // A session id the relay does not have (a mistyped invite).
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
