@@ -11,17 +11,23 @@ import PlaybackCoordinator
 struct ControlCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "control",
-        abstract: "Send one command to a playback session: play, pause, seek SECONDS, rate R, item ID or suspend SECONDS.",
+        abstract: "Send one command to a playback session: play, pause, seek TIME, rate R, item ID or suspend SECONDS.",
+        usage: "coplay control [<invite>] <action> [<value>] [<options>]",
         discussion: """
+            ACTION is one of: play, pause, seek TIME, rate R, item ID, suspend SECONDS; one command per run. \
+            The invite comes from --invite-file FILE (as `coplay host --invite-file FILE` \
+            writes it), from COPLAY_INVITE, or as the first argument (where `ps` shows it to every local user).
+
             Joins the session as a member without a player, reads its current playback state, proposes \
             the command (scheduled on the relay's clock a little in the future, so every member applies \
             it at the same instant), waits for the relay to confirm it, and leaves. Exits non-zero if the \
             relay is down, refuses the invite, or the session has no playback state.
 
-            rate R is 0 (paused) or between 0.0625 and 16 (what every player coplay drives can present). \
-            item ID is a media fingerprint as `coplay probe` prints it. Whether any member loaded that \
-            item (host/join --item) is not known to the group: members that did not keep their current \
-            item and do not follow the group's commands until it returns to an item they have.
+            seek TIME takes seconds (90, 2.5), M:SS (1:30) or H:MM:SS (1:02:03). rate R is 0 (paused) or \
+            between 0.0625 and 16 (what every player coplay drives can present). item ID is a media \
+            fingerprint as `coplay probe` prints it. The group does not know which members loaded that \
+            item (host/join --item): a member without it keeps its current item and ignores the group's \
+            commands until the group returns to an item it has.
 
             suspend SECONDS suspends this member as a player would while it buffers: every player stops \
             at the same instant and the group waits; SECONDS later (at most the group's suspension \
@@ -32,12 +38,13 @@ struct ControlCommand: AsyncParsableCommand {
             suspensionBegan events show: buffering (default) or stallRecovery, the reasons the group waits for.
 
             Examples:
-              coplay control "$INVITE" play
-              coplay control "$INVITE" seek 2.5
-              coplay control "$INVITE" rate 0.5
-              coplay control "$INVITE" item 'v2:…'   (an item the players loaded with --item; ID as `coplay probe` prints it)
-              coplay control "$INVITE" suspend 2
-              coplay control "$INVITE" suspend 1.5 --reason stallRecovery
+              coplay control --invite-file invite.txt play
+              coplay control --invite-file invite.txt pause
+              coplay control --invite-file invite.txt seek 1:30
+              coplay control --invite-file invite.txt rate 0.5
+              coplay control --invite-file invite.txt item 'v2:…'   (an item the players loaded with --item; ID as `coplay probe` prints it)
+              coplay control --invite-file invite.txt suspend 2
+              COPLAY_INVITE="$(cat invite.txt)" coplay control suspend 1.5 --reason stallRecovery
             """
     )
 
@@ -58,14 +65,12 @@ struct ControlCommand: AsyncParsableCommand {
         }
     }
 
-    @Argument(help: "The invite printed by `coplay host`.")
-    var invite: String
-
-    @Argument(help: "play, pause, seek, rate, item or suspend.")
-    var action: Action
-
-    @Argument(help: "SECONDS for seek, R for rate, ID for item, SECONDS for suspend.")
-    var value: String?
+    @Argument(
+        parsing: .allUnrecognized,
+        help: ArgumentHelp(
+            "[INVITE] ACTION [VALUE]: the invite (unless --invite-file or COPLAY_INVITE gives it), then play, pause, seek TIME, rate R, item ID or suspend SECONDS.",
+            valueName: "command"))
+    var words: [String] = []
 
     @Option(name: .long, help: "suspend only: the suspension's reason, buffering (default) or stallRecovery.")
     var reason: WaitingReason?
@@ -73,16 +78,59 @@ struct ControlCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Log level (stderr).")
     var logLevel: String = "notice"
 
+    @OptionGroup(title: "Invite") var inviteOptions: InviteOptions
+
     @OptionGroup(title: "TLS relay") var relayTLS: RelayTLSOptions
 
+    /// The command line's words split into the invite (if given there), the action and its value.
+    struct Parsed {
+        var invite: String?
+        var action: Action
+        var value: String?
+    }
+
+    /// Splits ``words``.
+    ///
+    /// - Throws: `ValidationError` for no action, an unknown one, or more words than one command takes.
+    func parsed() throws -> Parsed {
+        // Unrecognized input lands here too (so that `rate -1` reads as a value): an unknown option is an error.
+        if let option = words.first(where: { $0.hasPrefix("-") && Double($0) == nil }) {
+            throw ValidationError("unknown option '\(option)' (see coplay control --help)")
+        }
+        var rest = words[...]
+        var invite: String?
+        if let first = rest.first, InviteOptions.looksLikeInvite(first) {
+            invite = first
+            rest = rest.dropFirst()
+        }
+        let verbs = Action.allCases.map(\.rawValue).joined(separator: ", ")
+        guard let word = rest.popFirst() else { throw ValidationError("say what to do: \(verbs)") }
+        guard let action = Action(rawValue: word) else {
+            if InviteOptions.looksLikeInvite(word) {
+                throw ValidationError("one invite only, before the action")
+            }
+            throw ValidationError("unknown action '\(word)': coplay control knows \(verbs)")
+        }
+        let value = rest.popFirst()
+        let takesValue = ![.play, .pause].contains(action)
+        if let extra = takesValue ? rest.first : value {
+            throw ValidationError(
+                "'\(extra)': coplay control sends one command per run (run it again for the next one, e.g. coplay control --invite-file FILE pause)")
+        }
+        return Parsed(invite: invite, action: action, value: value)
+    }
+
     func validate() throws {
-        _ = try PlaybackCommandOptions.invite(invite)
-        switch action {
+        let parsed = try parsed()
+        _ = try inviteOptions.invite(argument: parsed.invite)
+        let value = parsed.value
+        switch parsed.action {
         case .play, .pause:
-            if value != nil { throw ValidationError("'\(action.rawValue)' takes no value") }
+            break  // parsed() refused a value
         case .seek:
-            guard let value, let seconds = Double(value), seconds.isFinite, seconds >= 0 else {
-                throw ValidationError("seek needs a time in seconds >= 0, e.g. 'seek 2.5'")
+            guard let value, TimeText.seconds(value) != nil else {
+                throw ValidationError(
+                    "seek needs a time: seconds (90, 2.5), M:SS (1:30) or H:MM:SS (1:02:03)\(value.map { " (got '\($0)')" } ?? "")")
             }
         case .rate:
             let rates = CoordinatorCore.playingRates
@@ -100,44 +148,46 @@ struct ControlCommand: AsyncParsableCommand {
         case .suspend:
             _ = try Self.suspension(value)
         }
-        if reason != nil && action != .suspend { throw ValidationError("--reason applies to suspend only") }
+        if reason != nil && parsed.action != .suspend { throw ValidationError("--reason applies to suspend only") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
     }
 
     func run() async throws {
-        let invite = try PlaybackCommandOptions.invite(invite)
+        let parsed = try parsed()
+        let invite = try inviteOptions.invite(argument: parsed.invite)
         var logger = Logger(label: "coplay.control") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .notice
-        if action == .suspend {
+        if parsed.action == .suspend {
             var control = SuspendControl(
-                invite: invite, duration: try Self.suspension(value), reason: (reason ?? .buffering).reason, logger: logger)
+                invite: invite, duration: try Self.suspension(parsed.value), reason: (reason ?? .buffering).reason, logger: logger)
             control.tls = try relayTLS.configuration(for: invite)
-            EventOutput.printLine(try await control.runUntilDone())
+            Console.out.line(try await control.runUntilDone())
             return
         }
         try await Self.withCommandMember(invite: invite, tls: try relayTLS.configuration(for: invite), logger: logger) {
             member, coordinator in
-            try await send(through: coordinator, as: member.playback.channel.localParticipant)
+            try await send(parsed, through: coordinator, as: member.playback.channel.localParticipant)
         }
     }
 
     /// Proposes the (non-suspend) action through `coordinator` and prints the relay-confirmed state.
-    private func send(through coordinator: PlaybackCoordinator, as me: PlaybackParticipantID) async throws {
+    private func send(_ parsed: Parsed, through coordinator: PlaybackCoordinator, as me: PlaybackParticipantID) async throws {
+        let action = parsed.action
         switch action {
         case .play: try await coordinator.play()
         case .pause: try await coordinator.pause()
-        case .seek: try await coordinator.coordinateSeek(to: Double(value!)!)
-        case .rate: try await coordinator.coordinateRateChange(to: Double(value!)!)
-        case .item: try await coordinator.transitionToItem(identifier: value!)
+        case .seek: try await coordinator.coordinateSeek(to: TimeText.seconds(parsed.value ?? "") ?? 0)
+        case .rate: try await coordinator.coordinateRateChange(to: Double(parsed.value ?? "") ?? 0)
+        case .item: try await coordinator.transitionToItem(identifier: parsed.value ?? "")
         case .suspend: return  // handled by SuspendControl
         }
         guard await Self.poll(for: .seconds(10), { await coordinator.state?.originator == me }) else {
             throw PlaybackSetupError.commandNotConfirmed(action.rawValue)
         }
         if let state = await coordinator.state {
-            EventOutput.printLine(
-                "\(action.rawValue) accepted: revision \(state.revision), item time \(state.anchorItemTime) s, "
-                    + "rate \(state.rate), at reference \(state.anchorReferenceTime.seconds)")
+            Console.out.line(
+                "\(action.rawValue) accepted: revision \(state.revision), item time \(state.anchorItemTime) s "
+                    + "(\(TimeText.position(state.anchorItemTime))), rate \(state.rate), at reference \(state.anchorReferenceTime.seconds)")
         }
     }
 
@@ -165,12 +215,12 @@ struct ControlCommand: AsyncParsableCommand {
     /// - Throws: the member's setup errors; ``PlaybackSetupError/noPlaybackState`` when the session
     ///   has no playback state within 5 s; whatever `body` throws.
     static func withCommandMember<T: Sendable>(
-        invite: Invite, tls: TLSConfiguration? = nil, logger: Logger,
+        invite: Invite, tls: TLSConfiguration? = nil, logger: Logger, name: String = "control",
         _ body: (PlaybackMember, PlaybackCoordinator) async throws -> T
     ) async throws -> T {
         let member = try await PlaybackMember.open(
             invite: invite, entry: .accept(expectedFingerprint: nil, file: nil), converge: false, tls: tls, logger: logger)
-        let coordinator = member.playback.makeCoordinator(delegate: CommandOnlyDelegate(), name: "control")
+        let coordinator = member.playback.makeCoordinator(delegate: CommandOnlyDelegate(), name: name)
         let running = Task { await coordinator.run() }
         defer { running.cancel() }
         // The process exits right after: leave only once the relay has been told, or the others
@@ -179,7 +229,8 @@ struct ControlCommand: AsyncParsableCommand {
             guard await poll(for: .seconds(5), { await coordinator.state != nil }) else {
                 throw PlaybackSetupError.noPlaybackState
             }
-            // Its name goes out before its command, so every member's event names "control".
+            // Its name goes out before its command, so every member's event names "control" (and a
+            // person's terminal shows no join and leave of it).
             try await coordinator.announce()
             let result = try await body(member, coordinator)
             await member.session.leave(waitingUpTo: .seconds(2))

@@ -13,9 +13,17 @@ struct Coplay: AsyncParsableCommand {
             DemoCommand.self,
             HostCommand.self,
             JoinCommand.self,
+            PeopleCommand.self,
             ProbeCommand.self,
             ServeCommand.self,
             TimeCommand.self,
         ]
     )
+
+    /// ArgumentParser's entry point, with `SIGPIPE` ignored first: a reader that closes coplay's
+    /// output (`| head -1`) ends writing there, never the process (``Console``).
+    static func main() async {
+        Console.ignoreBrokenPipes()
+        await main(nil)
+    }
 }

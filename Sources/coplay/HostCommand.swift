@@ -14,13 +14,21 @@ struct HostCommand: AsyncParsableCommand {
             give it to `coplay join` and `coplay control`. The second is the link for browsers \
             (http://HOST:PORT/#invite=...): the page the relay serves joins the session, end-to-end \
             encrypted, and plays each person's own copy. The session starts paused at 0; events follow, \
-            one per line. The relay must be running (`coplay serve`). Stops on SIGINT or SIGTERM.
+            one per line (on a terminal as text for a person, piped as JSON Lines; --events picks one). \
+            The relay must be running (`coplay serve`). Stops on SIGINT or SIGTERM.
+
+            --invite-file FILE also writes the invite to FILE (mode 0600, readable by you only) once the \
+            session exists: `coplay join --invite-file FILE` and `coplay control --invite-file FILE` read it \
+            there, so the secret never appears in a process's arguments. The host keeps running when the \
+            reader of its output goes away (`coplay host … | head -1`): it stops printing and plays on.
 
             --player mpv plays in mpv instead of the headless player (see `coplay join --help`). \
             --item adds media the group can switch to (coplay control INVITE item ID); the simulation \
             options are those of `coplay join`.
 
-            Example: coplay host samples/cfr-25.mp4 --relay 127.0.0.1:7000 --frames
+            Examples:
+              coplay host samples/cfr-25.mp4 --relay 127.0.0.1:7000 --invite-file invite.txt
+              coplay host samples/cfr-25.mp4 --relay 127.0.0.1:7000 --events jsonl --frames > host.jsonl &
             """
     )
 
@@ -61,6 +69,13 @@ struct HostCommand: AsyncParsableCommand {
             valueName: "PIN"))
     var pin: String?
 
+    @Option(
+        name: .customLong("invite-file"),
+        help: ArgumentHelp(
+            "Also write the invite to FILE (mode 0600) once the session exists, for join/control --invite-file.",
+            valueName: "FILE"))
+    var inviteFile: String?
+
     @OptionGroup(title: "TLS relay") var relayTLS: RelayTLSOptions
 
     @OptionGroup var options: PlaybackCommandOptions
@@ -76,6 +91,12 @@ struct HostCommand: AsyncParsableCommand {
             throw ValidationError("--pin \(pin) is not a key pin (43 base64url characters, as coplay serve --tls prints it)")
         }
         try players.check(simulation)
+        if let inviteFile {
+            let directory = URL(fileURLWithPath: inviteFile).deletingLastPathComponent().path
+            guard FileManager.default.isWritableFile(atPath: directory) else {
+                throw ValidationError("--invite-file \(inviteFile): cannot write in \(directory)")
+            }
+        }
     }
 
     func suite() throws -> PayloadSuite {
@@ -103,7 +124,8 @@ struct HostCommand: AsyncParsableCommand {
         let activity = WatchTogetherActivity(
             item: timeline.identifier, fingerprint: "\(info.fingerprint)", title: URL(fileURLWithPath: file).lastPathComponent,
             timeline: timeline)
-        let output = EventOutput(format: options.events, frames: options.frames)
+        let output = options.output(media: [(timeline, file)] + extraItems)
+        let inviteFile = self.inviteFile
         let runner = MemberRunner(
             media: [(timeline, file)] + extraItems, name: options.name ?? "host", publishInitialState: true, output: output,
             imperfections: simulation.imperfections, players: players, logger: logger)
@@ -111,11 +133,18 @@ struct HostCommand: AsyncParsableCommand {
         try await runner.run {
             let member = try await PlaybackMember.open(
                 invite: invite, entry: .create(activity), clockDriftPPM: drift, tls: clientTLS, logger: logger)
-            EventOutput.printLine("\(invite)")
-            if invite.suite == .aes256GCM {
-                EventOutput.printLine(invite.webPageURL())
+            if let inviteFile { try InviteOptions.write(invite, to: inviteFile) }
+            let page = invite.suite == .aes256GCM
+                ? invite.webPageURL() : "(browsers cannot join a \(invite.suite) session: host with --cipher aes-256-gcm)"
+            if output.human != nil {
+                // For a person: what each line is. (Piped, the invite stays the first line, the link the second.)
+                EventOutput.printLine("invite (it holds the session's secret: share it privately)\(inviteFile.map { ", also in \($0)" } ?? ""):")
+                EventOutput.printLine("  \(invite)")
+                EventOutput.printLine("in a browser: \(page)")
+                EventOutput.printLine("others join with: coplay join --invite-file FILE THEIR-COPY   (FILE holding the invite)")
             } else {
-                EventOutput.printLine("(browsers cannot join a \(invite.suite) session: host with --cipher aes-256-gcm)")
+                EventOutput.printLine("\(invite)")
+                EventOutput.printLine(page)
             }
             return member
         }

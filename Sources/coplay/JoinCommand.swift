@@ -8,10 +8,17 @@ struct JoinCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "join",
         abstract: "Join a playback session with your copy of its media and print events.",
+        usage: "coplay join [<invite>] <file> [<options>]",
         discussion: """
+            The invite comes from --invite-file FILE (as `coplay host --invite-file FILE` writes it, or a \
+            file you saved the invite in with mode 0600), from COPLAY_INVITE, or as the first argument \
+            (where `ps` shows it, secret included, to every local user).
+
             FILE must have the same content fingerprint as the host's media, or coplay refuses to join. \
-            Events are printed one per line (JSON Lines per docs/events.md, or text); frame events with \
-            --frames. Stops on SIGINT or SIGTERM, or when the session ends.
+            Events are printed one per line: on a terminal as text for a person (names, titles, \
+            positions as h:mm:ss, local times), piped or redirected as JSON Lines (docs/events.md); \
+            --events picks one. Frame events with --frames. Stops on SIGINT or SIGTERM, or when the \
+            session ends. If the relay restarts, the member reconnects and resumes on its own.
 
             With --player mpv, coplay starts mpv on FILE (a window and sound when there is a display; \
             --mpv-arg passes options through) and drives it over its JSON IPC; --mpv-socket PATH drives an \
@@ -25,20 +32,20 @@ struct JoinCommand: AsyncParsableCommand {
             controller must correct).
 
             Examples:
-              coplay join 'coplay://127.0.0.1:7000/…#…' samples/cfr-25.mp4 --name alice --frames
-              coplay join "$INVITE" movie.mkv --player mpv --mpv-arg=--fullscreen
-              mpv --input-ipc-server=/tmp/mpv.sock movie.mkv & coplay join "$INVITE" movie.mkv --mpv-socket /tmp/mpv.sock
-              coplay join "$INVITE" clip.mp4 --clock-drift-ppm -100 --start-latency 80 --decoder-drift-ppm 300
+              coplay join --invite-file invite.txt samples/cfr-25.mp4 --name alice
+              coplay join --invite-file invite.txt movie.mkv --player mpv --mpv-arg=--fullscreen
+              mpv --input-ipc-server=/tmp/mpv.sock movie.mkv & coplay join --invite-file invite.txt movie.mkv --mpv-socket /tmp/mpv.sock
+              COPLAY_INVITE="$(cat invite.txt)" coplay join clip.mp4 --events jsonl --frames
+              coplay join --invite-file invite.txt clip.mp4 --clock-drift-ppm -100 --start-latency 80 --decoder-drift-ppm 300
             """
     )
 
-    @Argument(help: "The invite printed by `coplay host`.")
-    var invite: String
-
-    @Argument(help: "Your copy of the session's media file.")
-    var file: String
+    @Argument(help: "The invite printed by `coplay host` (better: --invite-file or COPLAY_INVITE), then your copy of the session's media file.")
+    var arguments: [String] = []
 
     @OptionGroup var options: PlaybackCommandOptions
+
+    @OptionGroup(title: "Invite") var inviteOptions: InviteOptions
 
     @OptionGroup(title: "TLS relay") var relayTLS: RelayTLSOptions
 
@@ -46,17 +53,33 @@ struct JoinCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Simulation (benchmarks and tests)") var simulation: PlaybackSimulationOptions
 
+    /// The invite given on the command line, if any, and the media file.
+    func positionals() throws -> (invite: String?, file: String) {
+        switch arguments.count {
+        case 1:
+            if InviteOptions.looksLikeInvite(arguments[0]) {
+                throw ValidationError("after the invite, name your copy of the session's media: coplay join [INVITE] FILE")
+            }
+            return (nil, arguments[0])
+        case 2: return (arguments[0], arguments[1])
+        case 0: throw ValidationError("name your copy of the session's media: coplay join --invite-file FILE MEDIA")
+        default: throw ValidationError("coplay join takes the invite (optional) and one media file; --item adds others")
+        }
+    }
+
     func validate() throws {
-        _ = try PlaybackCommandOptions.invite(invite)
+        let (invite, _) = try positionals()
+        _ = try inviteOptions.invite(argument: invite)
         try players.check(simulation)
     }
 
     func run() async throws {
-        let invite = try PlaybackCommandOptions.invite(invite)
+        let (inviteText, file) = try positionals()
+        let invite = try inviteOptions.invite(argument: inviteText)
         let logger = options.logger("coplay.join")
         let (timeline, info) = try await PlaybackMember.loadMedia(file)
         let extraItems = try await options.extraItems()
-        let output = EventOutput(format: options.events, frames: options.frames)
+        let output = options.output(media: [(timeline, file)] + extraItems)
         let name = options.name ?? "player-\(ProcessInfo.processInfo.processIdentifier)"
         let runner = MemberRunner(
             media: [(timeline, file)] + extraItems, name: name, publishInitialState: false, output: output,

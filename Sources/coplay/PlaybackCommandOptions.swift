@@ -8,8 +8,10 @@ struct PlaybackCommandOptions: ParsableArguments {
     @Option(name: .long, help: "Your name in events (default: host, or player-<pid>).")
     var name: String?
 
-    @Option(name: .long, help: "How to print events: jsonl (docs/events.md) or text.")
-    var events: EventFormat = .jsonl
+    @Option(
+        name: .long,
+        help: "How to print events: text (lines for a person: names, titles, h:mm:ss) or jsonl (JSON Lines, docs/events.md). Default: text on a terminal, jsonl when piped or redirected.")
+    var events: EventFormat?
 
     @Flag(name: .long, help: "Also print one event per presented frame.")
     var frames = false
@@ -42,9 +44,18 @@ struct PlaybackCommandOptions: ParsableArguments {
         return logger
     }
 
+    /// How events are printed for a member playing `media` (``EventFormat/resolved(_:)``).
+    func output(media: [(timeline: MediaTimeline, path: String)]) -> EventOutput {
+        let format = EventFormat.resolved(events)
+        var output = EventOutput(format: format, frames: frames)
+        if format == .text { output.human = HumanEvents(titles: MemberRunner.titles(media), frames: frames) }
+        return output
+    }
+
     static func invite(_ text: String) throws -> Invite {
         do { return try Invite(parsing: text) } catch {
-            throw ValidationError("'\(text)' is not a coplay invite (coplay://HOST:PORT/SESSION#SECRET): \(error)")
+            throw ValidationError(
+                "'\(text.prefix(60))\(text.count > 60 ? "…" : "")' is not a coplay invite (coplay://HOST:PORT/SESSION?…#SECRET, as coplay host prints it): \(error)")
         }
     }
 }

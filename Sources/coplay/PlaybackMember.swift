@@ -125,6 +125,9 @@ struct PlaybackMember: Sendable {
 /// Runs a member until SIGINT/SIGTERM (leaving the session cleanly) or until the session ends.
 struct PlaybackMemberService: Service, CustomStringConvertible {
     let member: PlaybackMember
+    let output: EventOutput
+    /// What the member answers `coplay people`.
+    var card: CoplayMemberCard?
     let body: @Sendable () async throws -> Void
 
     /// Names the member without its invite (the invite holds the session's secret, and a
@@ -133,25 +136,61 @@ struct PlaybackMemberService: Service, CustomStringConvertible {
 
     /// Runs the member until SIGTERM/SIGINT or the end of its session. Leaving and a session ended
     /// by a member are a normal end; a session lost to the network or refused is a
-    /// ``PlaybackSetupError/sessionLost(_:)`` (a clear message and a non-zero exit).
+    /// ``PlaybackSetupError/sessionLost(_:relay:)`` (a clear message and a non-zero exit), also when
+    /// something else failed because of it.
     func runUntilDone(logger: Logger) async throws {
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: self, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
-        if case .invalidated(let reason) = member.session.state {
-            switch reason {
-            case .left, .ended: return
-            case .refused, .connectionLost: throw PlaybackSetupError.sessionLost(reason)
-            }
+        do {
+            try await group.run()
+        } catch {
+            if let lost = Self.lossError(member) { throw lost }
+            throw error
+        }
+        if let lost = Self.lossError(member) { throw lost }
+    }
+
+    /// The error for a session that ended for this member by refusal or a lost relay, `nil` while it
+    /// runs or after it was left or ended.
+    static func lossError(_ member: PlaybackMember) -> PlaybackSetupError? {
+        guard case .invalidated(let reason) = member.session.state else { return nil }
+        switch reason {
+        case .left, .ended: return nil
+        case .refused, .connectionLost:
+            return PlaybackSetupError.sessionLost(reason, relay: "\(member.invite.host):\(member.invite.port)")
         }
     }
 
     func run() async throws {
         try await withGracefulShutdownHandler {
-            try await body()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await reportConnection() }
+                let answering = card.map { CoplayMemberCard.answer($0, in: member.session) }
+                defer { answering?.cancel() }
+                try await body()
+                group.cancelAll()
+            }
         } onGracefulShutdown: {
             member.session.leave()
+        }
+    }
+
+    /// Tells the person when the relay goes away and when the session resumed.
+    private func reportConnection() async {
+        let relay = "\(member.invite.host):\(member.invite.port)"
+        var lost = false
+        for await state in member.session.connectionStates {
+            switch state {
+            case .reconnecting where !lost:
+                lost = true
+                output.notice("lost the relay at \(relay) (restarting, or the network failed): reconnecting…")
+            case .connected where lost:
+                lost = false
+                output.notice("reconnected to the relay at \(relay): the session resumed, nothing lost")
+            default:
+                break
+            }
         }
     }
 }

@@ -1,4 +1,11 @@
+import Foundation
 import GroupSessions
+import NIOCore
+import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Why `coplay host`, `join`, `control` or `demo` could not start or had to stop.
 struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
@@ -13,6 +20,8 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
         case sessionLost
         case notWaited
         case interrupted
+        case mpvUnreachable
+        case unknownSession
     }
 
     private let code: Code
@@ -23,9 +32,9 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
         self.description = description
     }
 
-    /// Nothing answers at the relay's address.
+    /// Nothing answers at the relay's address (or the connection failed otherwise).
     static func relayUnreachable(_ address: String, _ error: any Error) -> Self {
-        Self(.relayUnreachable, "cannot reach the relay at \(address): \(error)")
+        Self(.relayUnreachable, ConnectionFailure.explain(error, relay: address))
     }
 
     /// The relay answered, but not as the invite says it would (TLS or not, its certificate, its key).
@@ -35,7 +44,30 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
 
     /// The relay refused the invite: a wrong secret, or a session that no longer exists.
     static func inviteRefused(_ address: String, _ error: any Error) -> Self {
-        Self(.inviteRefused, "the relay at \(address) refused this invite (wrong secret, or the session has ended): \(error)")
+        if let error = error as? GroupSessionError {
+            if error.isSameKind(as: .noActivity) { return unknownSession(address) }
+            if error.relayCode == .unauthorized {
+                return Self(.inviteRefused, """
+                    the relay at \(address) has this session, but the invite's secret does not match it: \
+                    the invite was changed or cut short; copy it again from the host (or its --invite-file)
+                    """)
+            }
+        }
+        return Self(.inviteRefused, "the relay at \(address) refused this invite (wrong secret, or the session has ended): \(error)")
+    }
+
+    /// The relay knows no session of this id: mistyped, or over.
+    static func unknownSession(_ address: String) -> Self {
+        Self(.unknownSession, """
+            the relay at \(address) has no session with this invite's id: the invite may be mistyped or cut short \
+            (copy it again from the host, or use --invite-file), the session ended, or the relay was restarted \
+            without keeping its sessions (coplay serve --memory-only)
+            """)
+    }
+
+    /// `--mpv-socket` names no mpv coplay can reach.
+    static func mpvUnreachable(_ detail: String) -> Self {
+        Self(.mpvUnreachable, detail)
     }
 
     /// The local file is not the session's media.
@@ -73,7 +105,92 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
 
     /// The session ended for this member other than by leaving or by someone ending it: the relay
     /// stayed away longer than the reconnect policy allows, or refused to resume.
-    static func sessionLost(_ reason: GroupSessionInvalidationReason) -> Self {
-        Self(.sessionLost, "the session ended: \(reason)")
+    static func sessionLost(_ reason: GroupSessionInvalidationReason, relay: String) -> Self {
+        switch reason {
+        case .refused(let detail) where detail.contains("no longer knows session"),
+            .connectionLost(let detail) where detail.contains("no longer knows session"):
+            // The relay answered again, without the session: it restarted keeping nothing (or the
+            // session ended while this member was away).
+            return Self(.sessionLost, """
+                the session ended: the relay at \(relay) restarted and forgot the session (it ran without a state \
+                directory: coplay serve --memory-only, or a coplay serve from before sessions were kept by default). \
+                Start a new session with coplay host
+                """)
+        case .refused(let detail) where detail.hasPrefix("\(RelayErrorCode.cannotResume)"):
+            return Self(.sessionLost, "the session ended: the relay at \(relay) could not take this member back (\(detail))")
+        case .connectionLost(let detail) where detail.hasPrefix("could not resume"):
+            return Self(.sessionLost, """
+                the session ended: connection lost: the relay at \(relay) did not come back in time \
+                (\(ConnectionFailure.explainText(detail, relay: relay)))
+                """)
+        default:
+            return Self(.sessionLost, "the session ended: \(reason)")
+        }
+    }
+}
+
+/// Why a connection failed, in words that say what to do next.
+enum ConnectionFailure {
+    /// The `errno` under a NIO connection error (`NIOConnectionError`, `IOError`), if any.
+    static func errno(in error: any Error) -> Int32? {
+        if let error = error as? IOError { return error.errnoCode }
+        if let error = error as? NIOConnectionError {
+            for failure in error.connectionErrors {
+                if let code = Self.errno(in: failure.error) { return code }
+            }
+        }
+        return nil
+    }
+
+    /// Whether the error is a failed name lookup.
+    static func isResolution(_ error: any Error) -> Bool {
+        guard let error = error as? NIOConnectionError else { return false }
+        return error.connectionErrors.isEmpty && (error.dnsAError != nil || error.dnsAAAAError != nil)
+    }
+
+    /// A sentence for a failed connection to the relay at `relay`.
+    static func explain(_ error: any Error, relay: String) -> String {
+        if isResolution(error) {
+            return "cannot find the relay's host \(relay.split(separator: ":").dropLast().joined(separator: ":")): the name does not resolve; check the invite or --relay"
+        }
+        switch errno(in: error) {
+        case ECONNREFUSED?:
+            return "nothing listens at \(relay) — is `coplay serve` running there (coplay serve --listen \(relay))?"
+        case ETIMEDOUT?:
+            return "the relay at \(relay) does not answer (timed out): check the address, and that no firewall drops the port"
+        case EHOSTUNREACH?, ENETUNREACH?:
+            return "no route to the relay at \(relay): check the address and the network"
+        default:
+            return "cannot reach the relay at \(relay): \(error)"
+        }
+    }
+
+    /// ``explain(_:relay:)`` for an error already turned into text (the reconnect's last error).
+    static func explainText(_ text: String, relay: String) -> String {
+        if text.contains("(errno: \(ECONNREFUSED))") || text.contains("Connection refused") {
+            return "nothing listens at \(relay) — is `coplay serve` running there?"
+        }
+        return text
+    }
+
+    /// Tries a Unix-domain stream connection to `path`: `nil` when it connects (and is closed at
+    /// once), else the `errno` of the failure.
+    static func connectUnix(_ path: String) -> Int32? {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { return Glibc.errno }
+        defer { close(descriptor) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return ENAMETOOLONG }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in bytes.enumerated() { buffer[index] = byte }
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        return result == 0 ? nil : Glibc.errno
     }
 }

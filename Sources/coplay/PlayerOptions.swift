@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Logging
 import MPVControl
 import PlaybackCoordinator
@@ -61,13 +62,48 @@ struct MemberRunner {
     var players: PlayerOptions
     var logger: Logger
 
+    /// Media titles (file names) by item identifier, for people.
+    static func titles(_ media: [(timeline: MediaTimeline, path: String)]) -> [String: String] {
+        var titles: [String: String] = [:]
+        for (timeline, path) in media where titles[timeline.identifier] == nil {
+            titles[timeline.identifier] = URL(fileURLWithPath: path).lastPathComponent
+        }
+        return titles
+    }
+
     func run(open: @escaping @Sendable () async throws -> PlaybackMember) async throws {
+        // Once in the session, its loss is the cause of whatever else fails after (mpv closed by
+        // the teardown, a player that stopped): report that, not the consequence.
+        let opened = OpenedMember()
+        let open: @Sendable () async throws -> PlaybackMember = { [output, name] in
+            let member = try await open()
+            opened.set(member)
+            output.human?.joined(
+                as: member.playback.channel.localParticipant, name: name, sessionTitle: member.session.activity.title,
+                sessionItem: member.session.activity.item)
+            return member
+        }
+        do {
+            try await runPlayer(open: open)
+        } catch {
+            if let member = opened.member, let lost = PlaybackMemberService.lossError(member) { throw lost }
+            throw error
+        }
+        output.human?.stop()
+    }
+
+    private func runPlayer(open: @escaping @Sendable () async throws -> PlaybackMember) async throws {
         let items = media.map(\.timeline.identifier)
+        let human = output.human
         guard players.usesMPV else {
             let member = try await open()
             let player = member.headlessPlayer(
                 media[0].timeline, name: name, extraItems: media.dropFirst().map(\.timeline), imperfections: imperfections)
-            try await serve(member) { try await member.play(player, items: items, name: name, output: output, publishInitialState: publishInitialState) }
+            try await serve(member) {
+                try await member.play(
+                    player, items: items, name: name, output: output, publishInitialState: publishInitialState,
+                    started: { human?.attach($0) })
+            }
             return
         }
         // The connection is stamped with the shared clock once there is one.
@@ -78,13 +114,21 @@ struct MemberRunner {
             try await MPVPlayer.preload(mpvItems[0], on: mpv)
             let member = try await open()
             reference.set(member.playback.reference)
+            // Once the session is lost, mpv closing in the teardown is a consequence, not news: its
+            // notices would come before the error that says why ("mpv quit" when the relay forgot the session).
+            var playerLogger = logger
+            playerLogger.handler = QuietAfterLoss(wrapping: logger.handler) { PlaybackMemberService.lossError(member) != nil }
             let player = MPVPlayer(
                 connection: mpv, items: mpvItems, reference: member.playback.reference, participant: PlaybackParticipantID(name),
-                logger: logger)
-            try await serve(member) { try await member.play(player, items: items, name: name, output: output, publishInitialState: publishInitialState) }
+                logger: playerLogger)
+            try await serve(member) {
+                try await member.play(
+                    player, items: items, name: name, output: output, publishInitialState: publishInitialState,
+                    started: { human?.attach($0) })
+            }
         }
         if let socket = players.mpvSocket {
-            let mpv = try await MPVConnection.connect(path: socket, stamp: reference.stamp)
+            let mpv = try await Self.connectToMPV(socket, stamp: reference.stamp)
             do { try await body(mpv) } catch {
                 await mpv.close()
                 throw error
@@ -97,9 +141,81 @@ struct MemberRunner {
         }
     }
 
-    private func serve(_ member: PlaybackMember, _ body: @escaping @Sendable () async throws -> Void) async throws {
-        try await PlaybackMemberService(member: member, body: body).runUntilDone(logger: logger)
+    /// Connects to the mpv the person runs, with an error that says what to do when there is none.
+    static func connectToMPV(_ socket: String, stamp: @escaping @Sendable () -> Double) async throws -> MPVConnection {
+        let start = "start mpv with --input-ipc-server=\(socket) (e.g. mpv --input-ipc-server=\(socket) FILE &), or let coplay start it: --player mpv"
+        var status = stat()
+        guard lstat(socket, &status) == 0 else {
+            if errno == ENOENT { throw PlaybackSetupError.mpvUnreachable("no mpv at \(socket): nothing made that socket; \(start)") }
+            throw PlaybackSetupError.mpvUnreachable("cannot use --mpv-socket \(socket): \(String(cString: strerror(errno)))")
+        }
+        guard status.st_mode & S_IFMT == S_IFSOCK else {
+            throw PlaybackSetupError.mpvUnreachable("\(socket) is not a socket, so not mpv's: \(start)")
+        }
+        do {
+            return try await MPVConnection.connect(path: socket, stamp: stamp)
+        } catch {
+            // mpv's connection error is text: ask the socket itself why it refuses (only now: a probe
+            // connection to a working mpv is not free, mpv sees a client come and go).
+            switch ConnectionFailure.connectUnix(socket) {
+            case ECONNREFUSED?:
+                throw PlaybackSetupError.mpvUnreachable("no mpv listens at \(socket) any more (the mpv that made it has quit): \(start)")
+            case EACCES?:
+                throw PlaybackSetupError.mpvUnreachable("not allowed to connect to \(socket) (is its mpv another user's?)")
+            default:
+                throw PlaybackSetupError.mpvUnreachable("cannot connect to the mpv at \(socket): \(error)")
+            }
+        }
     }
+
+    private func serve(_ member: PlaybackMember, _ body: @escaping @Sendable () async throws -> Void) async throws {
+        let card = CoplayMemberCard(
+            name: name, player: players.usesMPV ? "mpv" : "headless", file: URL(fileURLWithPath: media[0].path).lastPathComponent)
+        try await PlaybackMemberService(member: member, output: output, card: card, body: body).runUntilDone(logger: logger)
+    }
+}
+
+/// A log handler that drops everything below warning once `quiet` says so.
+struct QuietAfterLoss: LogHandler {
+    var wrapped: any LogHandler
+    let quiet: @Sendable () -> Bool
+
+    init(wrapping wrapped: any LogHandler, quiet: @escaping @Sendable () -> Bool) {
+        self.wrapped = wrapped
+        self.quiet = quiet
+    }
+
+    var logLevel: Logger.Level {
+        get { wrapped.logLevel }
+        set { wrapped.logLevel = newValue }
+    }
+
+    var metadata: Logger.Metadata {
+        get { wrapped.metadata }
+        set { wrapped.metadata = newValue }
+    }
+
+    var metadataProvider: Logger.MetadataProvider? {
+        get { wrapped.metadataProvider }
+        set { wrapped.metadataProvider = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { wrapped[metadataKey: key] }
+        set { wrapped[metadataKey: key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        if event.level < .warning, quiet() { return }
+        wrapped.log(event: event)
+    }
+}
+
+/// The member once it is in the session, for the error that ends the run.
+final class OpenedMember: Sendable {
+    private let value = Mutex<PlaybackMember?>(nil)
+    func set(_ member: PlaybackMember) { value.withLock { $0 = member } }
+    var member: PlaybackMember? { value.withLock { $0 } }
 }
 
 /// A reference clock set once the member has one, read by the mpv connection's stamps (NaN before).

@@ -64,7 +64,7 @@ struct ProbeCommand: AsyncParsableCommand {
                 }
             case .failure(let error):
                 failed = true
-                FileHandle.standardError.write(Data("coplay probe: \(error)\n".utf8))
+                Console.err.write("coplay probe: \(error)\n")
             }
         }
         if failed { throw ExitCode.failure }

@@ -18,6 +18,14 @@ struct ServeCommand: AsyncParsableCommand {
             "coplay relay listening on HOST:PORT", once it accepts connections, and shuts down \
             gracefully on SIGTERM or SIGINT. The protocol is described in docs/protocol.md.
 
+            Sessions survive a restart of the relay (even SIGKILL): the relay keeps their state and \
+            journal attachments in a state directory of its own, one per listening address: \
+            $XDG_STATE_HOME/coplay/relay-HOST-PORT, else ~/.local/state/coplay/relay-HOST-PORT, or \
+            /var/lib/coplay/relay-HOST-PORT when run as root without XDG_STATE_HOME. Members reconnect \
+            and resume on their own. --data-dir DIR picks the directory; --memory-only keeps nothing (a \
+            restart then ends every session); --listen HOST:0 (a new port at every start) keeps nothing \
+            either. Two relays never share a directory: the second refuses to start.
+
             With --tls the line ends "(TLS, key pin PIN)": `coplay host --pin PIN` puts that pin in its \
             invites, so members accept this relay's key even when the certificate is self-signed.
 
@@ -47,9 +55,12 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Keep session state and journal attachments in this directory (created with mode 0700), so they survive a restart.",
+            "Keep session state and journal attachments in this directory (created with mode 0700), so they survive a restart (default: a state directory of this relay's own, see above).",
             valueName: "DIR"))
     var dataDir: String?
+
+    @Flag(help: "Keep sessions in memory only: a restart of the relay ends every session.")
+    var memoryOnly = false
 
     @Option(
         help: ArgumentHelp(
@@ -115,6 +126,9 @@ struct ServeCommand: AsyncParsableCommand {
             let (_, port) = try Self.hostPort(advertise, option: "--advertise")
             guard port > 0 else { throw ValidationError("--advertise needs a port other than 0") }
             guard store != nil else { throw ValidationError("--advertise is for relays sharing a --store") }
+        }
+        if memoryOnly, dataDir != nil || store != nil {
+            throw ValidationError("--memory-only keeps nothing on disk: it excludes --data-dir and --store")
         }
         if let store {
             guard dataDir == nil else { throw ValidationError("--store and --data-dir exclude each other (the store keeps everything)") }
@@ -185,12 +199,21 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// Writes a line to standard error.
     static func warn(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        Console.err.line(line)
     }
 
     /// Writes a line to standard output unbuffered, so a supervising process sees it at once.
     static func say(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        Console.out.line(line)
+    }
+
+    /// Where the relay keeps its sessions: `--data-dir`, else its own state directory, or nowhere
+    /// (`--memory-only`, `--store`, or port 0).
+    func stateDirectory(host: String, port: Int, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let dataDir { return dataDir }
+        guard !memoryOnly, store == nil, port != 0 else { return nil }
+        let name = "relay-\(host.replacingOccurrences(of: ":", with: "_"))-\(port)"
+        return (StateDirectory.base(environment: environment) as NSString).appendingPathComponent(name)
     }
 
     func run() async throws {
@@ -203,15 +226,21 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.limits.maximumConnections = maxConnections
         configuration.limits.journal.quota = journalQuota
         configuration.limits.idleTimeout = .seconds(idleTimeout)
-        if let dataDir {
+        let directory = stateDirectory(host: host, port: port)
+        var lock: StateDirectory.Lock?
+        if let directory {
+            let option = dataDir != nil ? "--data-dir" : "the state directory"
             do {
                 try FileManager.default.createDirectory(
-                    atPath: dataDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
-                throw ValidationError("cannot create --data-dir \(dataDir): \(error.localizedDescription)")
+                throw ValidationError(
+                    "cannot create \(option) \(directory): \(error.localizedDescription) (--data-dir DIR picks another, --memory-only keeps none)")
             }
-            configuration.dataDirectory = dataDir
+            lock = try StateDirectory.Lock(directory: directory)
+            configuration.dataDirectory = directory
         }
+        defer { withExtendedLifetime(lock) {} }
         var keyPin: String?
         if tls.count == 2 {
             do {
@@ -277,6 +306,8 @@ struct ServeCommand: AsyncParsableCommand {
         let metricsEndpoint = metricsServer
         let metricsHost = try metrics.map { try Self.hostPort($0, option: "--metrics").host }
         let serviceLogger = logger
+        let stateDirectory = configuration.dataDirectory
+        let usesStore = configuration.store != nil
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             tasks.addTask {
@@ -288,6 +319,11 @@ struct ServeCommand: AsyncParsableCommand {
                     server.addTask { try await time.run() }
                     _ = try await time.boundAddress()
                     Self.say("coplay relay listening on \(host):\(bound)\(announcedPin.map { " (TLS, key pin \($0))" } ?? "")")
+                    if let stateDirectory {
+                        Self.say("coplay relay keeps sessions in \(stateDirectory) (they survive a restart)")
+                    } else if !usesStore {
+                        Self.say("coplay relay keeps sessions in memory only (a restart ends them)\(configuration.port == 0 ? ": --listen with port 0 picks a new port at every start" : "")")
+                    }
                     if let webFiles {
                         let authority = host.contains(":") ? "[\(host)]:\(bound)" : "\(host):\(bound)"
                         Self.say("coplay web client on \(tlsEnabled ? "https" : "http")://\(authority)/ (\(webFiles) files)")

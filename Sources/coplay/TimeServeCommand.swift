@@ -56,7 +56,7 @@ struct TimeServeCommand: AsyncParsableCommand {
         )
         let service = TimeServerService(server: server) { address in
             // Unbuffered, so a supervising process (or test) sees it at once.
-            FileHandle.standardOutput.write(Data("coplay time server listening on \(address) (offset \(offset) s)\n".utf8))
+            Console.out.write("coplay time server listening on \(address) (offset \(offset) s)\n")
         }
         let group = ServiceGroup(configuration: .init(
             services: [service],

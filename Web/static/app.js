@@ -389,6 +389,17 @@ function syncTone(errorMs) {
   return abs <= Math.max(frameMs, band + 1) ? "warn" : "bad";
 }
 
+/**
+ * A member's reported delay for the people list. The report is the largest one-way delay the member saw
+ * over its last 64 presence reports (about a minute); across a relay restart that includes messages held
+ * during the outage (seconds), which is not the path's delay. Above the coordinator's largest lead (2 s)
+ * no delay can be a path's, so the list says what it is instead of showing "delay 5423.3 ms" for a minute.
+ */
+function delayText(delayMs) {
+  if (delayMs > 2000) return "delay — (held during a reconnect)";
+  return `delay ${delayMs.toFixed(1)} ms`;
+}
+
 function updatePeople() {
   const list = $("people");
   if (shell === null) return;
@@ -445,7 +456,7 @@ function updatePeople() {
       badgeText = "paused";
       tone = "";
     }
-    if (m.delayMs !== null && !m.local) details.push(`delay ${m.delayMs.toFixed(1)} ms`);
+    if (m.delayMs !== null && !m.local) details.push(delayText(m.delayMs));
     if (m.local) details.push(state.media?.name ?? "");
     detail.textContent = details.filter(Boolean).join(" · ") || (m.local ? "this browser" : "member");
     person.append(name, detail);

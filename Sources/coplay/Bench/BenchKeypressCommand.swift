@@ -55,11 +55,11 @@ struct BenchKeypressCommand: AsyncParsableCommand {
         var children: [ChildProcess] = []
         defer { for child in children { child.signal(SIGKILL) } }
         func log(_ name: String) -> URL { work.appendingPathComponent("\(name).log") }
-        func progress(_ line: String) { FileHandle.standardError.write(Data("bench keypress: \(line)\n".utf8)) }
+        func progress(_ line: String) { Console.err.write("bench keypress: \(line)\n") }
 
         let port = Int.random(in: 30000..<60000)
         progress("relay on 127.0.0.1:\(port), \(players) mpv players, \(rounds) rounds; work directory \(work.path)")
-        children.append(try ChildProcess(name: "relay", executable: coplay, arguments: ["serve", "--listen", "127.0.0.1:\(port)"], log: log("relay")))
+        children.append(try ChildProcess(name: "relay", executable: coplay, arguments: ["serve", "--listen", "127.0.0.1:\(port)", "--memory-only"], log: log("relay")))
         try await Task.sleep(for: .milliseconds(500))
         let invite = Box()
         let host = try ChildProcess(

@@ -80,6 +80,11 @@ struct BenchRelayCommand: AsyncParsableCommand {
             "serve", "--listen", "127.0.0.1:\(port)", "--rate", "1000000", "--burst", "1000000",
             "--max-connections", "20000", "--idle-timeout", "0", "--log-level", "warning",
         ] + serveArguments
+        // As measured before relays kept sessions by default: in memory, unless the run asks for a
+        // store (an older --relay-binary knows no --memory-only, and keeps nothing anyway).
+        if relayBinary == nil, !serveArguments.contains(where: { $0.hasPrefix("--data-dir") || $0.hasPrefix("--store") }) {
+            server.arguments?.append("--memory-only")
+        }
         server.standardOutput = Pipe()
         try server.run()
         defer {

@@ -122,7 +122,7 @@ struct BenchRunCommand: AsyncParsableCommand {
             logger: logger)
         for scenario in scenarios where scenario.implementation == .coplay {
             let script = suite.script(for: scenario)
-            FileHandle.standardError.write(Data("bench \(scenario.name): action script\n\(script)\n".utf8))
+            Console.err.write("bench \(scenario.name): action script\n\(script)\n")
             break
         }
 
@@ -132,7 +132,7 @@ struct BenchRunCommand: AsyncParsableCommand {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
-                FileHandle.standardError.write(Data("\nbench: interrupted, stopping every child process\n".utf8))
+                Console.err.write("\nbench: interrupted, stopping every child process\n")
                 task.cancel()
             }
             source.resume()
@@ -144,11 +144,11 @@ struct BenchRunCommand: AsyncParsableCommand {
 
         let written = try report.write(to: output)
         print(report.markdownReport())
-        FileHandle.standardError.write(Data("bench: wrote \(written.map(\.path).joined(separator: ", "))\n".utf8))
+        Console.err.write("bench: wrote \(written.map(\.path).joined(separator: ", "))\n")
         if !report.isComplete {
             let failed = report.entries.filter { !$0.result.succeeded }
             for entry in failed {
-                FileHandle.standardError.write(Data("Error: scenario \(entry.result.name) FAILED: \(entry.result.error ?? "")\n".utf8))
+                Console.err.write("Error: scenario \(entry.result.name) FAILED: \(entry.result.error ?? "")\n")
             }
             throw ExitCode.failure
         }
@@ -179,9 +179,9 @@ final class ProgressLine: Sendable {
         state.update { last in
             let now = Date()
             if terminal {
-                FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+                Console.err.write("\r\u{1B}[K\(line)")
             } else if now.timeIntervalSince(last) >= 5 {
-                FileHandle.standardError.write(Data("\(line)\n".utf8))
+                Console.err.write("\(line)\n")
                 return now
             }
             return last
@@ -189,7 +189,7 @@ final class ProgressLine: Sendable {
     }
 
     func finish() {
-        if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+        if terminal { Console.err.write("\n") }
     }
 }
 

@@ -53,7 +53,7 @@ struct BenchScenarioAnalyzeCommand: AsyncParsableCommand {
         try report.write(to: URL(fileURLWithPath: out))
         print(report.markdownReport())
         guard (analysis.result.frames ?? 0) > 0 else {
-            FileHandle.standardError.write(Data("Error: no frame was presented by every player\n".utf8))
+            Console.err.write("Error: no frame was presented by every player\n")
             throw ExitCode.failure
         }
     }

@@ -68,7 +68,7 @@ struct BenchSyncplayCommand: AsyncParsableCommand {
         var failure: (any Error)?
         do {
             let result = try await runner.run { line in
-                FileHandle.standardError.write(Data("bench syncplay: \(line)\n".utf8))
+                Console.err.write("bench syncplay: \(line)\n")
             }
             let analysis = ScenarioAnalysis(
                 name: scenarioName, streams: result.streams,
@@ -97,10 +97,9 @@ struct BenchSyncplayCommand: AsyncParsableCommand {
         }
         let written = try report.write(to: outURL)
         print(report.markdownReport())
-        FileHandle.standardError.write(
-            Data("bench syncplay: wrote \(written.map(\.path).joined(separator: ", "))\n".utf8))
+        Console.err.write("bench syncplay: wrote \(written.map(\.path).joined(separator: ", "))\n")
         if let failure {
-            FileHandle.standardError.write(Data("Error: \(failure)\n".utf8))
+            Console.err.write("Error: \(failure)\n")
             throw ExitCode.failure
         }
     }

@@ -70,7 +70,7 @@ struct GroupBenchCommand: AsyncParsableCommand {
                 + "\"p99SkewMs\":\(skew.percentile(0.99) * 1e3),\"maxSkewMs\":\((skew.spreads.max() ?? 0) * 1e3),"
                 + "\"within1ms\":\(skew.share(within: 0.001)),\"pausedOnFrames\":\(stoppedFrames)}")
         if skew.spreads.isEmpty || stops.count != players || stoppedFrames.count != 1 {
-            FileHandle.standardError.write(Data("error: the group did not play and pause together\n".utf8))
+            Console.err.write("error: the group did not play and pause together\n")
             throw ExitCode.failure
         }
     }

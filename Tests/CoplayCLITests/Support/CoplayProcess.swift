@@ -30,6 +30,19 @@ enum CoplayProcess {
         return packageRoot.appendingPathComponent(".build/debug/coplay")
     }()
 
+    /// The environment every coplay the tests start gets: this process's, with `XDG_STATE_HOME` in a
+    /// temporary directory of this test run, so that `coplay serve` (which keeps sessions in
+    /// `$XDG_STATE_HOME/coplay/relay-HOST-PORT` by default) never writes into the real home, and
+    /// relays of parallel tests (on different ports) never share a directory.
+    static let environment: [String: String] = {
+        var environment = ProcessInfo.processInfo.environment
+        let state = FileManager.default.temporaryDirectory
+            .appendingPathComponent("coplay-cli-tests-\(ProcessInfo.processInfo.processIdentifier)-state")
+        try? FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        environment["XDG_STATE_HOME"] = state.path
+        return environment
+    }()
+
     /// The outcome of a finished process.
     struct Result: Sendable {
         var status: Int32
@@ -46,7 +59,7 @@ enum CoplayProcess {
         environment: [String: String]? = nil
     ) async throws -> Result {
         let output = await ChildProcess.run(
-            executable.path, arguments, environment: environment, timeout: .seconds(timeout))
+            executable.path, arguments, environment: environment ?? Self.environment, timeout: .seconds(timeout))
         if case .failedToStart(let message) = output.termination {
             throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "\(executable.path): \(message)"])
         }
@@ -55,8 +68,10 @@ enum CoplayProcess {
 
     /// Starts a long-running process (a server); the caller stops it with `terminate()` / `interrupt()`
     /// and awaits `wait()`. Its output is captured (``ChildProcess/stdoutLines``).
-    static func start(_ arguments: [String], executable: URL = binary) async throws -> ChildProcess {
-        let child = await ChildProcess.start(executable.path, arguments)
+    static func start(
+        _ arguments: [String], executable: URL = binary, environment: [String: String]? = nil
+    ) async throws -> ChildProcess {
+        let child = await ChildProcess.start(executable.path, arguments, environment: environment ?? Self.environment)
         if case .failedToStart(let message) = child.termination {
             throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "\(executable.path): \(message)"])
         }
