@@ -145,6 +145,22 @@ test("the adapter's own seeks are not readiness changes unless they outlast ownG
   assert.deepEqual(readiness, ["ready", "seeking", "ready"]);
 });
 
+test("30 fps: display origins a whole tick apart; a page 6 ms late (the nearest it can be) holds instead of chasing", async () => {
+  const interval = 1 / 30;
+  const { time, video, player, command, events } = setup({ frameInterval: interval }, { grid: new FrameGrid(0, interval, 60), thresholds: undithered });
+  // The fake's frame clock ticks at reference start + n ticks. The group's origin 6 ms before a tick: the
+  // pictures of a 30 fps clip (two ticks each) can only sit on ticks, 6 ms late or 10.7 ms early.
+  const at = time.now + 60 * (1000 / 60) - 6;
+  player.handle(command("play", 5, at, { rate: 1 }));
+  const motion = makeMotion({ item: "clip", itemTime: 5, referenceTime: msToNs(at), rate: 1 });
+  await time.advance(8000);
+  const trims = events.filter((e) => e.type === "correction");
+  assert.deepEqual(trims, [], "no trims inside half a tick (a 4 ms band would chase the pictures a tick either way)");
+  assert.ok(Math.abs(player.errorMs + 6) < 0.1, `pictures 6 ms late: ${player.errorMs} ms of item time`);
+  assert.ok(!video.paused && Math.abs(video.playbackRate - 1) < 1e-12);
+  assert.ok(Math.abs(motionItemTime(motion, time.now) - video.position()) < 0.02);
+});
+
 test("samples() carry the element's state, the trim and the media clock", async () => {
   const { time, player, command } = setup();
   player.handle(command("play", 0, time.now + 200, { rate: 1 }));

@@ -10,13 +10,13 @@
 //   buffer like pause, while the group waits for a suspended member;
 //   seek   nothing by itself (the play / pause for the same instant carries it).
 //
-// Closed loop while playing: every presented frame is sampled with `requestVideoFrameCallback`
-// (`performance.timeOrigin + expectedDisplayTime` against `mediaTime`, on the reference clock). The
-// error is the player's position minus the group timeline's, projected to now at the element's actual
-// speed; frames are shown on a frame-clock tick after their time, so a frame only ever looks late and
-// the estimate is the second largest of the per-frame errors (equivalently the least "wall time minus
-// media time", the media-clock origin). Small errors are trimmed with
-// `playbackRate`, large ones re-anchored with a seek. Thresholds: `THRESHOLDS` below.
+// Aligned by display time: every presented frame is sampled with `requestVideoFrameCallback`
+// (`performance.timeOrigin + expectedDisplayTime`, when Chromium shows it, against `mediaTime`, mapped
+// to the reference clock), and what is steered is where the pictures sit on the group's timeline, not
+// the media clock: the display origin of the last second's frames (their low tenth percentile of
+// display instant minus media time, display.js) against the group's. Small errors are trimmed with
+// `playbackRate`, large ones re-anchored with a seek, never less than half a step of the lattice of
+// origins the frame clock allows (display.js `latticeStepMs`). Thresholds: `THRESHOLDS` below.
 //
 // Placed starts (cadence.js): Chromium shows a constant-rate clip on a cadence of its frame clock that
 // trims cannot move, but that a start sets deterministically. Where a start profile exists (25 fps at 1x
@@ -30,6 +30,7 @@
 // with a fake element and a manual clock.
 
 import { PROFILES, planStart, profileFor } from "./cadence.js";
+import { displayDeadbandMs, displayErrorMs, latticeStepMs, placedVerdict } from "./display.js";
 import { Readiness } from "./readiness.js";
 import { CommandSchedule, isContinued, motionItemTime, sameMotion } from "./schedule.js";
 
@@ -120,6 +121,14 @@ export const THRESHOLDS = Object.freeze({
 export const TIMING = Object.freeze({
   /** Frames looked at for one estimate: the most recent this long. */
   windowMs: 1000,
+  /**
+   * The estimate: this percentile (nearest rank, from the low end) of the frames' display instant minus
+   * media time, the display origin (display.js). Frames are shown on the 60 Hz frame clock, so their
+   * lag behind their instant cycles (25 fps: 5 phases 3.3 ms apart, measured in Chromium 156; the least
+   * lag is steady to ~0.05 ms); the low tenth of a second's 25 frames is a least-lag frame, and one odd
+   * frame cannot move it.
+   */
+  displayPercentile: 0.1,
   /**
    * The estimate: the per-frame error of this rank from the top (0: the largest). Frames are shown
    * on the 60 Hz frame clock, so their lag behind the media clock cycles (25 fps: 5 phases 3.3 ms
@@ -791,7 +800,9 @@ export class VideoPlayer {
     let error = null;
     let fine = false;
     if (samples.length >= this.timing.minimumSamples) {
-      error = estimateErrorWithDrift(samples, motion, now, this.driftAt(now), this.timing.rankFromTop);
+      // How late the pictures are (display.js), as item seconds ahead of the group.
+      const lateMs = displayErrorMs(samples, motion, { percentile: this.timing.displayPercentile, driftNowS: this.driftAt(now) });
+      error = (-lateMs * motion.rate) / 1000;
       fine = true;
     } else if (now - Math.max(this.lastSampleMs, this.startedAtMs) > this.timing.coarseAfterMs && !this.video.seeking) {
       // No frames seen for a while: the element's own clock, judged only beyond a frame more.
@@ -816,24 +827,31 @@ export class VideoPlayer {
       // A display whose frame clock is not what the profile assumes (59.94 Hz, say) drifts off within
       // seconds every time: placements that keep ending early are given up like missed ones.
       const recent = samples.slice(-this.timing.placedRecentFrames);
-      const quick = estimateErrorWithDrift(recent, motion, now, this.driftAt(now), 0);
-      if (Math.abs((quick * 1000) / motion.rate) > thresholds.placedDriftMs) {
+      const lateMs = displayErrorMs(recent, motion, { percentile: 0, driftNowS: this.driftAt(now) });
+      const verdict = placedVerdict({
+        errorMs: lateMs, driftMs: thresholds.placedDriftMs, slipMs: this.timing.placedSlipMs,
+        sinceStartMs: now - this.startedAtMs, holdMs: this.timing.placedHoldMs,
+      });
+      if (verdict.action !== "hold") {
         // A slip is a whole tick at once; a frame clock the profile does not describe drifts off gradually.
-        const gradual = Math.abs((quick * 1000) / motion.rate) < this.timing.placedSlipMs;
-        if (gradual) this.placedEarlyEnds = now - this.startedAtMs < this.timing.placedHoldMs ? this.placedEarlyEnds + 1 : 0;
+        if (verdict.action === "drift") this.placedEarlyEnds = verdict.early ? this.placedEarlyEnds + 1 : 0;
+        const quickMs = -lateMs * motion.rate;
         if (this.placedEarlyEnds >= thresholds.placedGiveUp || this.placedAgainTooOften(now)) {
           this.placedOff = true;
           this.placement = null;
-          this.emitCorrection("unplaced", quick * 1000, null);
+          this.emitCorrection("unplaced", quickMs, null);
           return;
         }
-        this.emitCorrection("restart", quick * 1000, null);
+        this.emitCorrection("restart", quickMs, null);
         this.errorMs = null;
         await this.restart(motion);
       }
       return;
     }
-    const factor = ditheredTrim(correctionFor(error, motion.rate, thresholds).factor, error * 1000, this.trim, thresholds);
+    // Nothing finer than half a step of the lattice of display origins can be corrected (display.js).
+    const stepMs = this.grid === null ? null : latticeStepMs((this.grid.interval * 1000) / motion.rate);
+    const band = { ...thresholds, deadbandMs: displayDeadbandMs(thresholds.deadbandMs / motion.rate, stepMs) * motion.rate };
+    const factor = ditheredTrim(correctionFor(error, motion.rate, band).factor, error * 1000, this.trim, band);
     if (Math.abs(factor - this.trim) > 1e-6) {
       this.setRate(motion.rate, factor);
       this.emitCorrection("rate", error * 1000, motion.rate * factor);
@@ -858,8 +876,7 @@ export class VideoPlayer {
       return false;
     }
     this.verifying = null;
-    const error = estimateErrorWithDrift(samples, motion, now, this.driftAt(now), this.timing.rankFromTop);
-    const errorMs = error * 1000;
+    const errorMs = -displayErrorMs(samples, motion, { percentile: this.timing.displayPercentile, driftNowS: this.driftAt(now) }) * motion.rate;
     this.errorMs = errorMs;
     if (check.placement) return this.verifyPlacement(motion, check, errorMs, samples, now);
     if (check.learn) {
