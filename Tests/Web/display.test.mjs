@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { TICK_MS, displayDeadbandMs, displayErrorMs, displayOrigin, groupOrigin, latticeStepMs, percentileOfSorted, placedVerdict } from "../../Web/static/display.js";
+import { TICK_MS, displayDeadbandMs, displayErrorMs, displayOrigin, groupOrigin, latticeStepMs, percentileOfSorted, placedGiveUp, placedVerdict } from "../../Web/static/display.js";
 
 /**
  * Frames `first..<end` of a clip (`frameMs` apart at rate 1 / `rate`) whose media clock has origin
@@ -115,4 +115,14 @@ test("placedVerdict: hold within the drift limit, slip at a tick, drift in betwe
   assert.deepEqual(placedVerdict({ ...base, errorMs: 4, sinceStartMs: 1000 }), { action: "drift", early: true });
   assert.deepEqual(placedVerdict({ ...base, errorMs: 4, sinceStartMs: 9000 }), { action: "drift", early: false });
   assert.deepEqual(placedVerdict({ ...base, errorMs: null, sinceStartMs: 0 }), { action: "hold", early: false });
+});
+
+test("placedGiveUp: for good when the profile does not fit, for the motion when the machine is busy", () => {
+  const base = { giveUp: 6, againLimit: 4 };
+  assert.equal(placedGiveUp({ ...base, misses: 2, earlyEnds: 1, recentAgain: 3 }), null);
+  assert.equal(placedGiveUp({ ...base, misses: 6, recentAgain: 1 }), "page");
+  assert.equal(placedGiveUp({ ...base, earlyEnds: 6 }), "page");
+  assert.equal(placedGiveUp({ ...base, recentAgain: 4 }), null, "at the limit: placed again");
+  assert.equal(placedGiveUp({ ...base, recentAgain: 5 }), "motion");
+  assert.equal(placedGiveUp({ ...base, misses: 6, recentAgain: 5 }), "page", "a misfit display wins over a busy one");
 });

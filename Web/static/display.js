@@ -109,3 +109,20 @@ export function placedVerdict({ errorMs, driftMs, slipMs, sinceStartMs, holdMs }
   if (Math.abs(errorMs) >= slipMs) return { action: "slip", early: false };
   return { action: "drift", early: sinceStartMs < holdMs };
 }
+
+/**
+ * Whether placed starts are given up, and for how long, after a placement was redone:
+ *
+ * - `"page"`, for good: `misses` placed starts in a row landed off their plan, or `earlyEnds`
+ *   placements in a row drifted off within seconds: the profile does not describe this display (another
+ *   refresh rate, another browser);
+ * - `"motion"`, until the group's next command: more than `againLimit` placements were redone within
+ *   the window (`recentAgain`): the machine is too busy now (Chromium slips a tick again and again, and
+ *   each placement is a restart), which says nothing about the next start;
+ * - null: place again.
+ */
+export function placedGiveUp({ misses = 0, earlyEnds = 0, recentAgain = 0, giveUp, againLimit }) {
+  if (misses >= giveUp || earlyEnds >= giveUp) return "page";
+  if (recentAgain > againLimit) return "motion";
+  return null;
+}

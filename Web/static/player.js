@@ -30,7 +30,7 @@
 // with a fake element and a manual clock.
 
 import { PROFILES, planStart, profileFor } from "./cadence.js";
-import { displayDeadbandMs, displayErrorMs, latticeStepMs, placedVerdict } from "./display.js";
+import { displayDeadbandMs, displayErrorMs, latticeStepMs, placedGiveUp, placedVerdict } from "./display.js";
 import { Readiness } from "./readiness.js";
 import { CommandSchedule, isContinued, motionItemTime, sameMotion } from "./schedule.js";
 
@@ -192,8 +192,10 @@ export const TIMING = Object.freeze({
   placedSlipMs: 8,
   /**
    * More than this many placements done again (slips and misses alike) within `placedAgainWindowMs`
-   * give placed starts up: on a loaded machine Chromium slips again and again, and each new placement
-   * is a restart (the Chromium tests at load 7-12 saw a page restart six times in 10 s and never settle).
+   * give placed starts up until the group's next command: on a loaded machine Chromium slips again and
+   * again, and each new placement is a restart (the Chromium tests at load 7-12 saw a page restart six
+   * times in 10 s and never settle). Not for good: a bench run at load 9-13 saw both pages give up
+   * within seconds and trim for the rest of the run (its display origins 10-50 ms apart).
    */
   placedAgainLimit: 4,
   placedAgainWindowMs: 10000,
@@ -318,7 +320,8 @@ export class VideoPlayer {
     this.profiles = profiles;
     this.placement = null; // the placed start in force: {latticeMs, offsetMs, ...} (cadence.js planStart)
     this.placedMisses = 0; // placed starts in a row whose pictures missed
-    this.placedOff = false; // given up on placed starts (they kept missing)
+    this.placedOff = false; // given up on placed starts for good (they kept missing: the profile does not fit)
+    this.placedPausedFor = null; // the motion placing is given up for (redone too often: a busy machine)
     this.placedAgainAt = []; // reference ms of recent placements done again (slips and misses)
     this.placedEarlyEnds = 0; // placements in a row that drifted off sooner than TIMING.placedHoldMs
     this.placedLatencies = new Map(); // learnt play()-to-clock latency (ms) per "audio:rate"
@@ -727,6 +730,7 @@ export class VideoPlayer {
   /** Whether a start of `motion` can be placed: a browser frame clock, a frame grid, a start profile. */
   canPlace(motion) {
     if (this.animationFrame === null || this.placedOff || this.grid === null || !(motion.rate > 0)) return false;
+    if (this.placedPausedFor !== null && sameMotion(this.placedPausedFor, motion)) return false;
     if (!this.thresholds.placedStarts) return false;
     return profileFor((this.grid.interval * 1000) / motion.rate, this.profiles) !== null;
   }
@@ -836,9 +840,7 @@ export class VideoPlayer {
         // A slip is a whole tick at once; a frame clock the profile does not describe drifts off gradually.
         if (verdict.action === "drift") this.placedEarlyEnds = verdict.early ? this.placedEarlyEnds + 1 : 0;
         const quickMs = -lateMs * motion.rate;
-        if (this.placedEarlyEnds >= thresholds.placedGiveUp || this.placedAgainTooOften(now)) {
-          this.placedOff = true;
-          this.placement = null;
+        if (this.givePlacingUp(motion, now, thresholds)) {
           this.emitCorrection("unplaced", quickMs, null);
           return;
         }
@@ -917,9 +919,7 @@ export class VideoPlayer {
       return false;
     }
     this.placedMisses += 1;
-    if (this.placedMisses >= thresholds.placedGiveUp || this.placedAgainTooOften(now)) {
-      this.placedOff = true;
-      this.placement = null;
+    if (this.givePlacingUp(motion, now, thresholds)) {
       this.emitCorrection("unplaced", errorMs, null);
       return false;
     }
@@ -931,11 +931,26 @@ export class VideoPlayer {
     return true;
   }
 
-  /** Records a placement done again at reference ms `now`; true when there were too many lately. */
-  placedAgainTooOften(now) {
+  /**
+   * Records a placement done again at reference ms `now` and decides (display.js `placedGiveUp`) whether
+   * placing stops: for good (the profile does not fit this display) or for `motion` only (too many
+   * redone lately: a busy machine; the group's next command is placed again). True when it stops.
+   */
+  givePlacingUp(motion, now, thresholds) {
     this.placedAgainAt = this.placedAgainAt.filter((at) => now - at < this.timing.placedAgainWindowMs);
     this.placedAgainAt.push(now);
-    return this.placedAgainAt.length > this.timing.placedAgainLimit;
+    const verdict = placedGiveUp({
+      misses: this.placedMisses, earlyEnds: this.placedEarlyEnds, recentAgain: this.placedAgainAt.length,
+      giveUp: thresholds.placedGiveUp, againLimit: this.timing.placedAgainLimit,
+    });
+    if (verdict === null) return false;
+    if (verdict === "page") this.placedOff = true;
+    else {
+      this.placedPausedFor = motion;
+      this.placedAgainAt = [];
+    }
+    this.placement = null;
+    return true;
   }
 
   // MARK: Element operations
@@ -1063,7 +1078,7 @@ export class VideoPlayer {
   get status() {
     return {
       playing: this.playing, trim: this.trim, errorMs: this.errorMs, startLatencyMs: this.startLatencyMs, readiness: this.readiness, restarts: this.restarts,
-      placed: this.placement !== null, placedOff: this.placedOff,
+      placed: this.placement !== null, placedOff: this.placedOff, placedPaused: this.placedPausedFor !== null && sameMotion(this.placedPausedFor, this.applied),
       foreignItem: this.foreignItem, ended: this.ended, hasAudio: hasAudioTrack(this.video),
     };
   }
