@@ -55,21 +55,32 @@ extension BenchReport {
                         text += ")"
                     }
                     parts.append(text)
-                case "origins":
-                    var text = "the headless member's frame events; each page's frames dated by its display origin"
-                        + " (10th percentile of expectedDisplayTime − mediaTime/rate per 0.5 s window of steady playback;"
-                        + " 3.3 ms steps at 25 fps on 60 Hz)"
+                case "display":
+                    var text = "the headless member's frame events; each page frame dated by its display time"
+                        + " (performance.timeOrigin + expectedDisplayTime: when Chromium shows it, on its 60 Hz frame clock)"
                     if let browser = r.browser {
-                        text += ": \(browser.usedSamples) of \(browser.samples) samples in \(browser.windows) windows"
+                        text += ", \(browser.displayedFrames) of \(browser.samples) samples"
+                        if let spread = browser.displaySpread {
+                            text += "; DISPLAY ORIGINS per second (10th percentile of each member's frames minus \(spread.reference)'s):"
+                                + " spread p50 \(Self.ms(spread.spread.p50Ms)) / p99 \(Self.ms(spread.spread.p99Ms))"
+                                + " / max \(Self.ms(spread.spread.maxMs)) ms over \(spread.spread.count) s"
+                            if let pages = spread.pagesSpread {
+                                text += ", pages alone p50 \(Self.ms(pages.p50Ms)) / p99 \(Self.ms(pages.p99Ms)) / max \(Self.ms(pages.maxMs)) ms"
+                            }
+                            text += ", \(spread.tickApartSeconds) s with two pages a 60 Hz tick apart"
+                            text += "; pages minus \(spread.reference) p50 "
+                                + spread.pages.compactMap { page in spread.offsets[page].map { "\(page) \(Self.ms($0.p50Ms))" } }
+                                .joined(separator: ", ") + " ms"
+                        }
                         if let pages = browser.pagesOnly {
-                            text += "; between the pages alone p50 \(Self.ms(pages.p50Ms)) / p99 \(Self.ms(pages.p99Ms))"
+                            text += "; per frame between the pages alone p50 \(Self.ms(pages.p50Ms)) / p99 \(Self.ms(pages.p99Ms))"
                                 + " / max \(Self.ms(pages.maxMs)) ms over \(pages.frames) frames"
                         }
                         if let clock = browser.mediaClock {
-                            text += "; with the pages dated by their media clock (currentTime, plus each page's median display latency: "
+                            text += "; NOT what is seen, by MEDIA CLOCK (currentTime per window, plus each page's median display latency: "
                                 + browser.displayLatencyMs.keys.sorted().map { "\($0) \(Self.ms(browser.displayLatencyMs[$0]))" }
                                 .joined(separator: ", ")
-                                + " ms) instead: p50 \(Self.ms(clock.p50Ms)) / p99 \(Self.ms(clock.p99Ms)) / max \(Self.ms(clock.maxMs)) ms"
+                                + " ms): p50 \(Self.ms(clock.p50Ms)) / p99 \(Self.ms(clock.p99Ms)) / max \(Self.ms(clock.maxMs)) ms"
                             if let pages = browser.mediaClockPagesOnly {
                                 text += ", pages alone p50 \(Self.ms(pages.p50Ms)) / p99 \(Self.ms(pages.p99Ms)) / max \(Self.ms(pages.maxMs)) ms"
                             }

@@ -40,8 +40,8 @@ public struct BenchScenario: Sendable, Hashable {
         /// frames are seen by the benchmark's own sampler (``MPVFrameSampler``).
         case mpv
         /// The first member is a headless `coplay join --frames`; every other one is a page of the
-        /// relay's web client in its own headless Chromium (`scripts/browser-driver.py`), dated by its
-        /// media-clock origin (``BrowserFrameEstimator``).
+        /// relay's web client in its own headless Chromium (`scripts/browser-driver.py`), each frame dated
+        /// by its display time (``BrowserFrameEstimator``).
         case browser
     }
 

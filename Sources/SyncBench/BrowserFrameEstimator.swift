@@ -1,30 +1,36 @@
 import BenchmarkSupport
 
-/// Turns a browser page's `requestVideoFrameCallback` samples into the benchmark's frame events by way of
-/// the page's media-clock origin, so the same ``ScenarioAnalysis`` measures browsers beside coplay's own
-/// players (a sans-IO state machine: samples in, windows out).
+/// Turns a browser page's `requestVideoFrameCallback` samples into the benchmark's frame events, each
+/// frame dated by **when the page shows it**, and measures the page's media clock beside them (a sans-IO
+/// state machine: samples in, frames and windows out).
 ///
-/// **Why not the frames themselves.** A headless Chromium shows each video frame on a tick of its own
-/// 60 Hz frame clock, so a frame appears up to a tick (16.7 ms) after its media time comes: at 25 fps the
-/// lag of consecutive frames cycles through five levels 3.3 ms apart. Dating frames by when they were
-/// shown would measure the frame clock, not the player. What the player controls is its media clock,
-/// whose **origin** is `wall − mediaTime / rate`: the instant its media time was (or would have been) 0
-/// at this rate. Two origins are taken per window:
+/// **Frames: display time.** ``displayedFrame(_:)``: every frame the element presents while playing
+/// (not paused, not seeking, at a rate above 0) becomes a frame event at `wallMs`, `performance.timeOrigin
+/// + expectedDisplayTime` (when Chromium shows it; CLOCK_REALTIME on the same machine), with index
+/// `round((mediaTime − firstFrameTime) / frameInterval)` (the activity's frame grid). That is what an
+/// outside observer of the screen measures, and it pairs in ``ScenarioAnalysis`` with a headless coplay
+/// player's frame events (the instant it presents the frame) as in every other scenario. Nothing is left
+/// out: not the frames right after a start, not a frame a tick late. A headless Chromium shows each frame
+/// on a tick of its 60 Hz frame clock, so at 25 fps a page's frames come 0, 3.3, 6.7, 10 or 13.3 ms after
+/// the least-lag one in a 2-3-2-3-2 tick cadence, and the per-frame skew against a member that presents
+/// every frame on its instant has that cadence in it; ``DisplaySpread`` takes the least lag per second
+/// (the page's **display origin**) out of the same frames.
+///
+/// **Windows: the media clock beside it.** Samples are also cut into windows of steady playback, each
+/// with two origins:
 ///
 /// - the **display origin**, a low percentile (``Configuration/percentile``, the 10th) of
-///   `expectedDisplayTime − mediaTime / rate` over the window's frames: the frames shown with the least
-///   lag reveal the media clock as the viewer sees it (what the page's own controller aligns). It is
-///   quantized: at 25 fps on 60 Hz the least-lag level sits 0 ... 3.3 ms after the true instant,
-///   depending on the phase of the frame clock, so it moves in 3.3 ms steps;
+///   `expectedDisplayTime − mediaTime / rate` over the window's frames (the least-lag frames);
 /// - the **clock origin**, the median of `clockMs − currentTime / rate`: the element's media clock
 ///   read directly (`video.currentTime` and `performance.now()` side by side in the callback). It is
 ///   continuous (steady to about 0.05 ms in Chromium 156) but runs a display latency ahead of the
-///   pictures.
+///   pictures, by a different amount after every start.
 ///
-/// A page's frames are dated by its clock origin plus its **display latency**, the median over its
-/// windows of `display origin − clock origin` (``displayLatency(of:)``): precise like the media clock,
-/// on the viewer's timeline like the display. ``Window/frames(latency:)`` with `nil` dates them by the
-/// display origin alone instead (the quantized measure, reported beside it).
+/// ``Window/frames(latency:)`` dates a window's frames by its clock origin plus a page's **display
+/// latency** (the median over its windows of `display origin − clock origin`, ``displayLatency(of:)``):
+/// the media-clock figure the benchmark reports beside the display-time one, labelled as such. It hides
+/// what the pictures do apart from the clock (a page whose pictures sit a tick off while its clock is on
+/// time), so it is never the headline.
 ///
 /// **Samples.** `wallMs` is `performance.timeOrigin + expectedDisplayTime` (CLOCK_REALTIME in ms on the
 /// same machine), `mediaTime` the frame's media time (s), `clockMs` / `currentTime` the media clock read
@@ -32,7 +38,7 @@ import BenchmarkSupport
 /// runs at the group's rate times the trim, a few percent at most; both are set together, so `rate /
 /// trim` is the group's rate at that frame), `paused` / `seeking` the element's state at the callback.
 ///
-/// **Windows.** Samples are split into runs of steady playback: the element playing (not paused, not
+/// **Window rules.** Samples are split into runs of steady playback: the element playing (not paused, not
 /// seeking) at one group rate with the media time advancing as that rate says (a jump ends the run).
 /// Each run's first ``Configuration/settleSeconds`` are left out (the renderer catching up with a start),
 /// the rest is cut into windows of at least ``Configuration/windowSeconds`` and
@@ -42,16 +48,12 @@ import BenchmarkSupport
 /// as the (real) drift from the group's timeline it is correcting. Without `trim` the element's rate is
 /// used.
 ///
-/// **Frames.** For every sample of a window, a frame at `origin + mediaTime / rate` (seconds of
-/// CLOCK_REALTIME) with index `round((mediaTime − firstFrameTime) / frameInterval)`: the instant this
-/// player's media clock showed that frame. A headless coplay player's frame event is the same quantity
-/// (the instant it presents the frame on its schedule), so the two pair in the analysis.
-///
 /// ```swift
 /// var estimator = BrowserFrameEstimator(configuration: .init(frameInterval: 0.04))
+/// let frame = estimator.displayedFrame(sample)          // the display-time frame event, if playing
 /// let windows = estimator.add(sample) + estimator.finish()
 /// let latency = BrowserFrameEstimator.displayLatency(of: windows)
-/// let frames = windows.flatMap { $0.frames(latency: latency) }
+/// let byMediaClock = windows.flatMap { $0.frames(latency: latency) }
 /// ```
 public struct BrowserFrameEstimator: Sendable {
     /// One `requestVideoFrameCallback` of the page's `<video>` (the driver's `sample` line).
@@ -137,13 +139,14 @@ public struct BrowserFrameEstimator: Sendable {
         }
     }
 
-    /// A frame dated by its window's origin.
+    /// A dated frame.
     public struct Frame: Sendable, Hashable {
         /// The frame's index on the media's grid.
         public var index: Int
         /// Its media time (seconds).
         public var pts: Double
-        /// `origin + pts / rate`, CLOCK_REALTIME seconds.
+        /// CLOCK_REALTIME seconds: its display time (``BrowserFrameEstimator/displayedFrame(_:)``), or
+        /// `origin + pts / rate` (``Window/frames(latency:)``).
         public var realtime: Double
     }
 
@@ -207,6 +210,19 @@ public struct BrowserFrameEstimator: Sendable {
     /// Creates an estimator.
     public init(configuration: Configuration) {
         self.configuration = configuration
+    }
+
+    /// The frame `sample` shows, dated by its display time (`wallMs`, CLOCK_REALTIME seconds), or nil
+    /// when the element was paused or seeking (a picture shown after a paused seek is not playback) or
+    /// its rate is 0. Independent of the windows: every playing frame is one.
+    public func displayedFrame(_ sample: Sample) -> Frame? {
+        guard !sample.paused, !sample.seeking, sample.rate > 0, sample.wallMs.isFinite, sample.mediaTime.isFinite else { return nil }
+        return Frame(index: index(of: sample.mediaTime), pts: sample.mediaTime, realtime: sample.wallMs / 1000)
+    }
+
+    /// The frame index of media time `mediaTime` on the media's grid.
+    private func index(of mediaTime: Double) -> Int {
+        Int(((mediaTime - configuration.firstFrameTime) / configuration.frameInterval).rounded())
     }
 
     /// Adds a sample (in callback order).
@@ -282,9 +298,7 @@ public struct BrowserFrameEstimator: Sendable {
             Window(
                 rate: rate, displayOrigin: displayOrigin, clockOrigin: Statistics.percentileOfSorted(clocks, 0.5),
                 clockSpreadMs: clocks.isEmpty ? nil : (clocks.last! - clocks.first!) * 1000,
-                frames: samples.map { sample in
-                    (Int(((sample.mediaTime - configuration.firstFrameTime) / configuration.frameInterval).rounded()), sample.mediaTime)
-                })
+                frames: samples.map { sample in (index(of: sample.mediaTime), sample.mediaTime) })
         ]
     }
 }

@@ -32,7 +32,7 @@ import Glibc
 ///    In a browser scenario the first member is such a headless player and every other one a page of the
 ///    relay's web client: `python3 scripts/browser-driver.py --link LINK --media MEDIA --page bN` (the link
 ///    is the host's second line), one headless Chromium each; its lines go to ``LivePlayer``, which dates
-///    the page's frames by its media-clock origin (``BrowserFrameEstimator``).
+///    each of the page's frames by its display time (``BrowserFrameEstimator``).
 /// 6. The script: playback commands via `coplay control` (a `command` event is stamped when it is
 ///    launched), the suspension via `coplay control INVITE suspend SECONDS` (launched in the background,
 ///    awaited before the next action), the late joiner, the relay restart (`kill -9`, then the same port

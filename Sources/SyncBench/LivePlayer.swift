@@ -7,8 +7,8 @@ import NIOConcurrencyHelpers
 /// The process's reader thread feeds ``consume(_:)``; the runner reads snapshots from its own task.
 /// A member driving mpv also has the mpv process and the benchmark's own sampler of it, whose frames
 /// arrive through ``consumeSampled(_:referenceOffset:)``. A browser page's process is
-/// `scripts/browser-driver.py`: its `sample` lines go through a ``BrowserFrameEstimator`` (frames dated
-/// by the page's media-clock origin), the page's own events (`play`, `pause`, `suspensionBegan`, the
+/// `scripts/browser-driver.py`: its `sample` lines go through a ``BrowserFrameEstimator`` (each frame
+/// dated by its display time, `expectedDisplayTime`; the media clock measured beside), the page's own events (`play`, `pause`, `suspensionBegan`, the
 /// `stopped` the driver makes of the `<video>`'s pause, ...) through the translator as coplay's lines do.
 public final class LivePlayer: Sendable {
     private struct State {
@@ -32,6 +32,8 @@ public final class LivePlayer: Sendable {
         var hasAudio: Bool?
         var chromium: String?
         var playerOverride: String?
+        /// Frames dated by their display time so far.
+        var displayedFrames = 0
     }
 
     /// The fields of a browser driver's lines the benchmark reads (besides the page's events).
@@ -50,11 +52,13 @@ public final class LivePlayer: Sendable {
     public struct BrowserSummary: Sendable, Hashable {
         /// `requestVideoFrameCallback` samples received.
         public var samples: Int
-        /// Samples inside a window (dated frames).
+        /// Frames dated by their display time (samples of frames shown while playing).
+        public var displayedFrames: Int
+        /// Samples inside a media-clock window.
         public var usedSamples: Int
         /// Samples of steady playback left out (run starts settling, run ends too short).
         public var droppedSamples: Int
-        /// Windows (origins) computed.
+        /// Media-clock windows computed.
         public var windows: Int
         /// The page's display latency: median of display origin minus clock origin (ms).
         public var displayLatencyMs: Double?
@@ -192,7 +196,8 @@ public final class LivePlayer: Sendable {
         return true
     }
 
-    /// One frame sample: effects of commands it shows, then the frames of any window it closes.
+    /// One frame sample: effects of commands it shows, its frame event (dated by its display time), and
+    /// the media-clock window it may close.
     private static func addSample(_ sample: BrowserFrameEstimator.Sample, state: inout State, replay: Bool = false) {
         guard let offset = state.browser?.referenceOffset else { return }
         let realtime = sample.wallMs / 1000
@@ -203,18 +208,13 @@ public final class LivePlayer: Sendable {
             if (state.browser?.early.count ?? 0) < 5000 { state.browser?.early.append(sample) }
             return
         }
-        let windows = state.browser!.estimator!.add(sample)
-        emit(windows, offset: offset, state: &state)
-    }
-
-    /// The frames of new windows, dated by their display origins.
-    private static func emit(_ windows: [BrowserFrameEstimator.Window], offset: Double, state: inout State) {
-        guard !windows.isEmpty else { return }
-        state.browser?.windows += windows
-        for frame in windows.flatMap({ $0.frames(latency: nil) }) {
+        if let frame = state.browser!.estimator!.displayedFrame(sample) {
+            state.browser?.displayedFrames += 1
             state.events += state.translator.sampledFrame(
                 index: frame.index, pts: frame.pts, realtime: frame.realtime, referenceTime: frame.realtime + offset)
         }
+        let windows = state.browser!.estimator!.add(sample)
+        state.browser?.windows += windows
     }
 
     /// The `type` of a JSON line, read cheaply (the driver writes it first).
@@ -225,18 +225,18 @@ public final class LivePlayer: Sendable {
         return String(rest[..<end])
     }
 
-    /// A browser page: dates the frames of its last window (call once, at the end of the measurement).
+    /// A browser page: closes its last media-clock window (call once, at the end of the measurement).
     public func finishBrowser() {
         state.withLockedValue { state in
-            guard let offset = state.browser?.referenceOffset, state.browser?.estimator != nil else { return }
+            guard state.browser?.estimator != nil else { return }
             let windows = state.browser!.estimator!.finish()
-            Self.emit(windows, offset: offset, state: &state)
+            state.browser?.windows += windows
         }
     }
 
     /// A browser page's frames dated by its media clock instead (`currentTime`: the clock origin of each
     /// window plus the page's median display latency), for comparison with the frame events, which are
-    /// dated by the display origin.
+    /// dated by each frame's display time.
     public var mediaClockFrames: [BenchEvent] {
         state.withLockedValue { state in
             let windows = state.browser?.windows ?? []
@@ -259,7 +259,8 @@ public final class LivePlayer: Sendable {
             guard let browser = state.browser else { return nil }
             let estimator = browser.estimator
             return BrowserSummary(
-                samples: (estimator?.samples ?? 0) + browser.early.count, usedSamples: estimator?.usedSamples ?? 0,
+                samples: (estimator?.samples ?? 0) + browser.early.count, displayedFrames: browser.displayedFrames,
+                usedSamples: estimator?.usedSamples ?? 0,
                 droppedSamples: estimator?.droppedSamples ?? 0, windows: estimator?.windows ?? 0,
                 displayLatencyMs: BrowserFrameEstimator.displayLatency(of: browser.windows).map { $0 * 1000 },
                 displayDecouplingMs: BrowserFrameEstimator.displayLatency(of: browser.windows).map { latency in

@@ -93,9 +93,10 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
     }
 
     /// How the browser pages of a browser scenario were measured (``BrowserFrameEstimator``): their
-    /// `requestVideoFrameCallback` samples, the windows whose display origins dated the frames, the
-    /// skew among the pages alone, and the same figures with the pages' frames dated by their media
-    /// clock (`currentTime`) instead, for comparison.
+    /// `requestVideoFrameCallback` samples (each playing frame dated by its display time), the
+    /// per-second display origins (``DisplaySpread``, the headline), the skew among the pages alone, and
+    /// the same figures with the pages' frames dated by their media clock (`currentTime`) instead,
+    /// labelled as such, for comparison.
     public struct BrowserPages: Codable, Sendable, Hashable {
         /// Skew figures of one population (milliseconds).
         public struct Skew: Codable, Sendable, Hashable {
@@ -121,11 +122,17 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
         public var pages: [String]
         /// Frame samples received from the pages.
         public var samples: Int
-        /// Samples inside a window (each one a dated frame).
+        /// Frames dated by their display time (every frame shown while playing).
+        public var displayedFrames: Int
+        /// Per second, where each member's pictures sit against the headless member's (its display
+        /// origin), and the spread of those origins: the figure the browser goal is about.
+        public var displaySpread: DisplaySpread?
+        /// Samples inside a media-clock window.
         public var usedSamples: Int
-        /// Samples of steady playback left out (a run's first 0.3 s, run ends too short for a window).
+        /// Samples of steady playback outside the media-clock windows (a run's first 0.3 s, run ends too
+        /// short for a window).
         public var droppedSamples: Int
-        /// Windows (media-clock origins) computed.
+        /// Media-clock windows computed.
         public var windows: Int
         /// Per window, largest minus smallest media-clock origin read from `currentTime` (ms): the read's
         /// noise, plus the drift of a trim within the window.
@@ -135,7 +142,8 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
         /// |display origin − clock origin − the page's display latency| per window (ms): how far the
         /// pictures strayed from the media clock `currentTime` reports (after starts and trims).
         public var displayDecoupling: Latency?
-        /// Skew among the pages only (the headless member left out), frames dated as in the row.
+        /// Skew among the pages only (the headless member left out), frames dated as in the row (by
+        /// their display time).
         public var pagesOnly: Skew?
         /// Every player, with the pages' frames dated by their media clock instead (the clock origin of
         /// each window, median of performance.now() − currentTime / rate, plus the page's display latency).
@@ -152,12 +160,15 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
 
         /// Creates the figures.
         public init(
-            pages: [String], samples: Int, usedSamples: Int, droppedSamples: Int, windows: Int, clockSpread: Latency?,
+            pages: [String], samples: Int, displayedFrames: Int, displaySpread: DisplaySpread?, usedSamples: Int,
+            droppedSamples: Int, windows: Int, clockSpread: Latency?,
             displayLatencyMs: [String: Double], displayDecoupling: Latency?, pagesOnly: Skew?, mediaClock: Skew?, mediaClockPagesOnly: Skew?,
             calibrationMaxMs: Double?, hasAudio: Bool?, chromium: String?
         ) {
             self.pages = pages
             self.samples = samples
+            self.displayedFrames = displayedFrames
+            self.displaySpread = displaySpread
             self.usedSamples = usedSamples
             self.droppedSamples = droppedSamples
             self.windows = windows
@@ -191,8 +202,9 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
     /// member and Chromium pages).
     public var mediaPlayer: String?
     /// Where the frame events come from: `frames` (players report each frame), `transitions`
-    /// (changes of mpv's `time-pos` seen by the benchmark's own sampler) or `origins` (browser pages'
-    /// frames dated by their media-clock origins, the headless member's own frames; docs/benchmarks.md).
+    /// (changes of mpv's `time-pos` seen by the benchmark's own sampler) or `display` (browser pages'
+    /// frames dated by their display time, `expectedDisplayTime`, beside the headless member's own
+    /// frames; docs/benchmarks.md).
     public var method: String?
     /// Browser scenarios: how the pages were measured.
     public var browser: BrowserPages?

@@ -158,7 +158,7 @@ public struct ScenarioSuite: Sendable {
                 name: scenario.name, streams: run.streams,
                 configuration: .init(
                     frameDuration: usesMPV ? run.frameRate.map { 1 / $0 } : nil, trueOffsets: truth,
-                    method: usesMPV ? "transitions" : usesBrowser ? "origins" : "frames"))
+                    method: usesMPV ? "transitions" : usesBrowser ? "display" : "frames"))
             guard (analysis.result.frames ?? 0) > 0 else {
                 throw BenchError.scenarioFailed("the players never presented the same frames")
             }
@@ -173,7 +173,7 @@ public struct ScenarioSuite: Sendable {
                 result.pauseFrames = PauseFrames(run.pauseChecks)
             }
             if usesBrowser {
-                let (pages, pageNotes) = Self.browserFigures(run: run)
+                let (pages, pageNotes) = Self.browserFigures(run: run, series: analysis.series)
                 result.browser = pages
                 notes += pageNotes
             }
@@ -208,8 +208,9 @@ public struct ScenarioSuite: Sendable {
     }
 
     /// A browser scenario's page figures, and notes (per page: the clock calibration, the samples, and
-    /// the offset from the headless member).
-    static func browserFigures(run: CoplayScenarioRunner.Run) -> (ScenarioResult.BrowserPages?, [String]) {
+    /// the offset from the headless member). `series` is the row's analysis (every member, the pages'
+    /// frames dated by their display time), whose shared frames give the per-second display origins.
+    static func browserFigures(run: CoplayScenarioRunner.Run, series: SkewSeries) -> (ScenarioResult.BrowserPages?, [String]) {
         let names = run.browsers.keys.sorted()
         guard !names.isEmpty else { return (nil, []) }
         let summaries = names.compactMap { run.browsers[$0] }
@@ -226,9 +227,15 @@ public struct ScenarioSuite: Sendable {
             PlayerEventStream(player: name, events: (run.mediaClockFrames[name] ?? []).filter { $0.realtime >= from && $0.realtime <= to })
         }
         let headless = headlessStreams.first
+        let spread = headless.flatMap { DisplaySpread(series: series, reference: $0.player, pages: names) }
         for name in names {
             guard let summary = run.browsers[name] else { continue }
-            var text = "\(name): \(summary.usedSamples) of \(summary.samples) frame samples dated in \(summary.windows) windows"
+            var text = "\(name): \(summary.displayedFrames) of \(summary.samples) frame samples dated by their display time"
+                + " (\(summary.usedSamples) in \(summary.windows) media-clock windows)"
+            if let offsets = spread?.offsets[name], let reference = spread?.reference {
+                text += String(format: "; display origin minus %@ per second p50 %+.3f ms, min %+.3f, max %+.3f ms (%d s)",
+                               reference, offsets.p50Ms, offsets.minMs, offsets.maxMs, offsets.count)
+            }
             if let latency = summary.displayLatencyMs { text += String(format: ", display latency %.3f ms", latency) }
             if let offset = summary.calibrationOffsetMs, let rtt = summary.calibrationRoundTripMs {
                 text += String(format: "; page clock minus CLOCK_REALTIME %+.3f ms (round trip %.3f ms)", offset, rtt)
@@ -236,7 +243,7 @@ public struct ScenarioSuite: Sendable {
             if let headless, let page = run.streams.first(where: { $0.player == name }),
                 let offset = Self.offsetMs(of: page, from: headless)
             {
-                text += String(format: "; minus %@ per frame p50 %+.3f ms, p1 %+.3f, p99 %+.3f ms (%d frames)",
+                text += String(format: "; frames minus %@'s per frame p50 %+.3f ms, p1 %+.3f, p99 %+.3f ms (%d frames)",
                                headless.player, offset.p50, offset.p1, offset.p99, offset.count)
             }
             if let override = summary.playerOverride {
@@ -247,6 +254,7 @@ public struct ScenarioSuite: Sendable {
         let calibrations = summaries.compactMap(\.calibrationOffsetMs).map { abs($0) }
         let pages = ScenarioResult.BrowserPages(
             pages: names, samples: summaries.reduce(0) { $0 + $1.samples },
+            displayedFrames: summaries.reduce(0) { $0 + $1.displayedFrames }, displaySpread: spread,
             usedSamples: summaries.reduce(0) { $0 + $1.usedSamples },
             droppedSamples: summaries.reduce(0) { $0 + $1.droppedSamples }, windows: summaries.reduce(0) { $0 + $1.windows },
             clockSpread: ScenarioResult.Latency(milliseconds: summaries.flatMap(\.clockSpreadsMs)),

@@ -43,7 +43,7 @@ struct BenchBrowserCLITests {
         #expect(row["status"] as? String == "ok", "\(row["error"] ?? "")")
         #expect(result.stdout.contains("| browser | coplay + Chromium | 3 |"))
         #expect(row["mediaPlayer"] as? String == "browser")
-        #expect(row["method"] as? String == "origins")
+        #expect(row["method"] as? String == "display")
         #expect(abs((row["frameDurationMs"] as? Double ?? 0) - 40) < 1e-6)
         // The three players presented frames together for several seconds (the window is about 10 s).
         #expect((row["frames"] as? Int ?? 0) >= 50, "\(row["frames"] ?? "?") shared frames")
@@ -58,7 +58,17 @@ struct BenchBrowserCLITests {
         #expect(browser["pages"] as? [String] == ["b1", "b2"])
         let samples = try #require(browser["samples"] as? Int)
         let used = try #require(browser["usedSamples"] as? Int)
-        #expect(samples >= 200 && used >= 100 && used <= samples, "\(used) of \(samples) samples used")
+        #expect(samples >= 200 && used >= 100 && used <= samples, "\(used) of \(samples) samples in media-clock windows")
+        // Every frame shown while playing is dated by its display time (more than the windows hold).
+        let displayed = try #require(browser["displayedFrames"] as? Int)
+        #expect(displayed > used && displayed <= samples, "\(displayed) of \(samples) samples dated by display time")
+        // The per-second display origins against the headless member.
+        let spread = try #require(browser["displaySpread"] as? [String: Any])
+        #expect(spread["reference"] as? String == "p1")
+        let perSecond = try #require(spread["spread"] as? [String: Any])
+        #expect((perSecond["count"] as? Int ?? 0) >= 3)
+        #expect((spread["offsets"] as? [String: Any])?.count == 2)
+        #expect(spread["tickApartSeconds"] is Int)
         #expect((browser["windows"] as? Int ?? 0) >= 10)
         #expect(browser["hasAudio"] as? Bool == false)
         #expect((browser["chromium"] as? String)?.isEmpty == false)
@@ -72,10 +82,11 @@ struct BenchBrowserCLITests {
         let latency = try #require(row["commandLatency"] as? [String: Any])
         #expect((latency["count"] as? Int ?? 0) >= 4)
         #expect(row["relayRestart"] is String)
+        #expect(result.stdout.contains("DISPLAY ORIGINS per second"))
         #expect(result.stdout.contains("between the pages alone"))
         for name in ["report.md", "skew.svg", "browser-p1.jsonl", "browser-b1.jsonl", "browser-b2.jsonl", "work/browser/b1.log"] {
             #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent(name).path), "\(name) missing")
         }
-        print("bench browser test: p50/p99/max skew \(p50)/\(p99)/\(max) ms; \(used) of \(samples) samples used; pages alone \(pagesOnly)")
+        print("bench browser test: p50/p99/max skew \(p50)/\(p99)/\(max) ms; \(displayed) of \(samples) samples; display spread \(perSecond); pages alone \(pagesOnly)")
     }
 }

@@ -35,7 +35,7 @@ private struct SimulatedPage {
     }
 }
 
-@Suite("BrowserFrameEstimator: rVFC samples -> frames dated by the media-clock origin")
+@Suite("BrowserFrameEstimator: rVFC samples -> frames dated by their display time; the media clock beside")
 struct BrowserFrameEstimatorTests {
     static let origin = 1_795_000_000_000.0  // ms of CLOCK_REALTIME
 
@@ -55,6 +55,58 @@ struct BrowserFrameEstimatorTests {
         for sample in samples { windows += estimator.add(sample) }
         windows += estimator.finish()
         return (estimator, windows)
+    }
+
+    @Test("display time: every playing frame is dated when it is shown (the 60 Hz cadence in it); paused and seeking ones are not")
+    func displayTime() throws {
+        let page = SimulatedPage(originMs: Self.origin, tickPhaseMs: 3.7)
+        var samples = page.samples(0..<50)
+        samples += page.samples(50..<51, paused: true)
+        var seeking = page.samples(51..<52)[0]
+        seeking.seeking = true
+        samples.append(seeking)
+        let estimator = BrowserFrameEstimator(configuration: .init(frameInterval: 0.04))
+        let frames = samples.compactMap { estimator.displayedFrame($0) }
+        #expect(frames.count == 50)
+        for (frame, sample) in zip(frames, samples) {
+            #expect(frame.realtime == sample.wallMs / 1000)
+            #expect(frame.index == Int((sample.mediaTime / 0.04).rounded()))
+        }
+        // 25 fps on 60 Hz: each frame 0...13.3 ms after the least-lag one, in five levels 3.33 ms apart.
+        let lags = frames.map { ($0.realtime - (Self.origin / 1000 + $0.pts)) * 1000 }
+        let least = try #require(lags.min())
+        let levels = Set(lags.map { (($0 - least) / (1000.0 / 60 / 5)).rounded() })
+        #expect(levels == [0, 1, 2, 3, 4], "\(lags)")
+        #expect(least >= 0 && least < 3.34)
+        // The first frame of a run is dated too (nothing settles out).
+        #expect(frames.first?.index == 0)
+        #expect(estimator.displayedFrame(BrowserFrameEstimator.Sample(wallMs: 1, mediaTime: 1, rate: 0)) == nil)
+    }
+
+    @Test("pictures a whole tick late while the media clock is on time: display time shows it, the media-clock dating does not")
+    func tickLateHiddenByMediaClock() throws {
+        // Frames 0..<250 (10 s) with the clock read; from frame 175 on Chromium shows every frame a tick later.
+        let page = SimulatedPage(originMs: Self.origin, tickPhaseMs: 5.2, readsClock: true)
+        var samples = page.samples(0..<175)
+        var late = page
+        late.pipelineMs = 1000.0 / 60
+        samples += late.samples(175..<250).map { sample in
+            // The media clock itself did not move (what currentTime says is the on-time clock).
+            var moved = sample
+            moved.clockMs = sample.wallMs - 1000.0 / 60 - 6.1
+            moved.currentTime = (moved.clockMs! - Self.origin) / 1000
+            return moved
+        }
+        let (_, windows) = windows(samples)
+        let latency = try #require(BrowserFrameEstimator.displayLatency(of: windows))
+        let byClock = windows.flatMap { $0.frames(latency: latency) }.filter { $0.index >= 190 }
+        let estimator = BrowserFrameEstimator(configuration: .init(frameInterval: 0.04))
+        let byDisplay = samples.compactMap { estimator.displayedFrame($0) }.filter { $0.index >= 190 }
+        #expect(!byClock.isEmpty && !byDisplay.isEmpty)
+        let clockLate = byClock.map { ($0.realtime - (Self.origin / 1000 + $0.pts)) * 1000 }.min()!
+        let displayLate = byDisplay.map { ($0.realtime - (Self.origin / 1000 + $0.pts)) * 1000 }.min()!
+        #expect(clockLate < 3.34, "media clock dating: \(clockLate) ms")
+        #expect(displayLate >= 1000.0 / 60 - 1e-3, "display time: \(displayLate) ms")
     }
 
     @Test("steady playback: every frame dated at origin + pts, within one 60 Hz lag step; the first 0.3 s left out")
@@ -194,7 +246,7 @@ struct BrowserFrameEstimatorTests {
         #expect(BrowserFrameEstimator.Sample(wallMs: 1, mediaTime: 1, rate: 1.02, trim: 1.02).nominalRate == 1)
     }
 
-    @Test("LivePlayer of a page: driver lines -> frame events from the origins, effects from the page's own events")
+    @Test("LivePlayer of a page: driver lines -> a frame event per frame shown (display time), effects from the page's own events")
     func livePlayerOfAPage() throws {
         let offset = 0.25  // the relay's reference minus CLOCK_REALTIME (s)
         let player = LivePlayer(name: "b1", startRealtime: 0, browserReferenceOffset: offset)
@@ -220,7 +272,10 @@ struct BrowserFrameEstimatorTests {
         player.finishBrowser()
         let events = player.events
         let frames = events.filter { $0.type == "frame" }
-        #expect(frames.count >= 80)
+        // Every frame shown, dated when it was shown.
+        let shown = SimulatedPage(originMs: Self.origin, readsClock: true).samples(0..<100)
+        #expect(frames.count == 100)
+        #expect(zip(frames, shown).allSatisfy { $0.realtime == $1.wallMs / 1000 && $0.index == Int(($1.mediaTime / 0.04).rounded()) })
         #expect(frames.allSatisfy { $0.player == "b1" && $0.index != nil })
         let effects = events.filter { $0.type == "effect" }.map { $0.action ?? "" }
         #expect(effects == ["play", "pause"])
@@ -228,10 +283,11 @@ struct BrowserFrameEstimatorTests {
         let play = try #require(events.first { $0.type == "effect" && $0.action == "play" })
         #expect(play.realtime < origin + 0.02)
         let summary = try #require(player.browserSummary)
-        #expect(summary.samples == 100 && summary.usedSamples == frames.count)
+        #expect(summary.samples == 100 && summary.displayedFrames == 100)
+        #expect(summary.usedSamples > 0 && summary.usedSamples < 100)  // the media-clock windows leave the settling out
         #expect(summary.calibrationOffsetMs == 0.1 && summary.chromium == "156.0" && summary.hasAudio == false)
         #expect(summary.displayLatencyMs != nil)
-        #expect(player.mediaClockFrames.count == frames.count)
+        #expect(player.mediaClockFrames.count == summary.usedSamples)
         #expect(player.firstFrameRealtime != nil)
     }
 

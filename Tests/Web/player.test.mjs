@@ -145,6 +145,22 @@ test("the adapter's own seeks are not readiness changes unless they outlast ownG
   assert.deepEqual(readiness, ["ready", "seeking", "ready"]);
 });
 
+test("30 fps: display origins a whole tick apart; a page 6 ms late (the nearest it can be) holds instead of chasing", async () => {
+  const interval = 1 / 30;
+  const { time, video, player, command, events } = setup({ frameInterval: interval }, { grid: new FrameGrid(0, interval, 60), thresholds: undithered });
+  // The fake's frame clock ticks at reference start + n ticks. The group's origin 6 ms before a tick: the
+  // pictures of a 30 fps clip (two ticks each) can only sit on ticks, 6 ms late or 10.7 ms early.
+  const at = time.now + 60 * (1000 / 60) - 6;
+  player.handle(command("play", 5, at, { rate: 1 }));
+  const motion = makeMotion({ item: "clip", itemTime: 5, referenceTime: msToNs(at), rate: 1 });
+  await time.advance(8000);
+  const trims = events.filter((e) => e.type === "correction");
+  assert.deepEqual(trims, [], "no trims inside half a tick (a 4 ms band would chase the pictures a tick either way)");
+  assert.ok(Math.abs(player.errorMs + 6) < 0.1, `pictures 6 ms late: ${player.errorMs} ms of item time`);
+  assert.ok(!video.paused && Math.abs(video.playbackRate - 1) < 1e-12);
+  assert.ok(Math.abs(motionItemTime(motion, time.now) - video.position()) < 0.02);
+});
+
 test("samples() carry the element's state, the trim and the media clock", async () => {
   const { time, player, command } = setup();
   player.handle(command("play", 0, time.now + 200, { rate: 1 }));
@@ -358,23 +374,31 @@ test("placed pictures that slip (a tick late for good) are placed again", async 
   assert.ok(Math.abs(player.errorMs) <= 1000 / 60 / 10 + 0.1, `back within half a step: ${player.errorMs} ms`);
 });
 
-test("placed pictures that keep slipping (a loaded machine) are given up after a few placements in a row", async () => {
+test("placed pictures that keep slipping (a loaded machine) are given up until the group's next command", async () => {
   const { time, video, player, command, events } = placedSetup();
   await time.advance(100);
   player.handle(command("play", 5, time.now + 400, { rate: 1 }));
   await time.advance(3000);
   assert.ok(player.status.placed);
-  for (let i = 0; i < 8 && !player.status.placedOff; i++) {
+  for (let i = 0; i < 8 && !player.status.placedPaused; i++) {
     video.jump(-1 / 60); // a tick late for good, again and again
     await time.advance(1500);
   }
-  assert.ok(player.status.placedOff, "gave up");
+  assert.ok(player.status.placedPaused, "gave up for this motion");
+  assert.ok(!player.status.placedOff, "not for good: a busy machine says nothing about the next start");
   const restarts = events.filter((e) => e.type === "correction" && e.detail === "restart").length;
   assert.equal(restarts, TIMING.placedAgainLimit, "placed again at most placedAgainLimit times within the window");
   assert.ok(events.some((e) => e.type === "correction" && e.detail === "unplaced"));
   await time.advance(5000);
   assert.ok(!video.paused);
   assert.ok(Math.abs(player.errorMs) <= THRESHOLDS.video.deadbandMs + 0.1, `then corrected as before: ${player.errorMs} ms`);
+  // The group's next command is placed again.
+  player.handle(command("seek", 30, time.now + 400, { revision: 2n }));
+  player.handle(command("play", 30, time.now + 400, { rate: 1, revision: 2n }));
+  await time.advance(1500);
+  assert.ok(player.status.placed && !player.status.placedPaused, "placed again");
+  await time.advance(3000);
+  assert.ok(Math.abs(player.errorMs) <= 1000 / 60 / 10 + 0.1, `on the lattice point again: ${player.errorMs} ms`);
 });
 
 test("placed starts that keep missing are given up: closed-loop starts and trims again", async () => {
@@ -383,7 +407,13 @@ test("placed starts that keep missing are given up: closed-loop starts and trims
   await time.advance(100);
   player.handle(command("play", 5, time.now + 400, { rate: 1 }));
   await time.advance(15000);
-  assert.ok(player.status.placedOff, "gave up");
+  // Redone too often within 10 s first: given up for this motion; the next command's start misses too,
+  // and with placedGiveUp misses in a row placing is given up for good.
+  assert.ok(player.status.placedPaused || player.status.placedOff, "gave up");
+  player.handle(command("seek", 30, time.now + 400, { revision: 2n }));
+  player.handle(command("play", 30, time.now + 400, { rate: 1, revision: 2n }));
+  await time.advance(15000);
+  assert.ok(player.status.placedOff, "gave up for good");
   assert.ok(!player.status.placed);
   const restarts = events.filter((e) => e.type === "correction" && e.detail === "restart").length;
   assert.ok(restarts >= 2, `${restarts} placed again first`);
@@ -418,12 +448,19 @@ test("placements that keep drifting off within seconds (a frame clock the profil
   player.handle(command("play", 5, time.now + 400, { rate: 1 }));
   await time.advance(1500);
   assert.ok(player.status.placed);
-  // The pictures fall behind 5 ms/s, as on a display whose ticks are not the profile's.
-  for (let i = 0; i < 200 && !player.status.placedOff; i++) {
+  // The pictures fall behind 5 ms/s, as on a display whose ticks are not the profile's; the group's
+  // commands keep coming (each starts placed again unless placing was given up for good).
+  for (let i = 0, revision = 2n; i < 400 && !player.status.placedOff; i++) {
     video.jump(-0.0005);
     await time.advance(100);
+    if (player.status.placedPaused) {
+      player.handle(command("seek", 10 + i / 10, time.now + 400, { revision }));
+      player.handle(command("play", 10 + i / 10, time.now + 400, { rate: 1, revision }));
+      revision += 1n;
+      await time.advance(500);
+    }
   }
-  assert.ok(player.status.placedOff, "gave up");
+  assert.ok(player.status.placedOff, "gave up for good");
   const restarts = events.filter((e) => e.type === "correction" && e.detail === "restart").length;
   // Given up after placedGiveUp early ends, or sooner when more than placedAgainLimit placements
   // (these and the misses of their checks) come within placedAgainWindowMs.

@@ -10,13 +10,13 @@
 //   buffer like pause, while the group waits for a suspended member;
 //   seek   nothing by itself (the play / pause for the same instant carries it).
 //
-// Closed loop while playing: every presented frame is sampled with `requestVideoFrameCallback`
-// (`performance.timeOrigin + expectedDisplayTime` against `mediaTime`, on the reference clock). The
-// error is the player's position minus the group timeline's, projected to now at the element's actual
-// speed; frames are shown on a frame-clock tick after their time, so a frame only ever looks late and
-// the estimate is the second largest of the per-frame errors (equivalently the least "wall time minus
-// media time", the media-clock origin). Small errors are trimmed with
-// `playbackRate`, large ones re-anchored with a seek. Thresholds: `THRESHOLDS` below.
+// Aligned by display time: every presented frame is sampled with `requestVideoFrameCallback`
+// (`performance.timeOrigin + expectedDisplayTime`, when Chromium shows it, against `mediaTime`, mapped
+// to the reference clock), and what is steered is where the pictures sit on the group's timeline, not
+// the media clock: the display origin of the last second's frames (their low tenth percentile of
+// display instant minus media time, display.js) against the group's. Small errors are trimmed with
+// `playbackRate`, large ones re-anchored with a seek, never less than half a step of the lattice of
+// origins the frame clock allows (display.js `latticeStepMs`). Thresholds: `THRESHOLDS` below.
 //
 // Placed starts (cadence.js): Chromium shows a constant-rate clip on a cadence of its frame clock that
 // trims cannot move, but that a start sets deterministically. Where a start profile exists (25 fps at 1x
@@ -30,6 +30,7 @@
 // with a fake element and a manual clock.
 
 import { PROFILES, planStart, profileFor } from "./cadence.js";
+import { displayDeadbandMs, displayErrorMs, latticeStepMs, placedGiveUp, placedVerdict } from "./display.js";
 import { Readiness } from "./readiness.js";
 import { CommandSchedule, isContinued, motionItemTime, sameMotion } from "./schedule.js";
 
@@ -121,6 +122,14 @@ export const TIMING = Object.freeze({
   /** Frames looked at for one estimate: the most recent this long. */
   windowMs: 1000,
   /**
+   * The estimate: this percentile (nearest rank, from the low end) of the frames' display instant minus
+   * media time, the display origin (display.js). Frames are shown on the 60 Hz frame clock, so their
+   * lag behind their instant cycles (25 fps: 5 phases 3.3 ms apart, measured in Chromium 156; the least
+   * lag is steady to ~0.05 ms); the low tenth of a second's 25 frames is a least-lag frame, and one odd
+   * frame cannot move it.
+   */
+  displayPercentile: 0.1,
+  /**
    * The estimate: the per-frame error of this rank from the top (0: the largest). Frames are shown
    * on the 60 Hz frame clock, so their lag behind the media clock cycles (25 fps: 5 phases 3.3 ms
    * apart, measured in Chromium 156; the least lag is steady to ~0.05 ms); with two cycles in the
@@ -183,8 +192,10 @@ export const TIMING = Object.freeze({
   placedSlipMs: 8,
   /**
    * More than this many placements done again (slips and misses alike) within `placedAgainWindowMs`
-   * give placed starts up: on a loaded machine Chromium slips again and again, and each new placement
-   * is a restart (the Chromium tests at load 7-12 saw a page restart six times in 10 s and never settle).
+   * give placed starts up until the group's next command: on a loaded machine Chromium slips again and
+   * again, and each new placement is a restart (the Chromium tests at load 7-12 saw a page restart six
+   * times in 10 s and never settle). Not for good: a bench run at load 9-13 saw both pages give up
+   * within seconds and trim for the rest of the run (its display origins 10-50 ms apart).
    */
   placedAgainLimit: 4,
   placedAgainWindowMs: 10000,
@@ -309,7 +320,8 @@ export class VideoPlayer {
     this.profiles = profiles;
     this.placement = null; // the placed start in force: {latticeMs, offsetMs, ...} (cadence.js planStart)
     this.placedMisses = 0; // placed starts in a row whose pictures missed
-    this.placedOff = false; // given up on placed starts (they kept missing)
+    this.placedOff = false; // given up on placed starts for good (they kept missing: the profile does not fit)
+    this.placedPausedFor = null; // the motion placing is given up for (redone too often: a busy machine)
     this.placedAgainAt = []; // reference ms of recent placements done again (slips and misses)
     this.placedEarlyEnds = 0; // placements in a row that drifted off sooner than TIMING.placedHoldMs
     this.placedLatencies = new Map(); // learnt play()-to-clock latency (ms) per "audio:rate"
@@ -718,6 +730,7 @@ export class VideoPlayer {
   /** Whether a start of `motion` can be placed: a browser frame clock, a frame grid, a start profile. */
   canPlace(motion) {
     if (this.animationFrame === null || this.placedOff || this.grid === null || !(motion.rate > 0)) return false;
+    if (this.placedPausedFor !== null && sameMotion(this.placedPausedFor, motion)) return false;
     if (!this.thresholds.placedStarts) return false;
     return profileFor((this.grid.interval * 1000) / motion.rate, this.profiles) !== null;
   }
@@ -791,7 +804,9 @@ export class VideoPlayer {
     let error = null;
     let fine = false;
     if (samples.length >= this.timing.minimumSamples) {
-      error = estimateErrorWithDrift(samples, motion, now, this.driftAt(now), this.timing.rankFromTop);
+      // How late the pictures are (display.js), as item seconds ahead of the group.
+      const lateMs = displayErrorMs(samples, motion, { percentile: this.timing.displayPercentile, driftNowS: this.driftAt(now) });
+      error = (-lateMs * motion.rate) / 1000;
       fine = true;
     } else if (now - Math.max(this.lastSampleMs, this.startedAtMs) > this.timing.coarseAfterMs && !this.video.seeking) {
       // No frames seen for a while: the element's own clock, judged only beyond a frame more.
@@ -816,24 +831,29 @@ export class VideoPlayer {
       // A display whose frame clock is not what the profile assumes (59.94 Hz, say) drifts off within
       // seconds every time: placements that keep ending early are given up like missed ones.
       const recent = samples.slice(-this.timing.placedRecentFrames);
-      const quick = estimateErrorWithDrift(recent, motion, now, this.driftAt(now), 0);
-      if (Math.abs((quick * 1000) / motion.rate) > thresholds.placedDriftMs) {
+      const lateMs = displayErrorMs(recent, motion, { percentile: 0, driftNowS: this.driftAt(now) });
+      const verdict = placedVerdict({
+        errorMs: lateMs, driftMs: thresholds.placedDriftMs, slipMs: this.timing.placedSlipMs,
+        sinceStartMs: now - this.startedAtMs, holdMs: this.timing.placedHoldMs,
+      });
+      if (verdict.action !== "hold") {
         // A slip is a whole tick at once; a frame clock the profile does not describe drifts off gradually.
-        const gradual = Math.abs((quick * 1000) / motion.rate) < this.timing.placedSlipMs;
-        if (gradual) this.placedEarlyEnds = now - this.startedAtMs < this.timing.placedHoldMs ? this.placedEarlyEnds + 1 : 0;
-        if (this.placedEarlyEnds >= thresholds.placedGiveUp || this.placedAgainTooOften(now)) {
-          this.placedOff = true;
-          this.placement = null;
-          this.emitCorrection("unplaced", quick * 1000, null);
+        if (verdict.action === "drift") this.placedEarlyEnds = verdict.early ? this.placedEarlyEnds + 1 : 0;
+        const quickMs = -lateMs * motion.rate;
+        if (this.givePlacingUp(motion, now, thresholds)) {
+          this.emitCorrection("unplaced", quickMs, null);
           return;
         }
-        this.emitCorrection("restart", quick * 1000, null);
+        this.emitCorrection("restart", quickMs, null);
         this.errorMs = null;
         await this.restart(motion);
       }
       return;
     }
-    const factor = ditheredTrim(correctionFor(error, motion.rate, thresholds).factor, error * 1000, this.trim, thresholds);
+    // Nothing finer than half a step of the lattice of display origins can be corrected (display.js).
+    const stepMs = this.grid === null ? null : latticeStepMs((this.grid.interval * 1000) / motion.rate);
+    const band = { ...thresholds, deadbandMs: displayDeadbandMs(thresholds.deadbandMs / motion.rate, stepMs) * motion.rate };
+    const factor = ditheredTrim(correctionFor(error, motion.rate, band).factor, error * 1000, this.trim, band);
     if (Math.abs(factor - this.trim) > 1e-6) {
       this.setRate(motion.rate, factor);
       this.emitCorrection("rate", error * 1000, motion.rate * factor);
@@ -858,8 +878,7 @@ export class VideoPlayer {
       return false;
     }
     this.verifying = null;
-    const error = estimateErrorWithDrift(samples, motion, now, this.driftAt(now), this.timing.rankFromTop);
-    const errorMs = error * 1000;
+    const errorMs = -displayErrorMs(samples, motion, { percentile: this.timing.displayPercentile, driftNowS: this.driftAt(now) }) * motion.rate;
     this.errorMs = errorMs;
     if (check.placement) return this.verifyPlacement(motion, check, errorMs, samples, now);
     if (check.learn) {
@@ -900,9 +919,7 @@ export class VideoPlayer {
       return false;
     }
     this.placedMisses += 1;
-    if (this.placedMisses >= thresholds.placedGiveUp || this.placedAgainTooOften(now)) {
-      this.placedOff = true;
-      this.placement = null;
+    if (this.givePlacingUp(motion, now, thresholds)) {
       this.emitCorrection("unplaced", errorMs, null);
       return false;
     }
@@ -914,11 +931,26 @@ export class VideoPlayer {
     return true;
   }
 
-  /** Records a placement done again at reference ms `now`; true when there were too many lately. */
-  placedAgainTooOften(now) {
+  /**
+   * Records a placement done again at reference ms `now` and decides (display.js `placedGiveUp`) whether
+   * placing stops: for good (the profile does not fit this display) or for `motion` only (too many
+   * redone lately: a busy machine; the group's next command is placed again). True when it stops.
+   */
+  givePlacingUp(motion, now, thresholds) {
     this.placedAgainAt = this.placedAgainAt.filter((at) => now - at < this.timing.placedAgainWindowMs);
     this.placedAgainAt.push(now);
-    return this.placedAgainAt.length > this.timing.placedAgainLimit;
+    const verdict = placedGiveUp({
+      misses: this.placedMisses, earlyEnds: this.placedEarlyEnds, recentAgain: this.placedAgainAt.length,
+      giveUp: thresholds.placedGiveUp, againLimit: this.timing.placedAgainLimit,
+    });
+    if (verdict === null) return false;
+    if (verdict === "page") this.placedOff = true;
+    else {
+      this.placedPausedFor = motion;
+      this.placedAgainAt = [];
+    }
+    this.placement = null;
+    return true;
   }
 
   // MARK: Element operations
@@ -1046,7 +1078,7 @@ export class VideoPlayer {
   get status() {
     return {
       playing: this.playing, trim: this.trim, errorMs: this.errorMs, startLatencyMs: this.startLatencyMs, readiness: this.readiness, restarts: this.restarts,
-      placed: this.placement !== null, placedOff: this.placedOff,
+      placed: this.placement !== null, placedOff: this.placedOff, placedPaused: this.placedPausedFor !== null && sameMotion(this.placedPausedFor, this.applied),
       foreignItem: this.foreignItem, ended: this.ended, hasAudio: hasAudioTrack(this.video),
     };
   }
