@@ -129,6 +129,7 @@ struct MPVPlainCLITests {
         try await Task.sleep(for: .seconds(12))
         let seeks = Self.correctionSeeks(member)
         #expect(seeks <= 4, "\(seeks) re-anchoring seeks in 12 s: \(Self.events(member).filter { $0["type"] as? String == "correction" }.suffix(6))")
+        print("plain mpv, 30 fps with audio: \(seeks) re-anchoring seeks in 12 s of playback; member's events: \(Dictionary(grouping: Self.events(member).compactMap { $0["type"] as? String }, by: { $0 }).mapValues(\.count))")
         let rate = try await Self.advanceRate(person, over: 2)
         #expect(rate.map { abs($0 - 1) < 0.05 } == true, "mpv advanced at \(rate ?? .nan) item s per s")
         #expect(host.process.isRunning)
@@ -145,11 +146,16 @@ struct MPVPlainCLITests {
         #expect(personMPV.process.isRunning, "the person's mpv quit when the member left")
         // mpv's own frame step is back: paused, `.` shows the next frame and pauses again.
         try await person.set("pause", true)
+        let restarts = person.events()
         try await person.run(["seek", 2, "absolute+exact"])
-        _ = try await Self.poll(person, "time-pos") { abs(($0.number ?? 0) - 2) < 1e-3 }
+        for await event in restarts where event.name == "playback-restart" { break }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await person.number("time-pos") == 2)
         try await person.run(["keypress", "."])
         let stepped = try await Self.poll(person, "time-pos") { ($0.number ?? 0) > 2.02 }
-        #expect(abs((stepped.number ?? 0) - (2 + 1.0 / 30)) < 2e-3, "after the member left, . moved to \(stepped)")
+        // With mpv's default video-timing-offset back, time-pos names the frame queued, one ahead of the
+        // one shown: one frame step reads as one or two frames.
+        #expect((2.02...(2 + 2.5 / 30)).contains(stepped.number ?? 0), "after the member left, . moved to \(stepped)")
         #expect(try await person.get("pause").data == .bool(true))
     }
 
@@ -198,6 +204,7 @@ struct MPVPlainCLITests {
         #expect(rate.map { abs($0 - 1) < 0.06 } == true, "mpv advanced at \(rate ?? .nan) item s per s")
         let seeks = Self.correctionSeeks(member)
         #expect(seeks <= 4, "\(seeks) re-anchoring seeks in 12 s")
+        print("plain mpv with odd options: \(seeks) re-anchoring seeks in 12 s of playback")
 
         member.process.terminate()
         let ended = await member.process.wait(timeout: .seconds(60))
@@ -303,7 +310,8 @@ struct MPVPlainCLITests {
         while !FileManager.default.fileExists(atPath: socket), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
         // No relay at all: the refusal must come before any connection to one.
         let invite = "coplay://127.0.0.1:9/00000000000000000000000000000000#AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
-        let result = try await CoplayProcess.run(["join", invite, "movie.mkv", "--mpv-socket", socket], timeout: 60)
+        let media = try await Self.makeMedia(in: directory, fps: 25, seconds: 2, audio: false)
+        let result = try await CoplayProcess.run(["join", invite, media, "--mpv-socket", socket], timeout: 60)
         #expect(result.status != 0)
         #expect(result.stderr.contains("coplay cannot drive this mpv"), "stderr: \(result.stderr)")
         #expect(result.stderr.contains("video-timing-offset is 0.05 (mpv answered 'property unavailable'): start mpv with --video-timing-offset=0"), "stderr: \(result.stderr)")
@@ -379,6 +387,7 @@ struct MPVPlainCLITests {
             #expect(rate.map { abs($0 - 1.25) < 0.07 } == true, "mpv advanced at \(rate ?? .nan) item s per s at rate 1.25")
             let seeks = Self.correctionSeeks(member)
             #expect(seeks <= 5, "\(seeks) re-anchoring seeks")
+            print("plain mpv through PulseAudio at 1.25x: \(seeks) re-anchoring seeks, advancing at \(rate ?? .nan)")
         }
         // The two mpvs show the same frame: read one after the other, at most a frame apart.
         var gaps: [Double] = []
@@ -392,5 +401,6 @@ struct MPVPlainCLITests {
         }
         let median = gaps.sorted()[gaps.count / 2]
         #expect(median <= 1.0 / 30 + 0.005, "the two mpvs were \(median * 1000) ms apart (median of \(gaps.count) reads)")
+        print("plain mpv through PulseAudio at 1.25x: the two mpvs \(median * 1000) ms apart (median of \(gaps.count) reads)")
     }
 }
