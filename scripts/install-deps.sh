@@ -13,6 +13,7 @@ packages=(
   openssl                                        # the relay TLS tests make a certificate
   mpv                                            # --player mpv: the real player coplay drives (tests, bench)
   xvfb xauth                                     # a virtual X display: the windowed mpv test
+  pulseaudio pulseaudio-utils                    # a real audio server (null sink): mpv --ao=pulse in tests and bench
   prometheus                                     # promtool check metrics and a real Prometheus scraping the relay
   postgresql                                     # PostgreSQL 15: the relay fleet's store (tests run a private server)
 )

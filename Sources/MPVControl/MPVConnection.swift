@@ -196,7 +196,7 @@ final class MPVIPCHandler: ChannelInboundHandler {
         } else if let name = message.event {
             events.yield(MPVEvent(
                 name: name, property: message.name, data: message.data ?? .none, reason: message.reason,
-                fileError: message.file_error, received: received))
+                fileError: message.file_error, args: message.args, received: received))
         }
     }
 
@@ -209,6 +209,7 @@ final class MPVIPCHandler: ChannelInboundHandler {
         var name: String?
         var reason: String?
         var file_error: String?
+        var args: [String]?
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -187,14 +187,24 @@ public actor MPVPlayer: CoordinatedPlayer {
         (events, eventContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
     }
 
-    /// Loads `item` paused on `mpv` and checks that mpv can play it: call it before joining, so
+    /// Opens `item` paused on `mpv` and checks that mpv can play it: call it before joining, so
     /// that a file mpv cannot open is a clear error rather than a member that never plays.
+    ///
+    /// An mpv a person runs may already show the file, or hold it in its playlist (``MPVOpen``): then
+    /// that entry is used, with an exact seek where it stands (it settles any setting just changed,
+    /// such as the tempo filter ``MPVAttachment`` adds); otherwise the file is added to the playlist.
     ///
     /// - Throws: ``MPVError/cannotPlay(_:_:)`` with mpv's reason; ``MPVError/ipc(_:)``.
     public static func preload(_ item: Item, on mpv: MPVConnection, timeout: Duration = .seconds(30)) async throws {
         try await mpv.set("pause", true)
         let events = mpv.events()
-        try await mpv.run(["loadfile", item.path, "replace"])
+        let action = try await openAction(for: item.path, on: mpv)
+        if action == .alreadyOpen {
+            let position = try await mpv.number("time-pos") ?? 0
+            try await mpv.run(["seek", position, "absolute+exact"])
+        } else {
+            try await open(item.path, action, on: mpv)
+        }
         let outcome = try await withThrowingTaskGroup(of: String?.self) { group in
             group.addTask {
                 for await event in events {
@@ -212,8 +222,35 @@ public actor MPVPlayer: CoordinatedPlayer {
         }
         if let outcome { throw MPVError.cannotPlay(item.path, outcome) }
         guard let video = try await mpv.number("video-params/w"), video > 0 else {
-            throw MPVError.cannotPlay(item.path, "mpv found no video in it")
+            throw MPVError.cannotPlay(item.path, "mpv found no video in it (started with --vid=no or --no-video?)")
         }
+    }
+
+    /// How to open `path` in `mpv` (``MPVOpen``), from its playlist, path and working directory.
+    static func openAction(for path: String, on mpv: MPVConnection) async throws -> MPVOpen {
+        let playlist = MPVOpen.entries(try await mpv.get("playlist").data)
+        let loaded = try await mpv.get("path").succeeded
+        let directory = try await mpv.get("working-directory").data.string
+        return MPVOpen.decide(item: path, playlist: playlist, loaded: loaded, workingDirectory: directory)
+    }
+
+    /// Starts opening `path` as `action` says (completion: `playback-restart`, or `end-file` with an error).
+    static func open(_ path: String, _ action: MPVOpen, on mpv: MPVConnection) async throws {
+        let absolute = MPVOpen.normalized(path, in: nil)
+        switch action {
+        case .alreadyOpen: break
+        case .playEntry(let index): try await mpv.run(["playlist-play-index", index])
+        case .replace: try await mpv.run(["loadfile", absolute, "replace"])
+        case .append(let index):
+            try await mpv.run(["loadfile", absolute, "append"])
+            try await mpv.run(["playlist-play-index", index])
+        }
+    }
+
+    /// The group's rate without the adapter's trim (what mpv's `speed` should be when the member
+    /// leaves), once there is a group state.
+    public func groupRate() async -> Double? {
+        await coordinator?.state?.intendedRate
     }
 
     public func handle(_ command: PlaybackCommand) async {
@@ -269,6 +306,8 @@ public actor MPVPlayer: CoordinatedPlayer {
                 if event.reason == "quit" { throw MPVError.quit("the person quit mpv") }
             case "shutdown":
                 throw MPVError.quit("mpv shut down")
+            case "client-message" where event.args == MPVAttachment.frameStepMessage:
+                await frameStep(coordinator)
             default:
                 break
             }
@@ -321,6 +360,27 @@ public actor MPVPlayer: CoordinatedPlayer {
             }
         default:
             break
+        }
+    }
+
+    /// The frame-step key (rebound by ``MPVAttachment``): a group step, see ``FrameStep``.
+    private func frameStep(_ coordinator: PlaybackCoordinator) async {
+        let state = await coordinator.state
+        let action = FrameStep.action(
+            groupRate: state?.rate, itemTime: await coordinator.currentItemTime, timeline: state.flatMap { items[$0.item]?.timeline })
+        do {
+            switch action {
+            case .seek(let itemTime):
+                emit(PlaybackEvent(type: .correction, realtime: realtime(), player: participant, itemTime: itemTime, detail: "user frame step"))
+                try await coordinator.coordinateSeek(to: itemTime)
+            case .pause:
+                emit(PlaybackEvent(type: .correction, realtime: realtime(), player: participant, detail: "user frame step"))
+                try await coordinator.pause()
+            case .ignored:
+                break
+            }
+        } catch {
+            logger.info("could not propose the person's frame step", metadata: ["error": "\(error)"])
         }
     }
 
@@ -621,8 +681,9 @@ public actor MPVPlayer: CoordinatedPlayer {
         playing = false
         frameClock.reset()
         try await setPause(true)
-        if let open = try? await connection.get("path"), open.data.string == item.path, known.loads == 0 {
-            // Already open (``preload(_:on:timeout:)``).
+        let action = try await Self.openAction(for: item.path, on: connection)
+        if action == .alreadyOpen {
+            // Already open (``preload(_:on:timeout:)``, or the person's own mpv).
             loadedItem = identifier
             hasAudio = await audioPlays()
             return
@@ -632,7 +693,7 @@ public actor MPVPlayer: CoordinatedPlayer {
         let restarts = known.restarts
         known.loadError = nil
         known.ownSeekActive = true
-        try await connection.run(["loadfile", item.path, "replace"])
+        try await Self.open(item.path, action, on: connection)
         try await waitFor(timeout: 30) { known.loads > loads && known.restarts > restarts || known.loadError != nil }
         if let error = known.loadError { throw MPVError.cannotPlay(item.path, error) }
         loadedItem = identifier

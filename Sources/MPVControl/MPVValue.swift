@@ -3,7 +3,11 @@ public enum MPVValue: Sendable, Hashable, Decodable {
     case number(Double)
     case bool(Bool)
     case string(String)
-    /// `null`, an object or an array.
+    /// An array (mpv's `af`, `playlist`).
+    case array([MPVValue])
+    /// An object (an entry of `af` or `playlist`).
+    case object([String: MPVValue])
+    /// `null`.
     case none
 
     public init(from decoder: any Decoder) throws {
@@ -14,6 +18,10 @@ public enum MPVValue: Sendable, Hashable, Decodable {
             self = .number(value)
         } else if let value = try? container.decode(String.self) {
             self = .string(value)
+        } else if let value = try? container.decode([MPVValue].self) {
+            self = .array(value)
+        } else if let value = try? container.decode([String: MPVValue].self) {
+            self = .object(value)
         } else {
             self = .none
         }
@@ -25,6 +33,20 @@ public enum MPVValue: Sendable, Hashable, Decodable {
     public var bool: Bool? { if case .bool(let value) = self { value } else { nil } }
     /// The string, if this is one.
     public var string: String? { if case .string(let value) = self { value } else { nil } }
+    /// The elements, if this is an array.
+    public var array: [MPVValue]? { if case .array(let value) = self { value } else { nil } }
+    /// The member `key`, if this is an object that has it.
+    public subscript(key: String) -> MPVValue? { if case .object(let value) = self { value[key] } else { nil } }
+
+    /// The value as a command argument (`set_property NAME VALUE`): scalars only, nil otherwise.
+    public var argument: (any Sendable)? {
+        switch self {
+        case .number(let value): value
+        case .bool(let value): value
+        case .string(let value): value
+        case .array, .object, .none: nil
+        }
+    }
 }
 
 /// One reply on mpv's JSON IPC, with the instants (on the connection's stamp clock) its request was
@@ -58,6 +80,8 @@ public struct MPVEvent: Sendable, Hashable {
     public var reason: String?
     /// For `end-file` with an error: mpv's error text.
     public var fileError: String?
+    /// For `client-message` (a `script-message` from a key binding or a script): its arguments.
+    public var args: [String]?
     /// When it was read (stamp clock, seconds).
     public var received: Double
 }

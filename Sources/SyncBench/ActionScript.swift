@@ -39,9 +39,12 @@ public struct ActionScript: Sendable, Hashable, Codable, CustomStringConvertible
     ///   - duration: seconds (at least 5).
     ///   - lateJoiner: whether a player joins late.
     ///   - relayRestart: whether the relay is restarted near the end.
-    public static func standard(duration: Double, lateJoiner: Bool = true, relayRestart: Bool = true) -> ActionScript {
+    ///   - rate: the group's rate: other than 1, a `rate` action sets it 0.5 s after the first play
+    ///     (`play` then resumes at it) and the script's return from 0.5 goes back to it.
+    public static func standard(duration: Double, lateJoiner: Bool = true, relayRestart: Bool = true, rate: Double = 1) -> ActionScript {
         let d = duration
         var actions: [ScenarioAction] = [ScenarioAction(at: max(0.5, 0.02 * d), .play)]
+        if rate != 1 { actions.append(ScenarioAction(at: max(0.5, 0.02 * d) + 0.5, .rate(rate))) }
         if lateJoiner { actions.append(ScenarioAction(at: 0.10 * d, .lateJoin)) }
         actions += [
             ScenarioAction(at: 0.25 * d, .pause),
@@ -51,7 +54,7 @@ public struct ActionScript: Sendable, Hashable, Codable, CustomStringConvertible
         if d >= 20 {
             actions += [
                 ScenarioAction(at: 0.52 * d, .rate(0.5)),
-                ScenarioAction(at: 0.60 * d, .rate(1)),
+                ScenarioAction(at: 0.60 * d, .rate(rate)),
                 ScenarioAction(at: 0.68 * d, .item),
             ]
             let next = relayRestart ? max(0.85 * d, d - 30) : d

@@ -115,6 +115,11 @@ extension BenchReport {
                 if suspensions.unresumed > 0 { text += ", \(suspensions.unresumed) stop(s) never resumed" }
                 parts.append(text)
             }
+            if let seeks = r.correctionSeeks, let perMinute = r.correctionSeeksPerMinute {
+                parts.append(
+                    String(format: "%d re-anchoring seeks (%.1f per player-minute: ", seeks.values.reduce(0, +), perMinute)
+                        + seeks.keys.sorted().map { "\($0) \(seeks[$0]!)" }.joined(separator: ", ") + ")")
+            }
             if let late = r.lateJoinSeconds { parts.append(String(format: "late joiner presenting after %.2f s", late)) }
             if let restart = r.relayRestart { parts.append("relay restart: \(restart)") }
             return parts.isEmpty ? nil : "- \(r.name): " + parts.joined(separator: "; ")

@@ -13,11 +13,16 @@ import NetworkEmulation
 /// | `crowd` | coplay | 8 | 60 s | loopback | idem |
 /// | `mpv` | coplay + mpv | 3 | 60 s | loopback | `coplay join` in its own time namespace; mpv on the machine's clocks |
 /// | `mpv-jitter` | coplay + mpv | 3 | 60 s | 20 ms ± 10 ms each way | idem |
+/// | `mpv-plain` | coplay + mpv | 3 | 60 s | loopback | idem, but each mpv is started as README says (`mpv --input-ipc-server=SOCK --vo=null --ao=null MEDIA`, none of coplay's options) |
+/// | `mpv-plain-av` | coplay + mpv | 3 | 60 s | loopback | idem, on a clip with an audio track |
+/// | `mpv-audio` | coplay + mpv | 3 | 60 s | loopback | coplay's options, a clip with an audio track played through a PulseAudio null sink (`--ao=pulse`) |
+/// | `mpv-plain-audio` | coplay + mpv | 3 | 60 s | loopback | plain mpv, audio track, PulseAudio |
 /// | `syncplay` | Syncplay + mpv | 2 | 60 s | loopback | shared clock |
 /// | `browser` | coplay + Chromium | 3 | 60 s | loopback | 1 `coplay join` (own time namespace) + 2 headless Chromium pages |
 /// | `browser-audio` | coplay + Chromium | 3 | 60 s | loopback | idem, on a clip with an audio track |
 ///
-/// The browser scenarios are not part of the default run (``defaultNames``): ask for them by name.
+/// The browser scenarios and the mpv ones other than `mpv`, `mpv-jitter` and `mpv-plain` are not part of
+/// the default run (``defaultNames``): ask for them by name.
 ///
 /// ```swift
 /// var scenario = try BenchScenario.named("jitter")
@@ -45,6 +50,23 @@ public struct BenchScenario: Sendable, Hashable {
         case browser
     }
 
+    /// How a mpv scenario's mpv is started.
+    public enum MPVLaunch: String, Sendable, Hashable, Codable {
+        /// With coplay's options (`MPVProcess.baseArguments`), idle and paused.
+        case configured
+        /// As a person runs it from README: `mpv --input-ipc-server=SOCK --vo=null --ao=... MEDIA`,
+        /// playing at once; `coplay join --mpv-socket` sets what it needs on attach.
+        case plain
+    }
+
+    /// Where a mpv scenario's mpv sends its sound.
+    public enum AudioOutput: String, Sendable, Hashable, Codable {
+        /// `--ao=null`.
+        case null
+        /// `--ao=pulse`, to a PulseAudio server with a null sink the runner starts.
+        case pulse
+    }
+
     /// The scenario's name.
     public var name: String
     /// The implementation measured.
@@ -63,13 +85,24 @@ public struct BenchScenario: Sendable, Hashable {
     public var audio: Bool
     /// Whether `coplay bench` without `--scenario` runs it.
     public var inDefaultRun: Bool
+    /// mpv scenarios: how each mpv is started.
+    public var mpvLaunch: MPVLaunch
+    /// mpv scenarios: the audio output.
+    public var audioOutput: AudioOutput
+    /// The group's playback rate for the script (`coplay bench --rate`): 1, or a rate set right after
+    /// the first play and restored after the script's 0.5 phase.
+    public var rate: Double
 
     /// Creates a scenario.
     public init(
         name: String, implementation: Implementation = .coplay, players: Int = 3, duration: Double = 60,
         network: NetworkCondition = .quiet, driftPPM: [Double] = [], mediaPlayer: MediaPlayer = .headless,
-        audio: Bool = false, inDefaultRun: Bool = true
+        audio: Bool = false, inDefaultRun: Bool = true, mpvLaunch: MPVLaunch = .configured, audioOutput: AudioOutput = .null,
+        rate: Double = 1
     ) {
+        self.mpvLaunch = mpvLaunch
+        self.audioOutput = audioOutput
+        self.rate = rate
         self.mediaPlayer = mediaPlayer
         self.audio = audio
         self.inDefaultRun = inDefaultRun
@@ -103,6 +136,11 @@ public struct BenchScenario: Sendable, Hashable {
         BenchScenario(name: "crowd", players: 8),
         BenchScenario(name: "mpv", mediaPlayer: .mpv),
         BenchScenario(name: "mpv-jitter", network: .jitter, mediaPlayer: .mpv),
+        BenchScenario(name: "mpv-plain", mediaPlayer: .mpv, mpvLaunch: .plain),
+        BenchScenario(name: "mpv-plain-av", mediaPlayer: .mpv, audio: true, inDefaultRun: false, mpvLaunch: .plain),
+        BenchScenario(name: "mpv-audio", mediaPlayer: .mpv, audio: true, inDefaultRun: false, audioOutput: .pulse),
+        BenchScenario(
+            name: "mpv-plain-audio", mediaPlayer: .mpv, audio: true, inDefaultRun: false, mpvLaunch: .plain, audioOutput: .pulse),
         BenchScenario(name: "syncplay", implementation: .syncplay, players: 2),
         BenchScenario(name: "browser", mediaPlayer: .browser, inDefaultRun: false),
         BenchScenario(name: "browser-audio", mediaPlayer: .browser, audio: true, inDefaultRun: false),

@@ -34,9 +34,10 @@ public final class ChildProcess: Sendable {
     ///   - executable: the program's path.
     ///   - arguments: its arguments.
     ///   - log: a file that receives standard output and error as they come (nil: discarded).
+    ///   - environment: variables set for it on top of this process's environment.
     ///   - onLine: called with each standard-output line (without the newline), on a reader thread.
     public init(
-        name: String, executable: String, arguments: [String], log: URL?,
+        name: String, executable: String, arguments: [String], log: URL?, environment: [String: String] = [:],
         onLine: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
         self.name = name
@@ -49,6 +50,9 @@ public final class ChildProcess: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice

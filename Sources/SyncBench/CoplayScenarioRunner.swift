@@ -126,6 +126,9 @@ public struct CoplayScenarioRunner: Sendable {
         public var pauseChecks: [PauseFrameCheck] = []
         /// mpv scenarios: the media's frame rate as mpv reported it.
         public var frameRate: Double?
+        /// Re-anchoring seeks (`correction` events with `detail: "seek"`) each player reported inside the
+        /// measured window, by player name.
+        public var correctionSeeks: [String: Int] = [:]
         /// Browser scenarios: what each page's samples became, by player name.
         public var browsers: [String: LivePlayer.BrowserSummary] = [:]
         /// Browser scenarios: each page's frames dated by its media clock (`currentTime`), by player name.
@@ -271,6 +274,13 @@ public struct CoplayScenarioRunner: Sendable {
             try FileManager.default.createDirectory(at: socketDirectory, withIntermediateDirectories: true)
             session.removeAtEnd(socketDirectory)
         }
+        // mpv with real sound: a PulseAudio server of the run's own, with a null sink.
+        var mpvEnvironment: [String: String] = [:]
+        if usesMPV && scenario.audioOutput == .pulse {
+            stage("starting the audio server")
+            mpvEnvironment = try await startAudioServer(in: socketDirectory.appendingPathComponent("pulse"), session: session)
+            notes.append("every mpv plays its sound through a PulseAudio null sink (--ao=pulse, a server of the run's own)")
+        }
 
         // Browser scenarios: Python with Playwright, the driver, Chromium.
         let usesBrowser = scenario.mediaPlayer == .browser
@@ -379,8 +389,8 @@ public struct CoplayScenarioRunner: Sendable {
                 let socket = socketDirectory.appendingPathComponent("\(name).sock").path
                 let mpv = try ChildProcess(
                     name: "\(name)'s mpv", executable: mpvExecutable,
-                    arguments: MPVFrameSampler.mpvArguments(socket: socket),
-                    log: log("\(name)-mpv"))
+                    arguments: Self.mpvArguments(scenario, socket: socket, media: configuration.media),
+                    log: log("\(name)-mpv"), environment: mpvEnvironment)
                 session.add(mpv)
                 player.attach(mpv: mpv, sampler: nil)
                 let sampler = try await MPVFrameSampler.start(
@@ -436,6 +446,16 @@ public struct CoplayScenarioRunner: Sendable {
                 throw BenchError.timeout("players \(late.joined(separator: ", ")) to apply the session's state")
             }
             try await Task.sleep(for: .milliseconds(50))
+        }
+
+        // mpv with real sound: each mpv must play through the audio server, not fall back to another output.
+        if usesMPV && scenario.audioOutput == .pulse {
+            for player in players {
+                let output = try? await player.sampler?.connection.get("current-ao").data.string
+                guard output == "pulse" else {
+                    throw BenchError.scenarioFailed("\(player.name)'s mpv plays through \(output ?? "no audio output"), not pulse")
+                }
+            }
         }
 
         // 6. The script.
@@ -657,8 +677,48 @@ public struct CoplayScenarioRunner: Sendable {
             lateJoinSeconds: lateJoiner.flatMap { player in player.firstFrameRealtime.map { $0 - player.startRealtime } },
             timeNamespaces: namespaces, measuredSeconds: max(0, windowEnd - windowStart), notes: notes,
             samplerRecords: records, pauseChecks: pauseChecks, frameRate: records.compactMap(\.frameRate).first,
+            correctionSeeks: Dictionary(uniqueKeysWithValues: everyone.filter { !$0.isBrowser }.map { player in
+                (player.name, player.correctionSeeks.filter { $0 >= windowStart && $0 < windowEnd }.count)
+            }),
             browsers: Dictionary(uniqueKeysWithValues: everyone.compactMap { player in player.browserSummary.map { (player.name, $0) } }),
             mediaClockFrames: Dictionary(uniqueKeysWithValues: everyone.filter(\.isBrowser).map { ($0.name, $0.mediaClockFrames) }))
+    }
+
+    /// The command line (after the executable) of a player's mpv: coplay's options
+    /// (``MPVFrameSampler/mpvArguments(socket:)``), or, for a plain launch, what README tells a person
+    /// to type: only the socket, no window or sound device, and the media, playing at once.
+    static func mpvArguments(_ scenario: BenchScenario, socket: String, media: String) -> [String] {
+        let audio = "--ao=\(scenario.audioOutput.rawValue)"
+        switch scenario.mpvLaunch {
+        case .configured:
+            return MPVFrameSampler.mpvArguments(socket: socket).map { $0 == "--ao=null" ? audio : $0 }
+        case .plain:
+            return ["--input-ipc-server=\(socket)", "--vo=null", audio, media]
+        }
+    }
+
+    /// Starts `pulseaudio` with a null sink in `directory` (scripts/audio-server.sh does the same by
+    /// hand) and returns the environment its clients need.
+    private func startAudioServer(in directory: URL, session: Session) async throws -> [String: String] {
+        guard let pulseaudio = SyncplayBaseline.findTool("pulseaudio") else { throw BenchError.missingTool("pulseaudio (scripts/install-deps.sh)") }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let socket = directory.appendingPathComponent("native").path
+        let server = try ChildProcess(
+            name: "pulseaudio", executable: pulseaudio,
+            arguments: [
+                "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no",
+                "-L", "module-native-protocol-unix socket=\(socket) auth-anonymous=1", "-L", "module-null-sink sink_name=room",
+            ],
+            log: log("pulseaudio"), environment: ["PULSE_RUNTIME_PATH": directory.path])
+        session.add(server)
+        let deadline = ContinuousClock.now + .seconds(configuration.startupTimeout)
+        while !FileManager.default.fileExists(atPath: socket) {
+            guard server.isRunning, ContinuousClock.now < deadline else {
+                throw BenchError.scenarioFailed("the audio server did not start: \(server.exitDescription)")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return ["PULSE_SERVER": "unix:\(socket)"]
     }
 
     // MARK: - Browsers

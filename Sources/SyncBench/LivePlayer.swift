@@ -15,6 +15,8 @@ public final class LivePlayer: Sendable {
         var translator: CoplayStreamTranslator
         var events: [BenchEvent] = []
         var browser: BrowserState?
+        /// CLOCK_REALTIME of each `correction` line with `detail: "seek"` (a re-anchoring seek).
+        var correctionSeeks: [Double] = []
     }
 
     /// What a browser page's driver said so far.
@@ -143,9 +145,15 @@ public final class LivePlayer: Sendable {
         }
     }
 
+    /// CLOCK_REALTIME of each re-anchoring seek the player reported (`correction` events with
+    /// `detail: "seek"`), in order.
+    public var correctionSeeks: [Double] { state.withLockedValue { $0.correctionSeeks } }
+
     /// Reads one line of the player's standard output.
     public func consume(_ line: String) {
+        let correctionSeek = line.contains("\"correction\"") && line.contains("\"seek\"") ? Self.correctionSeekTime(line) : nil
         state.withLockedValue { state in
+            if let correctionSeek { state.correctionSeeks.append(correctionSeek) }
             if state.browser != nil, Self.consumeDriverLine(line, state: &state) { return }
             let events = state.translator.consume(line)
             state.events.append(contentsOf: events)
@@ -153,6 +161,19 @@ public final class LivePlayer: Sendable {
     }
 
     /// A browser driver's own line (not a page event): true when handled.
+    /// The `realtime` of a `correction` event line whose `detail` is `seek`.
+    static func correctionSeekTime(_ line: String) -> Double? {
+        struct Correction: Decodable {
+            var type: String
+            var detail: String?
+            var realtime: Double?
+        }
+        guard let event = try? JSONDecoder().decode(Correction.self, from: Data(line.utf8)), event.type == "correction",
+            event.detail == "seek"
+        else { return nil }
+        return event.realtime
+    }
+
     private static func consumeDriverLine(_ line: String, state: inout State) -> Bool {
         guard line.first == "{", let type = Self.type(of: line) else { return false }
         let data = Data(line.utf8)

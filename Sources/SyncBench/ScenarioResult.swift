@@ -253,6 +253,17 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
     public var relayRestart: String?
     /// Software clock drift given to the players (ppm), when any.
     public var driftPPM: [Double]?
+    /// Re-anchoring seeks the players' controllers made in the measured window (`correction` events
+    /// with `detail: "seek"`), by player; nil when not counted.
+    public var correctionSeeks: [String: Int]?
+    /// Those seeks per player and minute of the measured window.
+    public var correctionSeeksPerMinute: Double?
+    /// The group's rate for the script, when it was not 1 (`coplay bench --rate`).
+    public var rate: Double?
+    /// mpv scenarios: how the mpvs were started (`configured` with coplay's options, or `plain`) and
+    /// their audio output (`null`, `pulse`).
+    public var mpvLaunch: String?
+    public var audioOutput: String?
 
     /// Creates an empty successful row; the analysis fills in the figures.
     public init(name: String, players: Int) {

@@ -63,7 +63,7 @@ public struct ScenarioSuite: Sendable {
     public func script(for scenario: BenchScenario) -> ActionScript {
         ActionScript.standard(
             duration: scenario.duration, lateJoiner: scenario.players >= 2,
-            relayRestart: configuration.relayRestart)
+            relayRestart: configuration.relayRestart, rate: scenario.rate)
     }
 
     /// Runs every scenario and writes each one's event streams to the output directory.
@@ -171,7 +171,15 @@ public struct ScenarioSuite: Sendable {
             if usesMPV {
                 result.sampler = ScenarioResult.Sampler(records: run.samplerRecords)
                 result.pauseFrames = PauseFrames(run.pauseChecks)
+                result.mpvLaunch = scenario.mpvLaunch.rawValue
+                result.audioOutput = scenario.audioOutput.rawValue
             }
+            if !run.correctionSeeks.isEmpty, run.measuredSeconds > 0 {
+                result.correctionSeeks = run.correctionSeeks
+                result.correctionSeeksPerMinute =
+                    Double(run.correctionSeeks.values.reduce(0, +)) / Double(run.correctionSeeks.count) / (run.measuredSeconds / 60)
+            }
+            if scenario.rate != 1 { result.rate = scenario.rate }
             if usesBrowser {
                 let (pages, pageNotes) = Self.browserFigures(run: run, series: analysis.series)
                 result.browser = pages
@@ -182,7 +190,10 @@ public struct ScenarioSuite: Sendable {
                     + (run.timeNamespaces
                         ? (usesMPV ? "each `coplay join` in its own time namespace" : "each in its own time namespace")
                         : "sharing one monotonic clock")
-                    + (usesMPV ? ", each driving its own mpv (--vo=null --ao=null) through --mpv-socket" : "")
+                    + (usesMPV
+                        ? ", each driving its own mpv (\(scenario.mpvLaunch == .plain ? "started plain, as README says: " : "coplay's options, ")--vo=null --ao=\(scenario.audioOutput.rawValue)) through --mpv-socket"
+                        : "")
+                    + (scenario.rate != 1 ? ", the group at rate \(scenario.rate)" : "")
                     + (usesBrowser
                         ? ": \(scenario.players - scenario.browserPages) headless `coplay join`, \(scenario.browserPages) page(s) of the relay's web client, each in its own headless Chromium (scripts/browser-driver.py)"
                         : "")

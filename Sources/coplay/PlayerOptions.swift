@@ -109,6 +109,7 @@ struct MemberRunner {
         // The connection is stamped with the shared clock once there is one.
         let reference = LateReference()
         let mpvItems = media.map { MPVPlayer.Item(timeline: $0.timeline, path: $0.path) }
+        let leavingRate = Mutex<Double?>(nil)
         let body: @Sendable (MPVConnection) async throws -> Void = { [name, output, publishInitialState, logger] mpv in
             // Before joining: a file mpv cannot play is an error now, not a broken member later.
             try await MPVPlayer.preload(mpvItems[0], on: mpv)
@@ -121,23 +122,44 @@ struct MemberRunner {
             let player = MPVPlayer(
                 connection: mpv, items: mpvItems, reference: member.playback.reference, participant: PlaybackParticipantID(name),
                 logger: playerLogger)
-            try await serve(member) {
-                try await member.play(
-                    player, items: items, name: name, output: output, publishInitialState: publishInitialState,
-                    started: { human?.attach($0) })
+            do {
+                try await serve(member) {
+                    try await member.play(
+                        player, items: items, name: name, output: output, publishInitialState: publishInitialState,
+                        started: { human?.attach($0) })
+                }
+            } catch {
+                let rate = await player.groupRate()
+                leavingRate.withLock { $0 = rate }
+                throw error
             }
+            let rate = await player.groupRate()
+            leavingRate.withLock { $0 = rate }
         }
         if let socket = players.mpvSocket {
+            // A person's own mpv: set what the adapter needs (or refuse, naming it), and put the
+            // person's values back when the member leaves (MPVAttachment).
             let mpv = try await Self.connectToMPV(socket, stamp: reference.stamp)
-            do { try await body(mpv) } catch {
+            let attached: MPVAttachment.Attached
+            do { attached = try await MPVAttachment.attach(to: mpv) } catch {
                 await mpv.close()
                 throw error
             }
+            do { try await body(mpv) } catch {
+                await attached.detach(on: mpv, rate: leavingRate.withLock { $0 })
+                await mpv.close()
+                throw error
+            }
+            await attached.detach(on: mpv, rate: leavingRate.withLock { $0 })
             await mpv.close()
         } else {
             var arguments = players.mpvArguments
             if !MPVProcess.hasDisplay { arguments = MPVProcess.headlessArguments + arguments }
-            try await MPVProcess.run(arguments: arguments, stamp: reference.stamp, body: body)
+            try await MPVProcess.run(arguments: arguments, stamp: reference.stamp) { mpv in
+                // The options are coplay's already; this binds the frame-step key as for an attached mpv.
+                _ = try await MPVAttachment.attach(to: mpv)
+                try await body(mpv)
+            }
         }
     }
 

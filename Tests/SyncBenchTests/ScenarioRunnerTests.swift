@@ -42,6 +42,45 @@ struct ScenarioRunnerTests {
         #expect(plain.measurementEnd == 60)
     }
 
+    @Test("a script at another rate sets it right after the first play and returns to it after the 0.5 phase")
+    func scriptAtRate() {
+        let script = ActionScript.standard(duration: 60, rate: 1.25)
+        #expect(script.actions.map(\.name) == [
+            "play", "rate", "lateJoin", "pause", "play", "seek", "rate", "rate", "item", "suspension", "relayRestart",
+        ])
+        #expect(script.actions.filter { $0.name == "rate" }.map(\.kind) == [.rate(1.25), .rate(0.5), .rate(1.25)])
+        #expect(abs(script.actions[1].at - 1.7) < 1e-9)
+        // At rate 1 the script is the standard one.
+        #expect(ActionScript.standard(duration: 60, rate: 1) == ActionScript.standard(duration: 60))
+    }
+
+    @Test("an mpv scenario's mpv command line: coplay's options, or README's plain one playing the media; the audio output")
+    func mpvCommandLines() throws {
+        let configured = CoplayScenarioRunner.mpvArguments(try .named("mpv"), socket: "/s", media: "/m.mp4")
+        #expect(configured.contains("--video-timing-offset=0") && configured.contains("--ao=null") && configured.contains("--pause"))
+        #expect(!configured.contains("/m.mp4"))
+        #expect(CoplayScenarioRunner.mpvArguments(try .named("mpv-audio"), socket: "/s", media: "/m.mp4").contains("--ao=pulse"))
+        #expect(CoplayScenarioRunner.mpvArguments(try .named("mpv-plain"), socket: "/s", media: "/m.mp4") == [
+            "--input-ipc-server=/s", "--vo=null", "--ao=null", "/m.mp4",
+        ])
+        #expect(CoplayScenarioRunner.mpvArguments(try .named("mpv-plain-audio"), socket: "/s", media: "/m.mp4") == [
+            "--input-ipc-server=/s", "--vo=null", "--ao=pulse", "/m.mp4",
+        ])
+    }
+
+    @Test("a member's re-anchoring seeks are read from its correction lines, and nothing else is")
+    func correctionSeekLines() {
+        #expect(LivePlayer.correctionSeekTime(#"{"type":"correction","v":1,"realtime":12.5,"player":"ma","errorMs":32.5,"detail":"seek"}"#) == 12.5)
+        #expect(LivePlayer.correctionSeekTime(#"{"type":"correction","v":1,"realtime":12.5,"rate":1.001,"errorMs":-0.4,"detail":"speed"}"#) == nil)
+        #expect(LivePlayer.correctionSeekTime(#"{"type":"seek","v":1,"realtime":12.5,"detail":"seek"}"#) == nil)
+        #expect(LivePlayer.correctionSeekTime("not json \"correction\" \"seek\"") == nil)
+        let player = LivePlayer(name: "p1", startRealtime: 0, drivesMPV: true)
+        player.consume(#"{"type":"correction","v":1,"realtime":3.0,"errorMs":32.5,"detail":"seek"}"#)
+        player.consume(#"{"type":"correction","v":1,"realtime":4.0,"detail":"user seek","itemTime":2}"#)
+        player.consume(#"{"type":"correction","v":1,"realtime":5.0,"errorMs":-33,"detail":"seek"}"#)
+        #expect(player.correctionSeeks == [3.0, 5.0])
+    }
+
     @Test("for any duration the script is sorted, within the duration, and ends with the restart")
     func scriptInvariants() async {
         await propertyCheck(input: Gen.double(in: 5...7200)) { duration in
@@ -86,10 +125,14 @@ struct ScenarioRunnerTests {
     @Test("the named scenarios and their defaults")
     func scenarios() throws {
         #expect(BenchScenario.names == [
-            "quiet", "jitter", "asymmetric", "loss", "drift", "crowd", "mpv", "mpv-jitter", "syncplay", "browser", "browser-audio",
+            "quiet", "jitter", "asymmetric", "loss", "drift", "crowd", "mpv", "mpv-jitter", "mpv-plain", "mpv-plain-av", "mpv-audio",
+            "mpv-plain-audio", "syncplay", "browser", "browser-audio",
         ])
-        // The browser scenarios run only when named: `coplay bench` alone (and CI) leaves them out.
-        #expect(BenchScenario.defaultNames == ["quiet", "jitter", "asymmetric", "loss", "drift", "crowd", "mpv", "mpv-jitter", "syncplay"])
+        // The browser scenarios and the mpv ones with an audio track run only when named: `coplay bench`
+        // alone (and CI) leaves them out.
+        #expect(BenchScenario.defaultNames == [
+            "quiet", "jitter", "asymmetric", "loss", "drift", "crowd", "mpv", "mpv-jitter", "mpv-plain", "syncplay",
+        ])
         #expect(try BenchScenario.named("browser").mediaPlayer == .browser)
         #expect(try BenchScenario.named("browser").browserPages == 2)
         #expect(try BenchScenario.named("browser").audio == false)
@@ -100,6 +143,15 @@ struct ScenarioRunnerTests {
         #expect(try BenchScenario.named("mpv").players == 3)
         #expect(try BenchScenario.named("mpv-jitter").network.upstream.jitter == 0.010)
         #expect(try BenchScenario.named("mpv-jitter").mediaPlayer == .mpv)
+        #expect(try BenchScenario.named("mpv").mpvLaunch == .configured && BenchScenario.named("mpv").audioOutput == .null)
+        for (name, launch, audio, output) in [
+            ("mpv-plain", BenchScenario.MPVLaunch.plain, false, BenchScenario.AudioOutput.null), ("mpv-plain-av", .plain, true, .null),
+            ("mpv-audio", .configured, true, .pulse), ("mpv-plain-audio", .plain, true, .pulse),
+        ] {
+            let scenario = try BenchScenario.named(name)
+            #expect(scenario.mediaPlayer == .mpv && scenario.mpvLaunch == launch && scenario.audio == audio && scenario.audioOutput == output, "\(name)")
+            #expect(scenario.rate == 1 && scenario.players == 3 && !scenario.network.isImpaired, "\(name)")
+        }
         #expect(try BenchScenario.named("quiet").mediaPlayer == .headless)
         #expect(try BenchScenario.named("quiet").players == 3)
         #expect(try BenchScenario.named("quiet").duration == 60)

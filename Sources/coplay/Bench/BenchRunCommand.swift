@@ -24,6 +24,8 @@ struct BenchRunCommand: AsyncParsableCommand {
             syncplay-server and two Syncplay clients driving mpv on the same media, measured by the same \
             sampler, under the play/pause/seek part of the same script.
 
+            `mpv-plain` (in the default run), `mpv-plain-av`, `mpv-audio` and `mpv-plain-audio` (run only when             named) are mpv scenarios too: `-plain` starts each mpv as README tells a person to             (`mpv --input-ipc-server=SOCK --vo=null --ao=null MEDIA`, playing at once, none of coplay's options),             `-av` plays a clip with an audio track, and `-audio` also plays it through a PulseAudio server with a             null sink that the runner starts (`--ao=pulse`; needs `pulseaudio`, scripts/install-deps.sh).             --rate R plays the script at rate R (set right after the first play, and restored after the 0.5 phase).
+
             Writes summary.json, report.md, skew.svg and each player's event stream to --out, prints the \
             Markdown table, and exits non-zero if any scenario could not run (its row says FAILED and why).
 
@@ -40,6 +42,7 @@ struct BenchRunCommand: AsyncParsableCommand {
               coplay bench --scenario quiet,jitter --players 2 --duration 30 --out /tmp/bench
               coplay bench --scenario mpv,mpv-jitter,syncplay --out /tmp/bench-mpv
               coplay bench --scenario browser,browser-audio --out /tmp/bench-browser
+              coplay bench --scenario mpv-plain,mpv-plain-av,mpv-plain-audio --rate 1.25 --out /tmp/bench-plain
             """
     )
 
@@ -53,6 +56,9 @@ struct BenchRunCommand: AsyncParsableCommand {
 
     @Option(help: "Seconds per scenario (overrides each scenario's default; at least 5).")
     var duration: Double?
+
+    @Option(help: "The group's playback rate for coplay scenarios' scripts (default 1).")
+    var rate: Double = 1
 
     @Option(help: "Output directory (default: bench-results/<UTC timestamp>).")
     var out: String?
@@ -95,6 +101,7 @@ struct BenchRunCommand: AsyncParsableCommand {
         if let duration, !(duration >= 5 && duration <= 7200) {
             throw ValidationError("--duration must be within 5...7200 seconds")
         }
+        if !(rate >= 0.25 && rate <= 4) { throw ValidationError("--rate must be within 0.25...4") }
         if let coplay, !FileManager.default.isExecutableFile(atPath: coplay) {
             throw ValidationError("--coplay \(coplay) is not an executable file")
         }
@@ -111,6 +118,7 @@ struct BenchRunCommand: AsyncParsableCommand {
                 if scenario.implementation == .coplay { scenario.players = players }
             }
             if let duration { scenario.duration = duration }
+            if scenario.implementation == .coplay { scenario.rate = rate }
             return scenario
         }
         let output = URL(fileURLWithPath: out ?? "bench-results/\(Self.timestamp())")

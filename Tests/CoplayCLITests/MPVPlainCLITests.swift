@@ -1,0 +1,406 @@
+import Foundation
+import MPVControl
+import TestSupport
+import Testing
+
+/// `coplay join --mpv-socket` attached to an mpv started the way README tells a person to
+/// (`mpv --input-ipc-server=SOCK FILE`, here with `--vo=null --ao=null`), none of coplay's own options:
+/// what the member sets on attach, that it then plays without re-anchoring again and again, what the
+/// person gets back when it leaves, the frame-step key, a person's odd options, a refusal, and sound
+/// through a real audio server.
+@Suite("coplay with mpv as people run it (--mpv-socket, no coplay options)", .serialized)
+struct MPVPlainCLITests {
+    typealias Child = PlaybackSessionCLITests.Child
+
+    static let mpv = "/usr/bin/mpv"
+
+    /// A `seconds` long clip at `fps`, with a 440 Hz AAC track when `audio`.
+    static func makeMedia(in directory: URL, fps: Int, seconds: Int = 30, audio: Bool, name: String? = nil) async throws -> String {
+        let path = directory.appendingPathComponent(name ?? "\(audio ? "av" : "v")-\(fps).mp4").path
+        var arguments = ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=\(fps):duration=\(seconds)"]
+        if audio { arguments += ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=\(seconds)"] }
+        arguments += ["-c:v", "libx264", "-preset", "ultrafast", "-g", "12", "-pix_fmt", "yuv420p"]
+        if audio { arguments += ["-c:a", "aac", "-shortest"] }
+        let result = try await CoplayProcess.run(arguments + ["-y", path], executable: URL(fileURLWithPath: "/usr/bin/ffmpeg"))
+        try #require(result.status == 0, "ffmpeg failed: \(result.stderr)")
+        return path
+    }
+
+    /// A person's mpv: only the IPC socket, no window or sound device unless `options` say otherwise,
+    /// then `files` (playing at once, as `mpv FILE` does). `environment` goes through `env`.
+    static func startPlainMPV(socket: String, options: [String] = [], files: [String], environment: [String] = []) async throws -> Child {
+        let arguments = ["--input-ipc-server=\(socket)", "--vo=null"] + (options.contains { $0.hasPrefix("--ao=") } ? [] : ["--ao=null"])
+            + options + files
+        return try await Child(environment + [mpv] + arguments, executable: URL(fileURLWithPath: "/usr/bin/env"))
+    }
+
+    static func events(_ child: Child) -> [[String: Any]] { PlaybackSessionCLITests.events(child.out.snapshot) }
+
+    /// The member's re-anchoring seeks (`correction` with `detail: "seek"`).
+    static func correctionSeeks(_ child: Child) -> Int {
+        events(child).filter { $0["type"] as? String == "correction" && $0["detail"] as? String == "seek" }.count
+    }
+
+    static func joined(_ child: Child) async -> Bool {
+        await child.out.wait(for: .seconds(90)) { lines in
+            PlaybackSessionCLITests.events(lines).contains { $0["type"] as? String == "joined" }
+        }
+    }
+
+    static func temporaryDirectory(_ prefix: String) throws -> URL {
+        // Short: a Unix socket path has at most 107 bytes.
+        let directory = URL(fileURLWithPath: "/tmp/\(prefix)-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    /// The values of the properties coplay changes, as mpv reports them, plus the filter chain.
+    static func settings(_ mpv: MPVConnection) async throws -> [String: MPVValue] {
+        var values: [String: MPVValue] = [:]
+        for property in MPVAttachment.observedProperties + ["video-sync"] {
+            let reply = try await mpv.get(property)
+            if reply.succeeded { values[property] = reply.data }
+        }
+        return values
+    }
+
+    /// Waits until `condition` holds for a value mpv reports, polling; the last value.
+    static func poll(_ mpv: MPVConnection, _ property: String, for timeout: Duration = .seconds(30), until condition: (MPVValue) -> Bool) async throws -> MPVValue {
+        let deadline = ContinuousClock.now + timeout
+        var value = MPVValue.none
+        while ContinuousClock.now < deadline {
+            value = try await mpv.get(property).data
+            if condition(value) { return value }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return value
+    }
+
+    /// `time-pos` read twice `seconds` apart (by the host's clock): item seconds per second.
+    static func advanceRate(_ mpv: MPVConnection, over seconds: Double) async throws -> Double? {
+        let first = try await mpv.get("time-pos")
+        try await Task.sleep(for: .seconds(seconds))
+        let second = try await mpv.get("time-pos")
+        guard let a = first.data.number, let b = second.data.number else { return nil }
+        return (b - a) / (second.midpoint - first.midpoint)
+    }
+
+    @Test(
+        "a plain mpv (30 fps, audio track) attached as README says: set up on attach, in step after at most a few seeks, the person's values back after SIGINT",
+        .timeLimit(.minutes(5)))
+    func plainMPVSettlesAndIsRestored() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.mpv), "mpv is missing: scripts/install-deps.sh installs it")
+        let directory = try Self.temporaryDirectory("coplay-plain")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let media = try await Self.makeMedia(in: directory, fps: 30, audio: true)
+        var children: [Child] = []
+        defer { for child in children.reversed() { child.stop() } }
+
+        let socket = directory.appendingPathComponent("p.sock").path
+        let personMPV = try await Self.startPlainMPV(socket: socket, files: [media])
+        children.append(personMPV)
+        let person = try await MPVConnection.connect(path: socket, waitingUpTo: .seconds(30))
+        defer { Task { await person.close() } }
+        _ = try await Self.poll(person, "path") { $0.string != nil }
+        let before = try await Self.settings(person)
+        // What a plain mpv 0.35 has: none of what the adapter leans on.
+        #expect(before["video-timing-offset"]?.number == 0.05, "\(before)")
+        #expect(before["keep-open"] == .bool(false) && before["idle"] == .bool(false), "\(before)")
+        #expect(!MPVAttachment.hasTempoFilter(before["af"]), "\(before)")
+
+        let (_, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(
+            media: media, hostArguments: ["--name", "host"], children: &children)
+        let member = try await Child(["join", invite, media, "--mpv-socket", socket, "--name", "ma"])
+        children.append(member)
+        #expect(await Self.joined(member), "the member did not join: \(member.err.snapshot.suffix(5))")
+
+        // Attached: what the adapter needs is in force, and the person's file was kept (not reloaded).
+        let during = try await Self.settings(person)
+        #expect(during["video-timing-offset"]?.number == 0, "\(during)")
+        #expect(during["hr-seek"] == .bool(true) && during["keep-open"] == .string("always") && during["idle"] == .bool(true), "\(during)")
+        #expect(MPVAttachment.hasTempoFilter(during["af"]), "\(during)")
+        #expect(MPVOpen.entries(try await person.get("playlist").data).count == 1)
+
+        let play = try await CoplayProcess.run(["control", invite, "play"], timeout: 60)
+        #expect(play.status == 0, "control play failed: \(play.stderr)")
+        _ = try await Self.poll(person, "pause") { $0 == .bool(false) }
+        // 12 s of playback. Before attach set these options, this member re-anchored about four times
+        // a second (a one-frame error every time); now the first start may take one or two.
+        try await Task.sleep(for: .seconds(12))
+        let seeks = Self.correctionSeeks(member)
+        #expect(seeks <= 4, "\(seeks) re-anchoring seeks in 12 s: \(Self.events(member).filter { $0["type"] as? String == "correction" }.suffix(6))")
+        print("plain mpv, 30 fps with audio: \(seeks) re-anchoring seeks in 12 s of playback; member's events: \(Dictionary(grouping: Self.events(member).compactMap { $0["type"] as? String }, by: { $0 }).mapValues(\.count))")
+        let rate = try await Self.advanceRate(person, over: 2)
+        #expect(rate.map { abs($0 - 1) < 0.05 } == true, "mpv advanced at \(rate ?? .nan) item s per s")
+        #expect(host.process.isRunning)
+
+        // The member leaves on SIGINT: every value the person had is back, their mpv keeps running.
+        member.process.interrupt()
+        let ended = await member.process.wait(timeout: .seconds(60))
+        #expect(ended == .exited(0), "\(String(describing: ended)): \(member.err.snapshot.suffix(4))")
+        let after = try await Self.settings(person)
+        for property in MPVAttachment.observedProperties {
+            #expect(after[property] == before[property], "\(property): \(before[property].map { "\($0)" } ?? "nil") before, \(after[property].map { "\($0)" } ?? "nil") after")
+        }
+        #expect(try await person.number("speed") == 1)
+        #expect(personMPV.process.isRunning, "the person's mpv quit when the member left")
+        // mpv's own frame step is back: paused, `.` shows the next frame and pauses again.
+        try await person.set("pause", true)
+        let restarts = person.events()
+        try await person.run(["seek", 2, "absolute+exact"])
+        for await event in restarts where event.name == "playback-restart" { break }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await person.number("time-pos") == 2)
+        try await person.run(["keypress", "."])
+        let stepped = try await Self.poll(person, "time-pos") { ($0.number ?? 0) > 2.02 }
+        // With mpv's default video-timing-offset back, time-pos names the frame queued, one ahead of the
+        // one shown: one frame step reads as one or two frames.
+        #expect((2.02...(2 + 2.5 / 30)).contains(stepped.number ?? 0), "after the member left, . moved to \(stepped)")
+        #expect(try await person.get("pause").data == .bool(true))
+    }
+
+    @Test(
+        "a person's odd options (no exact seeks, display-resample, speed 1.5, another filter, keep-open=no, a playlist): the member plays and puts them back on SIGTERM",
+        .timeLimit(.minutes(5)))
+    func oddOptions() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.mpv), "mpv is missing: scripts/install-deps.sh installs it")
+        let directory = try Self.temporaryDirectory("coplay-odd")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let media = try await Self.makeMedia(in: directory, fps: 25, audio: true)
+        let other = try await Self.makeMedia(in: directory, fps: 25, seconds: 5, audio: false, name: "first.mp4")
+        var children: [Child] = []
+        defer { for child in children.reversed() { child.stop() } }
+
+        let socket = directory.appendingPathComponent("o.sock").path
+        let options = [
+            "--hr-seek=no", "--video-sync=display-resample", "--speed=1.5", "--af=lavfi=[volume=0.5]", "--keep-open=no", "--pause=no",
+            "--loop-file=inf",
+        ]
+        // A playlist of two: the session's file is the second entry, the first plays now.
+        let personMPV = try await Self.startPlainMPV(socket: socket, options: options, files: [other, media])
+        children.append(personMPV)
+        let person = try await MPVConnection.connect(path: socket, waitingUpTo: .seconds(30))
+        defer { Task { await person.close() } }
+        _ = try await Self.poll(person, "path") { $0.string != nil }
+        let before = try await Self.settings(person)
+        #expect(before["video-sync"] == .string("display-resample") && before["hr-seek"] == .bool(false), "\(before)")
+
+        let (_, _, invite) = try await PlaybackSessionCLITests.startRelayAndHost(media: media, children: &children)
+        let member = try await Child(["join", invite, media, "--mpv-socket", socket, "--name", "mo"])
+        children.append(member)
+        #expect(await Self.joined(member), "the member did not join: \(member.err.snapshot.suffix(5))")
+        // The session's file is open, from the person's playlist, which is kept.
+        let playlist = MPVOpen.entries(try await person.get("playlist").data)
+        #expect(playlist.count == 2 && playlist.last?.current == true, "\(playlist)")
+        let during = try await Self.settings(person)
+        #expect(during["video-sync"] == .string("audio") && during["loop-file"] == .bool(false), "\(during)")
+
+        let play = try await CoplayProcess.run(["control", invite, "play"], timeout: 60)
+        #expect(play.status == 0, "control play failed: \(play.stderr)")
+        _ = try await Self.poll(person, "pause") { $0 == .bool(false) }
+        try await Task.sleep(for: .seconds(10))
+        // The group's rate (1), not the person's 1.5 (within the adapter's trims, at most 5 %).
+        let rate = try await Self.advanceRate(person, over: 2)
+        #expect(rate.map { abs($0 - 1) < 0.06 } == true, "mpv advanced at \(rate ?? .nan) item s per s")
+        let seeks = Self.correctionSeeks(member)
+        #expect(seeks <= 4, "\(seeks) re-anchoring seeks in 12 s")
+        print("plain mpv with odd options: \(seeks) re-anchoring seeks in 12 s of playback")
+
+        member.process.terminate()
+        let ended = await member.process.wait(timeout: .seconds(60))
+        #expect(ended == .exited(0), "\(String(describing: ended)): \(member.err.snapshot.suffix(4))")
+        let after = try await Self.settings(person)
+        for property in MPVAttachment.observedProperties + ["video-sync"] {
+            #expect(after[property] == before[property], "\(property): \(before[property].map { "\($0)" } ?? "nil") before, \(after[property].map { "\($0)" } ?? "nil") after")
+        }
+        // The speed is the group's rate the person watched at, without the adapter's trim.
+        #expect(try await person.number("speed") == 1)
+        #expect(MPVOpen.entries(try await person.get("playlist").data).count == 2)
+        #expect(personMPV.process.isRunning)
+    }
+
+    /// The `seek` commands printed by `child` that `originator` proposed.
+    static func seeks(by originator: String, in child: Child) -> [Double] {
+        events(child).filter { $0["type"] as? String == "seek" && $0["originator"] as? String == originator }
+            .compactMap { $0["itemTime"] as? Double }
+    }
+
+    @Test("the frame-step key (.) in a paused attached mpv steps the whole group one frame and keeps it paused; while playing it pauses the group", .timeLimit(.minutes(5)))
+    func frameStepStepsTheGroup() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.mpv), "mpv is missing: scripts/install-deps.sh installs it")
+        let directory = try Self.temporaryDirectory("coplay-step")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let media = try await Self.makeMedia(in: directory, fps: 25, audio: false)
+        var children: [Child] = []
+        defer { for child in children.reversed() { child.stop() } }
+        let (_, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(
+            media: media, hostArguments: ["--name", "host", "--frames"], children: &children)
+        let socket = directory.appendingPathComponent("s.sock").path
+        children.append(try await Self.startPlainMPV(socket: socket, files: [media]))
+        let person = try await MPVConnection.connect(path: socket, waitingUpTo: .seconds(30))
+        defer { Task { await person.close() } }
+        let member = try await Child(["join", invite, media, "--mpv-socket", socket, "--name", "ms"])
+        children.append(member)
+        #expect(await Self.joined(member), "the member did not join: \(member.err.snapshot.suffix(5))")
+
+        // The group is paused at 0 (the host's initial state); the person steps twice.
+        _ = try await Self.poll(person, "time-pos") { $0.number == 0 }
+        for step in 1...2 {
+            try await person.run(["keypress", "."])
+            let target = Double(step) / 25
+            #expect(await host.out.wait(for: .seconds(30)) { _ in
+                Self.seeks(by: "ms", in: host).contains { abs($0 - target) < 1e-6 }
+            }, "the host saw no group seek to \(target): \(Self.seeks(by: "ms", in: host))")
+            let shown = try await Self.poll(person, "time-pos") { abs(($0.number ?? -1) - target) < 1e-6 }
+            #expect(abs((shown.number ?? -1) - target) < 1e-6, "mpv shows \(shown) after step \(step)")
+        }
+        // Nobody started playing: no play command, the host printed no frame after its stop, mpv is paused.
+        try await Task.sleep(for: .seconds(1))
+        #expect(!Self.events(host).contains { $0["type"] as? String == "play" }, "a frame step started the group")
+        #expect(try await person.get("pause").data == .bool(true))
+        #expect(PlaybackSessionCLITests.lastStopped(host.out.snapshot)?["index"] as? Int == 2, "\(String(describing: PlaybackSessionCLITests.lastStopped(host.out.snapshot)))")
+
+        // While the group plays, the key pauses it.
+        let play = try await CoplayProcess.run(["control", invite, "play"], timeout: 60)
+        #expect(play.status == 0, "control play failed: \(play.stderr)")
+        #expect(await host.out.wait(for: .seconds(30)) { PlaybackSessionCLITests.frames($0).count > 20 })
+        try await person.run(["keypress", "."])
+        #expect(await host.out.wait(for: .seconds(30)) { _ in
+            Self.events(host).contains { $0["type"] as? String == "pause" && $0["originator"] as? String == "ms" }
+        }, "the frame-step key did not pause the playing group")
+    }
+
+    /// A stand-in for mpv's IPC (Python) that answers like a plain mpv 0.35 but refuses to set
+    /// `video-timing-offset`, logging every command it receives to `log`.
+    static let fakeMPV = #"""
+        import json, os, socketserver, sys
+        path, log = sys.argv[1], sys.argv[2]
+        values = {"video-timing-offset": 0.05, "hr-seek": "default", "keep-open": False, "video-sync": "audio",
+                  "loop-file": False, "untimed": False, "idle": False, "af": [], "speed": 1.0}
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self):
+                for line in self.rfile:
+                    message = json.loads(line)
+                    command = message.get("command", [])
+                    with open(log, "a") as f: f.write(json.dumps(command) + "\n")
+                    reply = {"request_id": message.get("request_id"), "error": "success", "data": None}
+                    if command[0] == "get_property":
+                        if command[1] in values: reply["data"] = values[command[1]]
+                        else: reply["error"] = "property unavailable"
+                    elif command[0] == "set_property":
+                        if command[1] == "video-timing-offset": reply["error"] = "property unavailable"
+                        else: values[command[1]] = command[2]
+                    self.wfile.write((json.dumps(reply) + "\n").encode()); self.wfile.flush()
+        if os.path.exists(path): os.unlink(path)
+        socketserver.ThreadingUnixStreamServer(path, Handler).serve_forever()
+        """#
+
+    @Test("an mpv that does not take a setting at runtime: the member refuses before joining, naming it and the option, and undoes what it set")
+    func refusal() async throws {
+        let python = try #require(["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }, "python3 is missing")
+        let directory = try Self.temporaryDirectory("coplay-refuse")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let script = directory.appendingPathComponent("fake-mpv.py")
+        try Self.fakeMPV.write(to: script, atomically: true, encoding: .utf8)
+        let socket = directory.appendingPathComponent("f.sock").path
+        let log = directory.appendingPathComponent("commands.log").path
+        let fake = try await Child([script.path, socket, log], executable: URL(fileURLWithPath: python))
+        defer { fake.stop() }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !FileManager.default.fileExists(atPath: socket), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        // No relay at all: the refusal must come before any connection to one.
+        let invite = "coplay://127.0.0.1:9/00000000000000000000000000000000#AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+        let media = try await Self.makeMedia(in: directory, fps: 25, seconds: 2, audio: false)
+        let result = try await CoplayProcess.run(["join", invite, media, "--mpv-socket", socket], timeout: 60)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("coplay cannot drive this mpv"), "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("video-timing-offset is 0.05 (mpv answered 'property unavailable'): start mpv with --video-timing-offset=0"), "stderr: \(result.stderr)")
+        #expect(!result.stderr.contains("relay"), "it tried the relay first: \(result.stderr)")
+        // What it did set, it set back.
+        let commands = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(commands.contains(#"["set_property", "keep-open", "always"]"#), "\(commands)")
+        #expect(commands.contains(#"["set_property", "keep-open", false]"#), "\(commands)")
+        #expect(commands.contains(#"["af", "remove", "@coplay-tempo"]"#), "\(commands)")
+        #expect(commands.contains(#"["disable-section", "coplay-keys"]"#), "\(commands)")
+        #expect(!commands.contains { $0.contains("loadfile") }, "\(commands)")
+    }
+
+    @Test(
+        "sound through a real audio server (PulseAudio null sink): a plain mpv with --ao=pulse plays at 1.25x in step with the group",
+        .timeLimit(.minutes(5)))
+    func audioServerRateChange() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.mpv), "mpv is missing: scripts/install-deps.sh installs it")
+        let pulseaudio = try #require(
+            ["/usr/bin/pulseaudio"].first { FileManager.default.isExecutableFile(atPath: $0) }, "pulseaudio is missing: scripts/install-deps.sh installs it")
+        let directory = try Self.temporaryDirectory("coplay-pa")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let media = try await Self.makeMedia(in: directory, fps: 30, audio: true)
+        var children: [Child] = []
+        defer { for child in children.reversed() { child.stop() } }
+        // The audio server, as scripts/audio-server.sh runs it.
+        let runtime = directory.appendingPathComponent("pulse")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        let native = runtime.appendingPathComponent("native").path
+        let server = try await Child(
+            [
+                "PULSE_RUNTIME_PATH=\(runtime.path)", pulseaudio, "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no",
+                "-L", "module-native-protocol-unix socket=\(native) auth-anonymous=1", "-L", "module-null-sink sink_name=room",
+            ], executable: URL(fileURLWithPath: "/usr/bin/env"))
+        children.append(server)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !FileManager.default.fileExists(atPath: native), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        try #require(FileManager.default.fileExists(atPath: native), "pulseaudio did not start: \(server.err.snapshot.suffix(5))")
+
+        let (_, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(media: media, children: &children)
+        var people: [MPVConnection] = []
+        var members: [Child] = []
+        for name in ["a1", "a2"] {
+            let socket = directory.appendingPathComponent("\(name).sock").path
+            children.append(try await Self.startPlainMPV(
+                socket: socket, options: ["--ao=pulse"], files: [media], environment: ["PULSE_SERVER=unix:\(native)"]))
+            let person = try await MPVConnection.connect(path: socket, waitingUpTo: .seconds(30))
+            people.append(person)
+            let member = try await Child(["join", invite, media, "--mpv-socket", socket, "--name", name])
+            children.append(member)
+            members.append(member)
+        }
+        defer { for person in people { Task { await person.close() } } }
+        for member in members {
+            #expect(await Self.joined(member), "a member did not join: \(member.err.snapshot.suffix(5))")
+        }
+        for person in people {
+            // Sound goes to the server, not to a null output.
+            #expect(try await person.get("current-ao").data == .string("pulse"))
+        }
+
+        for command in [["play"], ["rate", "1.25"]] {
+            let result = try await CoplayProcess.run(["control", invite] + command, timeout: 60)
+            #expect(result.status == 0, "control \(command) failed: \(result.stderr)")
+            try await Task.sleep(for: .seconds(1))
+        }
+        #expect(await host.out.wait(for: .seconds(30)) { lines in
+            PlaybackSessionCLITests.events(lines).contains { $0["type"] as? String == "rate" && ($0["rate"] as? Double) == 1.25 }
+        })
+        try await Task.sleep(for: .seconds(8))
+        for (person, member) in zip(people, members) {
+            let rate = try await Self.advanceRate(person, over: 2)
+            #expect(rate.map { abs($0 - 1.25) < 0.07 } == true, "mpv advanced at \(rate ?? .nan) item s per s at rate 1.25")
+            let seeks = Self.correctionSeeks(member)
+            #expect(seeks <= 5, "\(seeks) re-anchoring seeks")
+            print("plain mpv through PulseAudio at 1.25x: \(seeks) re-anchoring seeks, advancing at \(rate ?? .nan)")
+        }
+        // The two mpvs show the same frame: read one after the other, at most a frame apart.
+        var gaps: [Double] = []
+        for _ in 0..<20 {
+            let a = try await people[0].get("time-pos")
+            let b = try await people[1].get("time-pos")
+            if let pa = a.data.number, let pb = b.data.number {
+                gaps.append(abs((pa - pb) - (a.midpoint - b.midpoint) * 1.25))
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let median = gaps.sorted()[gaps.count / 2]
+        #expect(median <= 1.0 / 30 + 0.005, "the two mpvs were \(median * 1000) ms apart (median of \(gaps.count) reads)")
+        print("plain mpv through PulseAudio at 1.25x: the two mpvs \(median * 1000) ms apart (median of \(gaps.count) reads)")
+    }
+}
