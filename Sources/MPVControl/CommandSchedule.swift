@@ -65,6 +65,10 @@ public struct CommandSchedule: Sendable, Hashable {
             return
         }
         motions.removeAll { $0.referenceTime >= motion.referenceTime }
+        // A command that only restates the motion in force (the coordinator replacing a stale later
+        // command, such as a resume moved later by another suspension) cancels what followed and
+        // adds nothing: mpv is not touched again for a motion it is already in.
+        if let last = motions.last, last.isContinued(by: motion), last.rate == motion.rate, last.waiting == motion.waiting { return }
         motions.append(motion)
     }
 

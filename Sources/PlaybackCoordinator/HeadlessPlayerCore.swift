@@ -112,6 +112,14 @@ public struct HeadlessPlayerCore: Sendable {
             pending.removeAll { $0.referenceTime > command.referenceTime }
         } else {
             pending.removeAll { $0.referenceTime >= command.referenceTime }
+            // A command that only restates the motion in force (replacing a stale later command)
+            // cancels what followed and adds nothing.
+            if pending.isEmpty, let commanded, current?.identifier == item.identifier, command.referenceTime >= commanded.reference,
+                commanded.rate == (command.rate ?? 0), abs(commanded.itemTime(at: command.referenceTime) - command.itemTime) < 1e-6,
+                commandedWaiting == { if case .buffer = command.kind { true } else { false } }()
+            {
+                return advance(to: now)
+            }
         }
         pending.append(command)
         return advance(to: now)
