@@ -200,7 +200,15 @@ public actor MPVPlayer: CoordinatedPlayer {
         let events = mpv.events()
         let action = try await openAction(for: item.path, on: mpv)
         if action == .alreadyOpen {
-            let position = try await mpv.number("time-pos") ?? 0
+            // mpv names the file (`path`) as soon as it starts opening it; it can seek once it has a
+            // position (an mpv started a moment before coplay may still be opening it).
+            let deadline = ContinuousClock.now + timeout
+            var position = try await mpv.number("time-pos")
+            while position == nil, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+                position = try await mpv.number("time-pos")
+            }
+            guard let position else { throw MPVError.cannotPlay(item.path, "mpv did not open it within \(timeout)") }
             try await mpv.run(["seek", position, "absolute+exact"])
         } else {
             try await open(item.path, action, on: mpv)

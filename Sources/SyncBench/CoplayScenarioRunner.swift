@@ -703,12 +703,15 @@ public struct CoplayScenarioRunner: Sendable {
         guard let pulseaudio = SyncplayBaseline.findTool("pulseaudio") else { throw BenchError.missingTool("pulseaudio (scripts/install-deps.sh)") }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let socket = directory.appendingPathComponent("native").path
+        // Through a shell that passes SIGTERM on: with pulseaudio as a direct child, Foundation's
+        // `Process` stopped noticing that the run's later children exited (measured: a child started
+        // after it still read as running 2 s after it exited, so every `coplay control` timed out).
+        let command = [
+            pulseaudio, "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no",
+            "-L", "'module-native-protocol-unix socket=\(socket) auth-anonymous=1'", "-L", "'module-null-sink sink_name=room'",
+        ].joined(separator: " ")
         let server = try ChildProcess(
-            name: "pulseaudio", executable: pulseaudio,
-            arguments: [
-                "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no",
-                "-L", "module-native-protocol-unix socket=\(socket) auth-anonymous=1", "-L", "module-null-sink sink_name=room",
-            ],
+            name: "pulseaudio", executable: "/bin/sh", arguments: ["-c", "trap 'kill $p' TERM INT; \(command) & p=$!; wait $p"],
             log: log("pulseaudio"), environment: ["PULSE_RUNTIME_PATH": directory.path])
         session.add(server)
         let deadline = ContinuousClock.now + .seconds(configuration.startupTimeout)

@@ -1,9 +1,14 @@
 import ArgumentParser
+import Dispatch
 import Foundation
 import Logging
 import MPVControl
 import PlaybackCoordinator
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Which player a `coplay host` / `join` member drives.
 enum PlayerKind: String, ExpressibleByArgument, CaseIterable, Sendable {
@@ -110,6 +115,8 @@ struct MemberRunner {
         let reference = LateReference()
         let mpvItems = media.map { MPVPlayer.Item(timeline: $0.timeline, path: $0.path) }
         let leavingRate = Mutex<Double?>(nil)
+        /// Whether the member runs (from then on its service group handles SIGINT/SIGTERM).
+        let serving = Mutex(false)
         let body: @Sendable (MPVConnection) async throws -> Void = { [name, output, publishInitialState, logger] mpv in
             // Before joining: a file mpv cannot play is an error now, not a broken member later.
             try await MPVPlayer.preload(mpvItems[0], on: mpv)
@@ -122,6 +129,7 @@ struct MemberRunner {
             let player = MPVPlayer(
                 connection: mpv, items: mpvItems, reference: member.playback.reference, participant: PlaybackParticipantID(name),
                 logger: playerLogger)
+            serving.withLock { $0 = true }
             do {
                 try await serve(member) {
                     try await member.play(
@@ -145,9 +153,21 @@ struct MemberRunner {
                 await mpv.close()
                 throw error
             }
-            do { try await body(mpv) } catch {
+            // A SIGINT/SIGTERM before the member runs (loading, joining) cancels the set-up, so that the
+            // person's values still come back; once it runs, leaving handles them.
+            let work = Task { try await body(mpv) }
+            let signals = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler { if !serving.withLock({ $0 }) { work.cancel() } }
+                source.resume()
+                return source
+            }
+            defer { for source in signals { source.cancel() } }
+            do { try await withTaskCancellationHandler { try await work.value } onCancel: { work.cancel() } } catch {
                 await attached.detach(on: mpv, rate: leavingRate.withLock { $0 })
                 await mpv.close()
+                if error is CancellationError { throw PlaybackSetupError.interrupted("the person's mpv settings were put back") }
                 throw error
             }
             await attached.detach(on: mpv, rate: leavingRate.withLock { $0 })

@@ -225,7 +225,7 @@ struct MPVPlainCLITests {
             .compactMap { $0["itemTime"] as? Double }
     }
 
-    @Test("the frame-step key (.) in a paused attached mpv steps the whole group one frame and keeps it paused; while playing it pauses the group", .timeLimit(.minutes(5)))
+    @Test("the frame-step key (.) in a paused attached mpv steps the whole group one frame and keeps it paused, (,) steps it back; while playing . pauses the group", .timeLimit(.minutes(5)))
     func frameStepStepsTheGroup() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.mpv), "mpv is missing: scripts/install-deps.sh installs it")
         let directory = try Self.temporaryDirectory("coplay-step")
@@ -259,6 +259,14 @@ struct MPVPlainCLITests {
         #expect(!Self.events(host).contains { $0["type"] as? String == "play" }, "a frame step started the group")
         #expect(try await person.get("pause").data == .bool(true))
         #expect(PlaybackSessionCLITests.lastStopped(host.out.snapshot)?["index"] as? Int == 2, "\(String(describing: PlaybackSessionCLITests.lastStopped(host.out.snapshot)))")
+        // The back-step key (,) keeps mpv's binding, an exact seek one frame back, which the group follows.
+        try await person.run(["keypress", ","])
+        #expect(await host.out.wait(for: .seconds(30)) { _ in
+            Self.seeks(by: "ms", in: host).filter { abs($0 - 1.0 / 25) < 1e-3 }.count >= 2
+        }, "the host saw no group seek back to frame 1: \(Self.seeks(by: "ms", in: host))")
+        let back = try await Self.poll(person, "time-pos") { abs(($0.number ?? -1) - 1.0 / 25) < 1e-6 }
+        #expect(abs((back.number ?? -1) - 1.0 / 25) < 1e-6, "mpv shows \(back) after the back step")
+        #expect(try await person.get("pause").data == .bool(true))
 
         // While the group plays, the key pauses it.
         let play = try await CoplayProcess.run(["control", invite, "play"], timeout: 60)
@@ -323,6 +331,46 @@ struct MPVPlainCLITests {
         #expect(commands.contains(#"["af", "remove", "@coplay-tempo"]"#), "\(commands)")
         #expect(commands.contains(#"["disable-section", "coplay-keys"]"#), "\(commands)")
         #expect(!commands.contains { $0.contains("loadfile") }, "\(commands)")
+    }
+
+    @Test("SIGINT while the member is still joining (a relay that never answers): it stops, and the person's values are back")
+    func interruptedWhileJoining() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.mpv), "mpv is missing: scripts/install-deps.sh installs it")
+        let python = try #require(["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }, "python3 is missing")
+        let directory = try Self.temporaryDirectory("coplay-int")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let media = try await Self.makeMedia(in: directory, fps: 25, seconds: 10, audio: false)
+        var children: [Child] = []
+        defer { for child in children.reversed() { child.stop() } }
+        // A "relay" that accepts connections and never says a word.
+        let silent = try await Child(
+            ["-c", "import socket\ns = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\nprint(s.getsockname()[1], flush=True)\nkept = [s.accept() for _ in range(100)]"],
+            executable: URL(fileURLWithPath: python))
+        children.append(silent)
+        #expect(await silent.out.wait(for: .seconds(30)) { !$0.isEmpty })
+        let port = try #require(silent.out.snapshot.first.flatMap { Int($0) })
+        let socket = directory.appendingPathComponent("i.sock").path
+        children.append(try await Self.startPlainMPV(socket: socket, files: [media]))
+        let person = try await MPVConnection.connect(path: socket, waitingUpTo: .seconds(30))
+        defer { Task { await person.close() } }
+        _ = try await Self.poll(person, "path") { $0.string != nil }
+        let before = try await Self.settings(person)
+
+        let invite = "coplay://127.0.0.1:\(port)/00000000000000000000000000000000#AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+        let member = try await Child(["join", invite, media, "--mpv-socket", socket, "--name", "mi"])
+        children.append(member)
+        // Attached (the filter is in), then stuck joining.
+        let attached = try await Self.poll(person, "af") { MPVAttachment.hasTempoFilter($0) }
+        #expect(MPVAttachment.hasTempoFilter(attached), "the member never attached: \(member.err.snapshot.suffix(4))")
+        try await Task.sleep(for: .seconds(1))
+        #expect(member.process.isRunning, "the member did not wait for the relay: \(member.err.snapshot.suffix(4))")
+        member.process.interrupt()
+        let ended = await member.process.wait(timeout: .seconds(60))
+        #expect(ended != nil, "the member did not stop on SIGINT")
+        let after = try await Self.settings(person)
+        for property in MPVAttachment.observedProperties {
+            #expect(after[property] == before[property], "\(property): \(before[property].map { "\($0)" } ?? "nil") before, \(after[property].map { "\($0)" } ?? "nil") after")
+        }
     }
 
     @Test(
