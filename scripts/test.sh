@@ -10,7 +10,8 @@ swift build --build-tests
 # test beside them moves their figures. Everything else runs in parallel: child processes go through
 # swift-subprocess (nothing blocks the cooperative pool), simulations run on manual clocks, servers take
 # ports from the kernel. With arguments (e.g. --filter NAME), one serial run as before.
-REAL_TIME='CoplayCLITests|PlaybackIntegrationTests|PlaybackCoordinatorTests|MPVControlTests|SyncBenchTests'
+# The randomized group model (PlaybackCoordinatorTests.GroupModelTests) runs on a simulated clock: parallel.
+REAL_TIME='CoplayCLITests|PlaybackIntegrationTests|PlaybackCoordinatorTests\.(?!GroupModelTests)|MPVControlTests|SyncBenchTests'
 if [[ $# -eq 0 ]]; then
   swift test --skip-build --skip "$REAL_TIME"
   swift test --skip-build --no-parallel --filter "$REAL_TIME"
