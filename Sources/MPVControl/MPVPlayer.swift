@@ -344,6 +344,12 @@ public actor MPVPlayer: CoordinatedPlayer {
                 known.ownPauses.removeSubrange(...index)
                 return
             }
+            // mpv pauses by itself at the end of the file (keep-open): the group's timeline ends
+            // there too, on the shared clock, by nobody's command.
+            if paused, (try? await connection.get("eof-reached"))?.data.bool == true {
+                playing = false
+                return
+            }
             // The person paused or resumed in mpv: that is a group command.
             playing = !paused
             applied = nil

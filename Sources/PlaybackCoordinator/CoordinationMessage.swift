@@ -172,13 +172,35 @@ public struct PresenceReport: Hashable, Sendable, Codable {
     public var item: String?
     /// The participant's display name (`--name`), if it has one; events name it by this.
     public var name: String?
+    /// The items the participant can play (its files), with their durations: what a member that
+    /// proposes an item or a seek checks first, so the group refuses what nobody could follow.
+    /// `nil` from a member without a player (a `coplay control` run) or an older version.
+    public var items: [ItemSummary]?
+
+    /// One item a participant can play.
+    public struct ItemSummary: Hashable, Sendable, Codable {
+        /// The item's identifier (coplay's players: the content fingerprint).
+        public var item: String
+        /// Its duration in seconds, if known.
+        public var duration: Double?
+
+        /// Creates a summary.
+        public init(item: String, duration: Double?) {
+            self.item = item
+            self.duration = duration
+        }
+    }
 
     /// Creates a report.
-    public init(sentAt: ReferenceTime, observedDelay: Duration, preroll: Duration, item: String?, name: String? = nil) {
+    public init(
+        sentAt: ReferenceTime, observedDelay: Duration, preroll: Duration, item: String?, name: String? = nil,
+        items: [ItemSummary]? = nil
+    ) {
         self.sentAt = sentAt
         self.observedDelay = observedDelay
         self.preroll = preroll
         self.item = item
         self.name = name
+        self.items = items
     }
 }

@@ -52,6 +52,10 @@ public struct CoordinatorCore: Sendable {
     public private(set) var names: [PlaybackParticipantID: String] = [:]
 
     private let canPresent: (@Sendable (String) -> Bool)?
+    /// The items the local member can play, with their durations (its presence reports carry them).
+    public private(set) var items: [PresenceReport.ItemSummary]
+    /// The end of the timeline this member last reported with an ``PlaybackEvent/EventType/itemEnded`` event.
+    private var reportedEnd: ReferenceTime?
     private var suspensions: [String: SuspensionRecord] = [:]
     private var suspensionOrder: [String] = []
     private var reports: [PlaybackParticipantID: PresenceReport] = [:]
@@ -89,12 +93,15 @@ public struct CoordinatorCore: Sendable {
     ///     for which it returns `true` (a pure predicate, such as "is in my playlist").
     ///   - name: the local participant's display name: events name members by their names
     ///     (the channel's id until a member's name is known).
+    ///   - items: the items the local member can play, with their durations: the group's timeline
+    ///     ends at an item's duration, and proposals are checked against what members have.
     public init(
         participant: PlaybackParticipantID,
         configuration: CoordinatorConfiguration = .init(),
         localItem: String? = nil,
         canPresent: (@Sendable (String) -> Bool)? = nil,
-        name: String? = nil
+        name: String? = nil,
+        items: [PresenceReport.ItemSummary] = []
     ) {
         self.participant = participant
         self.name = name
@@ -102,6 +109,58 @@ public struct CoordinatorCore: Sendable {
         self.configuration = configuration
         self.localItem = localItem
         self.canPresent = canPresent
+        self.items = items
+    }
+
+    // MARK: Items
+
+    /// The duration of `item` as this member knows it: the group's state (when it is about that
+    /// item), the member's own files, or what another member reported.
+    public func duration(of item: String) -> Double? {
+        if let state, state.item == item, let duration = state.duration { return duration }
+        if let known = items.first(where: { $0.item == item })?.duration { return known }
+        for member in reports.keys.sorted() where members.contains(member) {
+            if let known = reports[member]?.items?.first(where: { $0.item == item })?.duration { return known }
+        }
+        return nil
+    }
+
+    /// The members known to have `item`: this member if it is among its ``items`` or loaded, and
+    /// every current member whose latest presence report lists it or has it loaded.
+    public func members(having item: String) -> Set<PlaybackParticipantID> {
+        var result = Set<PlaybackParticipantID>()
+        if localItem == item || items.contains(where: { $0.item == item }) { result.insert(participant) }
+        for (member, report) in reports where members.contains(member) {
+            if report.item == item || report.items?.contains(where: { $0.item == item }) == true { result.insert(member) }
+        }
+        return result
+    }
+
+    /// The current members other than this one that have a player (their presence reports name an
+    /// item loaded or items they can play), as far as their reports tell.
+    public var otherPlayingMembers: Set<PlaybackParticipantID> {
+        Set(reports.compactMap { member, report in
+            member != participant && members.contains(member) && (report.item != nil || report.items?.isEmpty == false) ? member : nil
+        })
+    }
+
+    /// Whether every current member other than this one has sent a presence report.
+    public var heardFromEveryMember: Bool {
+        members.allSatisfy { $0 == participant || reports[$0] != nil }
+    }
+
+    /// Why the group could not follow a change to `item`, or `nil` when someone can play it.
+    ///
+    /// Refused: an item no member is known to have; and, in a group with other players, an item
+    /// that none of them has (only the sender could play it; everyone else would stop).
+    public func itemUnavailability(_ item: String) -> PlaybackCoordinatorError? {
+        let having = members(having: item)
+        let others = otherPlayingMembers
+        if having.isEmpty { return .itemUnavailable(item, detail: "no member has it") }
+        if !others.isEmpty, having.isDisjoint(with: others) {
+            return .itemUnavailable(item, detail: "no other member has it (only this one)")
+        }
+        return nil
     }
 
     // MARK: Lead
@@ -157,16 +216,29 @@ public struct CoordinatorCore: Sendable {
 
     /// The group's effective timeline from the base state's anchor on: the base state with the
     /// wait intervals held still. Empty before any state.
+    ///
+    /// When the item's duration is known (the state's, or this member's own file's), the timeline
+    /// stops there: an ``TimelineSegment/ended`` segment at the instant the item time reaches the
+    /// duration, holding it (rate 0), and nothing after. A paused state past the end holds the end.
     public func segments() -> [TimelineSegment] {
         guard let state else { return [] }
+        let end = state.duration ?? items.first(where: { $0.item == state.item })?.duration
+        if let end, state.anchorItemTime >= end {
+            return [TimelineSegment(start: state.anchorReferenceTime, itemTime: end, rate: 0, waiting: false, ended: state.rate > 0)]
+        }
         var result = [
             TimelineSegment(start: state.anchorReferenceTime, itemTime: state.anchorItemTime, rate: state.rate, waiting: false)
         ]
         guard state.rate > 0 else { return result }
         for (b, e) in waitIntervals(after: state.anchorReferenceTime) {
+            if let end, result[result.count - 1].itemTime(at: b) >= end { break }
             let held = result[result.count - 1].itemTime(at: b)
             result.append(TimelineSegment(start: b, itemTime: held, rate: 0, waiting: true, waitEnd: e))
             result.append(TimelineSegment(start: e, itemTime: held, rate: state.rate, waiting: false))
+        }
+        if let end, let last = result.last, last.rate > 0 {
+            let at = last.start + .secondsRounded((end - last.itemTime) / last.rate)
+            result.append(TimelineSegment(start: at, itemTime: end, rate: 0, waiting: false, ended: true))
         }
         return result
     }
@@ -446,7 +518,8 @@ public struct CoordinatorCore: Sendable {
     /// proposal arrives (one sender's messages arrive in order).
     public mutating func presenceReport(now: ReferenceTime) -> [CoordinatorAction] {
         let report = PresenceReport(
-            sentAt: now, observedDelay: observedDelay, preroll: configuration.preroll, item: localItem, name: name)
+            sentAt: now, observedDelay: observedDelay, preroll: configuration.preroll, item: localItem, name: name,
+            items: items.isEmpty ? nil : items)
         return [.send(.presence(report), retainKey: nil)]
     }
 
@@ -461,7 +534,8 @@ public struct CoordinatorCore: Sendable {
             let divisor = presenceCount < 8 ? Int64(1) << (8 - presenceCount) : 1
             nextPresence = now + max(configuration.presenceInterval / divisor, .milliseconds(20))
             let report = PresenceReport(
-                sentAt: now, observedDelay: observedDelay, preroll: configuration.preroll, item: localItem, name: name)
+                sentAt: now, observedDelay: observedDelay, preroll: configuration.preroll, item: localItem, name: name,
+            items: items.isEmpty ? nil : items)
             actions.append(.send(.presence(report), retainKey: nil))
         }
         for id in suspensionOrder {
@@ -472,6 +546,12 @@ public struct CoordinatorCore: Sendable {
                 type: .suspensionEnded, realtime: 0, player: label(participant), originator: record.participant, originatorName: names[record.participant], item: state?.item,
                 referenceTime: record.deadline.seconds, reason: record.reason.description, suspension: record.id,
                 waits: record.counted, timedOut: true)))
+        }
+        if let end = segments().last, end.ended, now >= end.start, reportedEnd != end.start, let state {
+            reportedEnd = end.start
+            actions.append(.event(PlaybackEvent(
+                type: .itemEnded, realtime: 0, player: label(participant), item: state.item, itemTime: end.itemTime,
+                rate: 0, referenceTime: end.start.seconds, revision: state.revision)))
         }
         let horizon = now - .seconds(60)
         foldWaits(before: horizon)
@@ -493,6 +573,9 @@ public struct CoordinatorCore: Sendable {
         var deadline = nextPresence
         for record in suspensions.values where !record.endReported && record.end == nil {
             deadline = min(deadline ?? record.deadline, record.deadline)
+        }
+        if let end = segments().last, end.ended, reportedEnd != end.start {
+            deadline = min(deadline ?? end.start, end.start)
         }
         return deadline
     }
@@ -607,11 +690,14 @@ public struct CoordinatorCore: Sendable {
             label = rate == 0 ? .pause : (state.rate == 0 ? .play : .rate)
             next = PlaybackState(
                 item: state.item, rate: rate, anchorItemTime: max(0, effectiveItemTime(at: anchor) ?? 0),
-                anchorReferenceTime: anchor, originator: participant, intendedRate: rate > 0 ? rate : state.intendedRate)
+                anchorReferenceTime: anchor, originator: participant, intendedRate: rate > 0 ? rate : state.intendedRate,
+                duration: duration(of: state.item))
         } else {
             guard let localItem else { throw PlaybackCoordinatorError.noItem }
             label = rate == 0 ? .pause : .play
-            next = PlaybackState(item: localItem, rate: rate, anchorItemTime: 0, anchorReferenceTime: anchor, originator: participant)
+            next = PlaybackState(
+                item: localItem, rate: rate, anchorItemTime: 0, anchorReferenceTime: anchor, originator: participant,
+                duration: duration(of: localItem))
         }
         return [.send(.state(StateProposal(state: next, command: label, sentAt: now)), retainKey: CoordinationMessage.stateKey)]
     }
@@ -622,12 +708,17 @@ public struct CoordinatorCore: Sendable {
     }
 
     /// Proposes a seek to `itemTime`, keeping the current rate.
+    ///
+    /// - Throws: ``PlaybackCoordinatorError/invalidItemTime(_:)`` for a negative or non-finite time,
+    ///   ``PlaybackCoordinatorError/seekPastEnd(_:duration:)`` past the item's known duration.
     public mutating func proposeSeek(to itemTime: Double, now: ReferenceTime) throws -> [CoordinatorAction] {
         guard itemTime.isFinite, itemTime >= 0 else { throw PlaybackCoordinatorError.invalidItemTime(itemTime) }
         guard let item = state?.item ?? localItem else { throw PlaybackCoordinatorError.noItem }
+        let duration = duration(of: item)
+        if let duration, itemTime > duration { throw PlaybackCoordinatorError.seekPastEnd(itemTime, duration: duration) }
         let next = PlaybackState(
             item: item, rate: state?.rate ?? 0, anchorItemTime: itemTime, anchorReferenceTime: proposalAnchor(now: now),
-            originator: participant, intendedRate: state?.intendedRate)
+            originator: participant, intendedRate: state?.intendedRate, duration: duration)
         return [.send(.state(StateProposal(state: next, command: .seek, sentAt: now)), retainKey: CoordinationMessage.stateKey)]
     }
 
@@ -635,10 +726,12 @@ public struct CoordinatorCore: Sendable {
     /// the current rate.
     public mutating func proposeItem(_ identifier: String, at itemTime: Double = 0, now: ReferenceTime) throws -> [CoordinatorAction] {
         guard itemTime.isFinite, itemTime >= 0 else { throw PlaybackCoordinatorError.invalidItemTime(itemTime) }
+        let duration = duration(of: identifier)
+        if let duration, itemTime > duration { throw PlaybackCoordinatorError.seekPastEnd(itemTime, duration: duration) }
         localItem = identifier
         let next = PlaybackState(
             item: identifier, rate: state?.rate ?? 0, anchorItemTime: itemTime, anchorReferenceTime: proposalAnchor(now: now),
-            originator: participant, intendedRate: state?.intendedRate)
+            originator: participant, intendedRate: state?.intendedRate, duration: duration)
         return [.send(.state(StateProposal(state: next, command: .item, sentAt: now)), retainKey: CoordinationMessage.stateKey)]
     }
 

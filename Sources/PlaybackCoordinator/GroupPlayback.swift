@@ -112,11 +112,11 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     /// member without a player (one that only sends commands) uses it directly.
     public func makeCoordinator(
         delegate: any PlaybackControlDelegate, localItem: String? = nil, canPresent: (@Sendable (String) -> Bool)? = nil,
-        name: String? = nil
+        name: String? = nil, items: [PresenceReport.ItemSummary] = []
     ) -> PlaybackCoordinator {
         PlaybackCoordinator(
             channel: channel, reference: reference, delegate: delegate, configuration: options.coordinator,
-            localItem: localItem, canPresent: canPresent, name: name, logger: logger)
+            localItem: localItem, canPresent: canPresent, name: name, items: items, logger: logger)
     }
 
     /// Coordinates `player` with the group until the session ends, the player ends, or the task is
@@ -127,6 +127,8 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     ///   - localItem: the item it has loaded.
     ///   - canPresent: when given, the player follows the group to any item it accepts.
     ///   - name: the member's display name in events.
+    ///   - items: the items the player can play, with their durations (the group's timeline ends
+    ///     at an item's duration).
     ///   - publishInitialState: publish "paused at 0" first, so that the group has a state (the
     ///     member that created the session does this).
     ///   - onEvent: every event of the coordinator and the player, as they happen.
@@ -134,11 +136,12 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     /// - Throws: what the player's ``CoordinatedPlayer/run(coordinator:)`` threw (its process crashed).
     public func run<Player: CoordinatedPlayer>(
         _ player: Player, localItem: String?, canPresent: (@Sendable (String) -> Bool)? = nil, name: String? = nil,
+        items: [PresenceReport.ItemSummary] = [],
         publishInitialState: Bool = false,
         onEvent: @escaping @Sendable (PlaybackEvent) -> Void = { _ in },
         started: @escaping @Sendable (PlaybackCoordinator) async -> Void = { _ in }
     ) async throws {
-        let coordinator = makeCoordinator(delegate: player, localItem: localItem, canPresent: canPresent, name: name)
+        let coordinator = makeCoordinator(delegate: player, localItem: localItem, canPresent: canPresent, name: name, items: items)
         let session = self.session
         defer { session.leave() }
         try await withThrowingTaskGroup(of: Void.self) { group in

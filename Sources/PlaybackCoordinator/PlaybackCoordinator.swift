@@ -53,6 +53,8 @@ public actor PlaybackCoordinator {
     ///   - canPresent: when given, the local item follows the group to any item it accepts.
     ///   - name: the local member's display name; events name members by their announced names
     ///     (their channel ids until known).
+    ///   - items: the items the local player can play, with their durations (the timeline ends at
+    ///     an item's duration; other members check their proposals against them).
     ///   - clock: the clock the coordinator sleeps on between ticks.
     ///   - realtime: the `CLOCK_REALTIME` reading used to stamp events.
     ///   - logger: where the coordinator logs (info and below).
@@ -64,13 +66,14 @@ public actor PlaybackCoordinator {
         localItem: String? = nil,
         canPresent: (@Sendable (String) -> Bool)? = nil,
         name: String? = nil,
+        items: [PresenceReport.ItemSummary] = [],
         clock: any Clock<Duration> = ContinuousClock(),
         realtime: @escaping @Sendable () -> Double = Realtime.now,
         logger: Logger = Logger(label: "coplay.playback")
     ) {
         self.core = CoordinatorCore(
             participant: channel.localParticipant, configuration: configuration, localItem: localItem, canPresent: canPresent,
-            name: name)
+            name: name, items: items)
         self.channel = channel
         self.reference = reference
         self.delegate = delegate
@@ -91,6 +94,17 @@ public actor PlaybackCoordinator {
 
     /// The current lead (delay from a command to its reference instant).
     public var lead: Duration { core.lead }
+
+    /// Whether every current member has sent a presence report (items, delays), as far as this
+    /// member knows: a member that just joined waits for this before checking an item change.
+    public var heardFromEveryMember: Bool { core.heardFromEveryMember }
+
+    /// Why the group could not follow a change to `item` (nobody has it, or only this member), or
+    /// `nil` when someone can play it. See ``CoordinatorCore/itemUnavailability(_:)``.
+    public func itemUnavailability(_ item: String) -> PlaybackCoordinatorError? { core.itemUnavailability(item) }
+
+    /// The duration of `item` as this member knows it (the state, its files, others' reports).
+    public func duration(of item: String) -> Double? { core.duration(of: item) }
 
     /// Current members of the group.
     public var members: Set<PlaybackParticipantID> { core.members }

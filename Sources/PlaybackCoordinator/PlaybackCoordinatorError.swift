@@ -14,6 +14,8 @@ public struct PlaybackCoordinatorError: Error, Hashable, Sendable, CustomStringC
         case unknownSuspension(String)
         case invalidSuspensionLength(Double, maximum: Double)
         case suspensionNotConfirmed(String, phase: String)
+        case seekPastEnd(Double, duration: Double)
+        case itemUnavailable(String, detail: String)
     }
 
     private let code: Code
@@ -44,6 +46,14 @@ public struct PlaybackCoordinatorError: Error, Hashable, Sendable, CustomStringC
     public static func suspensionNotConfirmed(_ id: String, phase: String) -> Self {
         Self(.suspensionNotConfirmed(id, phase: phase))
     }
+    /// A seek (or an item change) to a time past the item's known duration.
+    public static func seekPastEnd(_ itemTime: Double, duration: Double) -> Self { Self(.seekPastEnd(itemTime, duration: duration)) }
+    /// An item change nobody in the group could follow.
+    ///
+    /// - Parameters:
+    ///   - item: the item.
+    ///   - detail: why (no member has it; only the sender has it).
+    public static func itemUnavailable(_ item: String, detail: String) -> Self { Self(.itemUnavailable(item, detail: detail)) }
 
     public var description: String {
         switch code {
@@ -53,6 +63,10 @@ public struct PlaybackCoordinatorError: Error, Hashable, Sendable, CustomStringC
         case .notSynchronized: "the reference clock is not synchronized yet"
         case .notConnected(let who): "participant \(who) is not connected to the channel"
         case .unknownSuspension(let id): "unknown or already ended suspension \(id)"
+        case .seekPastEnd(let time, let duration):
+            "cannot seek to \(time) s: the item is \(duration) s long (seek between 0 and \(duration))"
+        case .itemUnavailable(let item, let detail):
+            "nobody could follow a change to item \(item): \(detail) (members play the items they have files for; `coplay people` lists them)"
         case .invalidSuspensionLength(let length, let maximum):
             "invalid suspension length \(length) s: must be more than 0 and at most the suspension timeout (\(maximum) s)"
         case .suspensionNotConfirmed(let id, let phase):

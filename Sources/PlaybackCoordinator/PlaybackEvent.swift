@@ -20,6 +20,9 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
         case play, pause, seek, rate, item
         /// The group's item changed.
         case itemChanged
+        /// The group's timeline reached the item's end (the state's duration): every player holds
+        /// the last frame, from the same reference instant. Nobody's command: no originator.
+        case itemEnded
         /// A command for another item than the local one was ignored (and completed).
         case commandIgnored
         /// Membership.

@@ -29,6 +29,10 @@ public struct PlaybackState: Hashable, Sendable, Codable {
     /// The rate the group plays at when not paused by the user: a pause keeps the previous rate
     /// here so `play` resumes at it.
     public var intendedRate: Double
+    /// The item's duration in seconds, when the proposer knew it (from the file, the current state
+    /// or a member's report): playback ends there, on the same reference instant for everyone
+    /// (``CoordinatorCore/segments()`` ends the timeline with an ``TimelineSegment/ended`` segment).
+    public var duration: Double?
 
     /// Creates a state.
     ///
@@ -40,6 +44,7 @@ public struct PlaybackState: Hashable, Sendable, Codable {
     ///   - originator: the participant that issued the command.
     ///   - revision: the channel sequence number, or 0 before sending.
     ///   - intendedRate: the rate a later `play` resumes at (defaults to `rate`, or 1 when paused).
+    ///   - duration: the item's duration in seconds, if known.
     public init(
         item: String,
         rate: Double,
@@ -47,7 +52,8 @@ public struct PlaybackState: Hashable, Sendable, Codable {
         anchorReferenceTime: ReferenceTime,
         originator: PlaybackParticipantID,
         revision: UInt64 = 0,
-        intendedRate: Double? = nil
+        intendedRate: Double? = nil,
+        duration: Double? = nil
     ) {
         self.item = item
         self.rate = rate
@@ -56,6 +62,7 @@ public struct PlaybackState: Hashable, Sendable, Codable {
         self.originator = originator
         self.revision = revision
         self.intendedRate = intendedRate ?? (rate > 0 ? rate : 1)
+        self.duration = duration
     }
 
     /// The item time (seconds) at reference instant `t` (before or after the anchor).

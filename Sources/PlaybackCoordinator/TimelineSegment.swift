@@ -11,10 +11,14 @@ public struct TimelineSegment: Hashable, Sendable {
     public var waiting: Bool
     /// When the wait ends at the latest (waiting segments only).
     public var waitEnd: ReferenceTime?
+    /// Whether the segment is the item's end: the group reached the state's duration and holds the
+    /// last frame there (rate 0), attributed to nobody.
+    public var ended: Bool = false
 
     /// Whether both segments move the same way (ignoring when a wait ends at the latest).
     public func sameMotion(as other: TimelineSegment) -> Bool {
         start == other.start && itemTime == other.itemTime && rate == other.rate && waiting == other.waiting
+            && ended == other.ended
     }
 
     /// Item time at `t` (at or after `start`).

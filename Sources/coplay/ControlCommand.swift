@@ -173,6 +173,14 @@ struct ControlCommand: AsyncParsableCommand {
     /// Proposes the (non-suspend) action through `coordinator` and prints the relay-confirmed state.
     private func send(_ parsed: Parsed, through coordinator: PlaybackCoordinator, as me: PlaybackParticipantID) async throws {
         let action = parsed.action
+        if action == .item || action == .seek {
+            // What the members have (items, durations) comes in their presence reports, about once
+            // a second: hear from everyone before checking the command against it.
+            _ = await Self.poll(for: .seconds(2.5)) { await coordinator.heardFromEveryMember }
+        }
+        if action == .item, let problem = await coordinator.itemUnavailability(parsed.value ?? "") {
+            throw problem
+        }
         switch action {
         case .play: try await coordinator.play()
         case .pause: try await coordinator.pause()

@@ -79,7 +79,7 @@ struct DemoCommand: AsyncParsableCommand {
                 let player = member.headlessPlayer(timeline, name: name)
                 group.addTask {
                     try await member.play(
-                        player, items: [timeline.identifier], name: name, output: output, publishInitialState: isHost,
+                        player, items: [timeline], name: name, output: output, publishInitialState: isHost,
                         started: { coordinator in
                             if isHost { await Self.tour(coordinator, media: timeline.duration, until: end) }
                         })

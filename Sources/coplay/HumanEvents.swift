@@ -196,6 +196,8 @@ final class HumanEvents: Sendable {
             }
         case .itemChanged:
             return nil  // the `item` line said it
+        case .itemEnded:
+            return "\(quoted(title(event.item ?? ""))) ended at \(at): everyone holds its last frame"
         case .commandIgnored:
             return "not following \(by): the group plays \(quoted(title(event.item ?? ""))), which this player does not have"
         case .suspensionBegan:

@@ -107,17 +107,22 @@ struct PlaybackMember: Sendable {
     /// task is cancelled, printing events.
     ///
     /// - Parameters:
-    ///   - items: identifiers of every item the player can present (the first is loaded).
+    ///   - items: every item the player can present (the first is loaded): their identifiers and
+    ///     durations go to the coordinator (the group stops at an item's end).
     ///   - name: the player's name in events.
     ///   - publishInitialState: the host publishes "paused at 0" so the group has a state.
     ///   - started: called with the coordinator once it runs (the demo drives its tour through it).
     func play<Player: CoordinatedPlayer>(
-        _ player: Player, items: [String], name: String, output: EventOutput, publishInitialState: Bool,
+        _ player: Player, items: [MediaTimeline], name: String, output: EventOutput, publishInitialState: Bool,
         started: @escaping @Sendable (PlaybackCoordinator) async -> Void = { _ in }
     ) async throws {
-        let itemIDs = Set(items)
+        let itemIDs = Set(items.map(\.identifier))
+        var summaries: [PresenceReport.ItemSummary] = []
+        for item in items where !summaries.contains(where: { $0.item == item.identifier }) {
+            summaries.append(PresenceReport.ItemSummary(item: item.identifier, duration: item.duration))
+        }
         try await playback.run(
-            player, localItem: items.first, canPresent: { itemIDs.contains($0) }, name: name,
+            player, localItem: items.first?.identifier, canPresent: { itemIDs.contains($0) }, name: name, items: summaries,
             publishInitialState: publishInitialState, onEvent: { output.print($0) }, started: started)
     }
 }

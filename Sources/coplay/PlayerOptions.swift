@@ -98,7 +98,7 @@ struct MemberRunner {
     }
 
     private func runPlayer(open: @escaping @Sendable () async throws -> PlaybackMember) async throws {
-        let items = media.map(\.timeline.identifier)
+        let items = media.map(\.timeline)
         let human = output.human
         guard players.usesMPV else {
             let member = try await open()

@@ -102,7 +102,7 @@ import struct GroupSessions.SessionKeys
         let participant = PlaybackParticipantID(vector.participant)
         var core = CoordinatorCore(
             participant: participant, configuration: configuration, localItem: vector.localItem, canPresent: canPresent,
-            name: vector.name)
+            name: vector.name, items: vector.items ?? [])
         var outbox: [CoordinationMessage] = []
         var results: [VectorExpectation] = []
         for step in vector.steps {
@@ -166,6 +166,7 @@ import struct GroupSessions.SessionKeys
         if let rate = step.rate, error == .invalidRate(rate) { return "invalidRate" }
         if let time = step.itemTime, error == .invalidItemTime(time) { return "invalidItemTime" }
         if let id = step.id, error == .unknownSuspension(id) { return "unknownSuspension" }
+        if "\(error)".hasPrefix("cannot seek to") { return "seekPastEnd" }
         return "\(error)"
     }
 }
@@ -180,6 +181,8 @@ struct CoordinatorVector: Codable {
     var localItem: String?
     /// When present, the core's `canPresent` predicate returns `true` exactly for these items.
     var canPresent: [String]?
+    /// The items the member has, with their durations (the core's `items`).
+    var items: [PresenceReport.ItemSummary]?
     var configuration: VectorConfiguration?
     var steps: [VectorStep]
 }
@@ -368,6 +371,8 @@ struct VectorSegment: Codable, Equatable {
     var rate: Double
     var waiting: Bool
     var waitEnd: Int64?
+    /// `true` for the item's end (left out otherwise).
+    var ended: Bool?
 
     init(_ segment: TimelineSegment) {
         start = segment.start.nanoseconds
@@ -375,6 +380,7 @@ struct VectorSegment: Codable, Equatable {
         rate = segment.rate
         waiting = segment.waiting
         waitEnd = segment.waitEnd?.nanoseconds
+        ended = segment.ended ? true : nil
     }
 }
 

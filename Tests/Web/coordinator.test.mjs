@@ -36,6 +36,7 @@ function run(vector) {
   const canPresent = vector.canPresent ? (item) => vector.canPresent.includes(item) : null;
   const core = new CoordinatorCore({
     participant: vector.participant, configuration, localItem: vector.localItem ?? null, canPresent, name: vector.name ?? null,
+    items: (vector.items ?? []).map((summary) => ({ item: summary.item, duration: summary.duration ?? null })),
   });
   const outbox = [];
   return vector.steps.map((step) => {
@@ -101,7 +102,7 @@ function run(vector) {
       id,
       lead: core.lead,
       nextTickDeadline: core.nextTickDeadline ?? undefined,
-      segments: core.segments().map((s) => ({ start: s.start, itemTime: s.itemTime, rate: s.rate, waiting: s.waiting, waitEnd: s.waitEnd ?? undefined })),
+      segments: core.segments().map((s) => ({ start: s.start, itemTime: s.itemTime, rate: s.rate, waiting: s.waiting, waitEnd: s.waitEnd ?? undefined, ended: s.ended ? true : undefined })),
       participants: core.otherParticipants.length === 0 ? undefined : core.otherParticipants.map((p) => ({
         id: p.id, name: p.name, suspensions: p.suspensions.map((s) => `${s.id} ${s.reason}`),
       })),

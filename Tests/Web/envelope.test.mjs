@@ -110,9 +110,14 @@ test("CoordinationMessage JSON as Swift writes it (keys in any order)", () => {
   });
   assert.ok(jsonEqual(parseJSON(new TextDecoder().decode(encodeMessageBody(decoded))), parseJSON(withHistory)));
   assert.throws(() => decodeMessageBody(utf8(withHistory.replace('"suspensions":[', '"suspensions":{"x":[').replace("]}}}}", "]}}}}}"))), MessageDecodingError);
-  const presence = { presence: { sentAt: 5n, observedDelay: 3_000_000n, preroll: 0n, item: null, name: "alice" } };
+  const presence = { presence: { sentAt: 5n, observedDelay: 3_000_000n, preroll: 0n, item: null, name: "alice", items: null } };
   assert.deepEqual(encodeMessage(presence), { presence: { _0: { sentAt: 5n, observedDelay: [0n, 3_000_000_000_000_000n], preroll: [0n, 0n], name: "alice" } } });
   assert.deepEqual(decodeMessage(parseJSON(stringifyJSON(encodeMessage(presence)))), presence);
+  // A member's items with their durations (PresenceReport.ItemSummary: a nil duration left out).
+  const withItems = { presence: { sentAt: 5n, observedDelay: 0n, preroll: 0n, item: "a", name: null, items: [{ item: "a", duration: 60 }, { item: "b", duration: null }] } };
+  assert.deepEqual(encodeMessage(withItems).presence._0.items, [{ item: "a", duration: 60 }, { item: "b" }]);
+  assert.deepEqual(decodeMessage(parseJSON(stringifyJSON(encodeMessage(withItems)))), withItems);
+  assert.throws(() => decodeMessage(parseJSON('{"presence":{"_0":{"sentAt":1,"observedDelay":[0,0],"preroll":[0,0],"items":{"a":1}}}}')));
   for (const bad of ['{"state":{"_0":{}}}', '{"nope":{"_0":{}}}', '{"presence":{"_0":{"sentAt":1.5,"observedDelay":[0,0],"preroll":[0,0]}}}', "[]"]) {
     assert.throws(() => decodeMessageBody(utf8(bad)), MessageDecodingError, bad);
   }

@@ -64,7 +64,7 @@ export function defaultConfiguration() {
 }
 
 /** PlaybackState.init: intendedRate defaults to `rate`, or 1 when paused; revision to 0. */
-export function makeState({ item, rate, anchorItemTime, anchorReferenceTime, originator, revision = 0n, intendedRate = null }) {
+export function makeState({ item, rate, anchorItemTime, anchorReferenceTime, originator, revision = 0n, intendedRate = null, duration = null }) {
   return {
     item,
     rate,
@@ -73,17 +73,24 @@ export function makeState({ item, rate, anchorItemTime, anchorReferenceTime, ori
     originator,
     revision,
     intendedRate: intendedRate ?? (rate > 0 ? rate : 1),
+    duration,
   };
 }
 
-/** TimelineSegment.init. */
-export function makeSegment(start, itemTime, rate, waiting, waitEnd = null) {
-  return { start, itemTime, rate, waiting, waitEnd };
+/** TimelineSegment.init (`ended`: the item's end, held at rate 0). */
+export function makeSegment(start, itemTime, rate, waiting, waitEnd = null, ended = false) {
+  return { start, itemTime, rate, waiting, waitEnd, ended };
 }
 
 /** TimelineSegment.sameMotion(as:): ignoring when a wait ends at the latest. */
 export function sameMotion(a, b) {
-  return a.start === b.start && a.itemTime === b.itemTime && a.rate === b.rate && a.waiting === b.waiting;
+  return a.start === b.start && a.itemTime === b.itemTime && a.rate === b.rate && a.waiting === b.waiting && a.ended === b.ended;
+}
+
+/** `Duration.secondsRounded(_:)`: nanoseconds rounded half away from zero (Swift's `rounded()`). */
+function secondsRounded(value) {
+  const ns = value * 1e9;
+  return BigInt(Math.sign(ns) * Math.round(Math.abs(ns)));
 }
 
 /** The command kind that puts a player on `segment`'s motion from `instant` on. */
@@ -135,7 +142,16 @@ export class PlaybackCoordinatorError extends Error {
   constructor(code, message) {
     super(message);
     this.name = "PlaybackCoordinatorError";
-    this.code = code; // "invalidRate" | "invalidItemTime" | "noItem" | "unknownSuspension"
+    this.code = code; // "invalidRate" | "invalidItemTime" | "noItem" | "unknownSuspension" | "seekPastEnd" | "itemUnavailable"
+  }
+  static seekPastEnd(time, duration) {
+    return new PlaybackCoordinatorError("seekPastEnd", `cannot seek to ${time} s: the item is ${duration} s long (seek between 0 and ${duration})`);
+  }
+  static itemUnavailable(item, detail) {
+    return new PlaybackCoordinatorError(
+      "itemUnavailable",
+      `nobody could follow a change to item ${item}: ${detail} (members play the items they have files for; \`coplay people\` lists them)`,
+    );
   }
   static invalidRate(rate) {
     return new PlaybackCoordinatorError("invalidRate", `invalid rate ${rate}: a rate is 0 (paused) or between 0.0625 and 16`);
@@ -173,9 +189,13 @@ export class CoordinatorCore {
    * @param {((item: string) => boolean)|null} [options.canPresent] when given, the core switches the
    *   local item by itself to any group item for which it returns true.
    * @param {string|null} [options.name] the local participant's display name.
+   * @param {{item: string, duration: number|null}[]} [options.items] the items the local member can
+   *   play, with their durations (the timeline ends at an item's duration; presence reports carry them).
    */
-  constructor({ participant, configuration = defaultConfiguration(), localItem = null, canPresent = null, name = null }) {
+  constructor({ participant, configuration = defaultConfiguration(), localItem = null, canPresent = null, name = null, items = [] }) {
     this.participant = participant;
+    this.items = items;
+    this.reportedEnd = null; // the end of the timeline last reported with an itemEnded event
     this.name = name;
     this.names = new Map();
     if (name !== null) this.names.set(participant, name);
@@ -272,16 +292,82 @@ export class CoordinatorCore {
     return merged;
   }
 
-  /** The group's effective timeline from the base state's anchor on (empty before any state). */
+  // MARK: Items
+
+  /** The duration of `item` as this member knows it: the state's, its own files', another member's report. */
+  durationOf(item) {
+    const state = this.state;
+    if (state !== null && state.item === item && state.duration !== null && state.duration !== undefined) return state.duration;
+    const own = this.items.find((summary) => summary.item === item)?.duration;
+    if (own !== null && own !== undefined) return own;
+    for (const member of [...this.reports.keys()].sort(compareStrings)) {
+      if (!this.members.has(member)) continue;
+      const known = this.reports.get(member).items?.find((summary) => summary.item === item)?.duration;
+      if (known !== null && known !== undefined) return known;
+    }
+    return null;
+  }
+
+  /** The members known to have `item` (this one included), from the files and presence reports. */
+  membersHaving(item) {
+    const result = new Set();
+    if (this.localItem === item || this.items.some((summary) => summary.item === item)) result.add(this.participant);
+    for (const [member, report] of this.reports) {
+      if (!this.members.has(member)) continue;
+      if (report.item === item || (report.items ?? []).some((summary) => summary.item === item)) result.add(member);
+    }
+    return result;
+  }
+
+  /** The current members other than this one that have a player (their reports name items). */
+  get otherPlayingMembers() {
+    const result = new Set();
+    for (const [member, report] of this.reports) {
+      if (member === this.participant || !this.members.has(member)) continue;
+      if ((report.item !== null && report.item !== undefined) || (report.items ?? []).length > 0) result.add(member);
+    }
+    return result;
+  }
+
+  /** Whether every current member other than this one has sent a presence report. */
+  get heardFromEveryMember() {
+    return [...this.members].every((member) => member === this.participant || this.reports.has(member));
+  }
+
+  /** Why the group could not follow a change to `item` (a PlaybackCoordinatorError), or null. */
+  itemUnavailability(item) {
+    const having = this.membersHaving(item);
+    const others = this.otherPlayingMembers;
+    if (having.size === 0) return PlaybackCoordinatorError.itemUnavailable(item, "no member has it");
+    if (others.size > 0 && ![...others].some((member) => having.has(member))) {
+      return PlaybackCoordinatorError.itemUnavailable(item, "no other member has it (only this one)");
+    }
+    return null;
+  }
+
+  /**
+   * The group's effective timeline from the base state's anchor on (empty before any state); with
+   * the item's duration known it ends there, in an `ended` segment holding the end (rate 0).
+   */
   segments() {
     const state = this.state;
     if (state === null) return [];
+    const end = state.duration ?? this.items.find((summary) => summary.item === state.item)?.duration ?? null;
+    if (end !== null && state.anchorItemTime >= end) {
+      return [makeSegment(state.anchorReferenceTime, end, 0, false, null, state.rate > 0)];
+    }
     const result = [makeSegment(state.anchorReferenceTime, state.anchorItemTime, state.rate, false)];
     if (!(state.rate > 0)) return result;
     for (const [b, e] of this.waitIntervals(state.anchorReferenceTime)) {
+      if (end !== null && segmentItemTime(result[result.length - 1], b) >= end) break;
       const held = segmentItemTime(result[result.length - 1], b);
       result.push(makeSegment(b, held, 0, true, e));
       result.push(makeSegment(e, held, state.rate, false));
+    }
+    const last = result[result.length - 1];
+    if (end !== null && last.rate > 0) {
+      const at = last.start + secondsRounded((end - last.itemTime) / last.rate);
+      result.push(makeSegment(at, end, 0, false, null, true));
     }
     return result;
   }
@@ -588,7 +674,7 @@ export class CoordinatorCore {
       this.presenceCount += 1;
       const divisor = this.presenceCount < 8 ? 1n << BigInt(8 - this.presenceCount) : 1n;
       this.nextPresence = now + maxBig(this.configuration.presenceInterval / divisor, milliseconds(20));
-      const report = { sentAt: now, observedDelay: this.observedDelay, preroll: this.configuration.preroll, item: this.localItem, name: this.name };
+      const report = { sentAt: now, observedDelay: this.observedDelay, preroll: this.configuration.preroll, item: this.localItem, name: this.name, items: this.items.length > 0 ? this.items : null };
       actions.push(send({ presence: report }, null));
     }
     for (const id of this.suspensionOrder) {
@@ -598,6 +684,15 @@ export class CoordinatorCore {
       actions.push(eventAction(playbackEvent("suspensionEnded", {
         player: this.label(this.participant), originator: record.participant, originatorName: this.names.get(record.participant) ?? null, item: this.state?.item,
         referenceTime: referenceSeconds(CoordinatorCore.deadline(record)), reason: record.reason, suspension: record.id, waits: record.counted, timedOut: true,
+      })));
+    }
+    const segments = this.segments();
+    const end = segments[segments.length - 1];
+    if (end !== undefined && end.ended && now >= end.start && this.reportedEnd !== end.start) {
+      this.reportedEnd = end.start;
+      actions.push(eventAction(playbackEvent("itemEnded", {
+        player: this.label(this.participant), item: this.state.item, itemTime: end.itemTime, rate: 0,
+        referenceTime: referenceSeconds(end.start), revision: this.state.revision,
       })));
     }
     const horizon = now - seconds(60);
@@ -624,6 +719,9 @@ export class CoordinatorCore {
       const recordDeadline = CoordinatorCore.deadline(record);
       deadline = minBig(deadline ?? recordDeadline, recordDeadline);
     }
+    const segments = this.segments();
+    const end = segments[segments.length - 1];
+    if (end !== undefined && end.ended && this.reportedEnd !== end.start) deadline = minBig(deadline ?? end.start, end.start);
     return deadline;
   }
 
@@ -711,11 +809,15 @@ export class CoordinatorCore {
       next = makeState({
         item: state.item, rate, anchorItemTime: Math.max(0, this.effectiveItemTime(anchor) ?? 0),
         anchorReferenceTime: anchor, originator: this.participant, intendedRate: rate > 0 ? rate : state.intendedRate,
+        duration: this.durationOf(state.item),
       });
     } else {
       if (this.localItem === null) throw PlaybackCoordinatorError.noItem();
       label = rate === 0 ? "pause" : "play";
-      next = makeState({ item: this.localItem, rate, anchorItemTime: 0, anchorReferenceTime: anchor, originator: this.participant });
+      next = makeState({
+        item: this.localItem, rate, anchorItemTime: 0, anchorReferenceTime: anchor, originator: this.participant,
+        duration: this.durationOf(this.localItem),
+      });
     }
     return [send({ state: { state: next, command: label, sentAt: now } }, STATE_KEY)];
   }
@@ -730,9 +832,11 @@ export class CoordinatorCore {
     if (!Number.isFinite(itemTime) || !(itemTime >= 0)) throw PlaybackCoordinatorError.invalidItemTime(itemTime);
     const item = this.state?.item ?? this.localItem;
     if (item === null) throw PlaybackCoordinatorError.noItem();
+    const duration = this.durationOf(item);
+    if (duration !== null && itemTime > duration) throw PlaybackCoordinatorError.seekPastEnd(itemTime, duration);
     const next = makeState({
       item, rate: this.state?.rate ?? 0, anchorItemTime: itemTime, anchorReferenceTime: this.proposalAnchor(now),
-      originator: this.participant, intendedRate: this.state?.intendedRate ?? null,
+      originator: this.participant, intendedRate: this.state?.intendedRate ?? null, duration,
     });
     return [send({ state: { state: next, command: "seek", sentAt: now } }, STATE_KEY)];
   }
@@ -740,10 +844,12 @@ export class CoordinatorCore {
   /** Loads `identifier` locally and proposes it to the group at `itemTime`, keeping the rate. */
   proposeItem(identifier, itemTime, now) {
     if (!Number.isFinite(itemTime) || !(itemTime >= 0)) throw PlaybackCoordinatorError.invalidItemTime(itemTime);
+    const duration = this.durationOf(identifier);
+    if (duration !== null && itemTime > duration) throw PlaybackCoordinatorError.seekPastEnd(itemTime, duration);
     this.localItem = identifier;
     const next = makeState({
       item: identifier, rate: this.state?.rate ?? 0, anchorItemTime: itemTime, anchorReferenceTime: this.proposalAnchor(now),
-      originator: this.participant, intendedRate: this.state?.intendedRate ?? null,
+      originator: this.participant, intendedRate: this.state?.intendedRate ?? null, duration,
     });
     return [send({ state: { state: next, command: "item", sentAt: now } }, STATE_KEY)];
   }

@@ -131,6 +131,7 @@ export function encodeState(s) {
     originator: s.originator,
     revision: s.revision,
     intendedRate: s.intendedRate,
+    ...(s.duration !== null && s.duration !== undefined ? { duration: s.duration } : {}),
   };
 }
 
@@ -145,6 +146,7 @@ export function decodeState(value) {
     originator: string(v.originator, "originator"),
     revision: uint64(v.revision, "revision"),
     intendedRate: double(v.intendedRate, "intendedRate"),
+    duration: optional(v.duration, double, "duration"),
   };
 }
 
@@ -235,7 +237,25 @@ function encodeReport(r) {
   const json = { sentAt: r.sentAt, observedDelay: encodeDuration(r.observedDelay), preroll: encodeDuration(r.preroll) };
   if (r.item !== null && r.item !== undefined) json.item = r.item;
   if (r.name !== null && r.name !== undefined) json.name = r.name;
+  if (r.items !== null && r.items !== undefined) json.items = r.items.map(encodeItemSummary);
   return json;
+}
+
+/** PresenceReport.ItemSummary -> JSON (duration left out when unknown). */
+function encodeItemSummary(summary) {
+  const json = { item: summary.item };
+  if (summary.duration !== null && summary.duration !== undefined) json.duration = summary.duration;
+  return json;
+}
+
+function decodeItemSummary(value) {
+  const v = object(value, "ItemSummary");
+  return { item: string(v.item, "item"), duration: optional(v.duration, double, "duration") };
+}
+
+function decodeItemSummaries(value) {
+  if (!Array.isArray(value)) throw new MessageDecodingError("items is not an array");
+  return value.map(decodeItemSummary);
 }
 
 function decodeReport(value) {
@@ -246,6 +266,7 @@ function decodeReport(value) {
     preroll: decodeDuration(v.preroll),
     item: optional(v.item, string, "item"),
     name: optional(v.name, string, "name"),
+    items: optional(v.items, decodeItemSummaries, "items"),
   };
 }
 
