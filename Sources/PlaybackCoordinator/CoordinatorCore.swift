@@ -799,6 +799,11 @@ public struct CoordinatorCore: Sendable {
         guard let index = localSuspensions.firstIndex(where: { $0.id == id }) else {
             throw PlaybackCoordinatorError.unknownSuspension(id)
         }
+        // Checked before anything changes: the end goes out whatever the proposal, and a time past
+        // the item's end proposes the end (a throw after the suspension was removed here would
+        // leave the group waiting for an end that is never sent).
+        if let itemTime, !itemTime.isFinite || itemTime < 0 { throw PlaybackCoordinatorError.invalidItemTime(itemTime) }
+        let itemTime = itemTime.map { time in (state?.item ?? localItem).flatMap(duration(of:)).map { min(time, $0) } ?? time }
         let wasDetached = isDetached
         let (_, reason, waits) = localSuspensions.remove(at: index)
         let effective = now + lead

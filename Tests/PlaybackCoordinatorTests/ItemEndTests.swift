@@ -93,6 +93,24 @@ struct ItemEndTests {
         #expect(throws: Never.self) { try harness.core.proposeSeek(to: 60, now: ReferenceTime(seconds: 1)) }
     }
 
+    @Test("ending a suspension with a time past the end still sends the end, and proposes the end itself")
+    func endSuspensionPastTheEnd() throws {
+        var harness = Self.harness()
+        let begun = harness.core.beginSuspension(.buffering, now: ReferenceTime(seconds: 1))
+        for message in CoreHarness.sent(begun.actions) { _ = harness.deliver(message, at: 1) }
+        let ended = try harness.core.endSuspension(begun.id, proposing: 75, now: ReferenceTime(seconds: 2))
+        let sent = CoreHarness.sent(ended)
+        #expect(sent.contains { if case .suspension(let notice) = $0 { notice.phase == .end && notice.proposedItemTime == 60 } else { false } })
+        #expect(Self.state(ended)?.anchorItemTime == 60)
+        #expect(harness.core.openSuspensions.isEmpty)
+        // An invalid time is refused before anything changes: the suspension stays open.
+        let again = harness.core.beginSuspension(.buffering, now: ReferenceTime(seconds: 3))
+        #expect(throws: PlaybackCoordinatorError.invalidItemTime(-2)) {
+            try harness.core.endSuspension(again.id, proposing: -2, now: ReferenceTime(seconds: 4))
+        }
+        #expect(harness.core.openSuspensions == [again.id])
+    }
+
     @Test("an item change nobody could follow is refused: nobody has it, or only the sender among the players")
     func itemAvailability() throws {
         var control = CoreHarness("control", item: nil)

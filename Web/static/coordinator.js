@@ -906,6 +906,13 @@ export class CoordinatorCore {
   endSuspension(id, itemTime, now) {
     const index = this.localSuspensions.findIndex((s) => s.id === id);
     if (index < 0) throw PlaybackCoordinatorError.unknownSuspension(id);
+    // Checked before anything changes (CoordinatorCore.endSuspension): a time past the end proposes the end.
+    if (itemTime !== null && itemTime !== undefined) {
+      if (!Number.isFinite(itemTime) || !(itemTime >= 0)) throw PlaybackCoordinatorError.invalidItemTime(itemTime);
+      const item = this.state?.item ?? this.localItem;
+      const duration = item === null ? null : this.durationOf(item);
+      if (duration !== null) itemTime = Math.min(itemTime, duration);
+    }
     const wasDetached = this.isDetached;
     const [{ reason, waits }] = this.localSuspensions.splice(index, 1);
     const effective = now + this.lead;

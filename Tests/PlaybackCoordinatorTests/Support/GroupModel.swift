@@ -40,6 +40,10 @@ final class GroupModel {
         var recordTraces = false
         /// Whether the relay may restart.
         var relayRestarts = true
+        /// The durations of the items every member with a player has (its `items`): the group's
+        /// timeline ends there. `nil`: members know no durations (the model before item ends, as
+        /// the regression seeds were found).
+        var itemDurations: [String: Double]? = ["clip": 20, "other": 13.5]
     }
 
     /// A broken invariant.
@@ -59,6 +63,12 @@ final class GroupModel {
         configuration.holdsCommandsUntilJoined = true
         return configuration
     }()
+    /// What a member with a player has: every item, with the options' durations.
+    var itemSummaries: [PresenceReport.ItemSummary] {
+        guard let durations = options.itemDurations else { return [] }
+        return Self.items.map { PresenceReport.ItemSummary(item: $0.identifier, duration: durations[$0.identifier]) }
+    }
+
     static let items = [
         MediaTimeline(identifier: "clip", duration: 60, frameRate: 25),
         MediaTimeline(identifier: "other", duration: 45, frameRate: 30),
@@ -223,7 +233,7 @@ final class GroupModel {
         let ids = Set(Self.items.map(\.identifier))
         let core = CoordinatorCore(
             participant: name, configuration: Self.configuration, localItem: Self.items[0].identifier,
-            canPresent: { ids.contains($0) }, name: name.rawValue)
+            canPresent: { ids.contains($0) }, name: name.rawValue, items: oneShot ? [] : itemSummaries)
         let link = { (model: GroupModel) -> (Int64, Int64) in
             let fast = model.random.chance(0.6)
             let latency = fast ? model.random.uniform(0.0001, 0.002) : model.random.uniform(0.005, 0.03)
@@ -545,6 +555,14 @@ final class GroupModel {
             guard let shown = member.position(at: instant) else { continue }
             byItem[member.playerItem!, default: []].append((member, shown))
         }
+        // Nobody plays past an item's end: the group holds it there.
+        if let durations = options.itemDurations {
+            for (item, shown) in byItem {
+                guard let end = durations[item], let past = shown.first(where: { $0.1 > end + 1e-6 }) else { continue }
+                violation("past the end", String(format: "%@ shows %@ at %.4f s, after its end at %.4f s", past.0.name.rawValue, item, past.1, end)
+                    + "; \(Self.describe(past.0.core))")
+            }
+        }
         for (item, shown) in byItem.sorted(by: { $0.key < $1.key }) where shown.count > 1 {
             checks += 1
             let low = shown.min { $0.1 < $1.1 }!
@@ -565,7 +583,9 @@ final class GroupModel {
         guard comparable().contains(where: { $0 === member }), member.playerItem == proposal.state.item,
             anchor > member.reference(now).nanoseconds, let before = member.position(at: anchor)
         else { return }
-        if abs(before - proposal.state.anchorItemTime) > 1e-6 {
+        // A pause past the item's end (proposed by one that did not know it) holds the end.
+        let held = options.itemDurations?[proposal.state.item].map { min($0, proposal.state.anchorItemTime) } ?? proposal.state.anchorItemTime
+        if abs(before - held) > 1e-6 {
             violation(
                 "pause off the shown frame",
                 String(format: "%@ would show %.4f s at the pause instant; the pause (stamp %llu by %@) holds %.4f s",
@@ -579,7 +599,7 @@ final class GroupModel {
         guard let state = core.state else { return "no state" }
         let t = { (r: ReferenceTime) in String(format: "%.3f", Double(r.nanoseconds - epoch) / 1e9) }
         return "rev \(state.revision) \(state.item) " + core.segments().map { segment in
-            "[\(t(segment.start)) \(String(format: "%.3f", segment.itemTime)) x\(segment.rate)\(segment.waiting ? " wait" : "")]"
+            "[\(t(segment.start)) \(String(format: "%.3f", segment.itemTime)) x\(segment.rate)\(segment.waiting ? " wait" : "")\(segment.ended ? " end" : "")]"
         }.joined(separator: " ")
     }
 
@@ -591,6 +611,7 @@ final class GroupModel {
             (member.name, CoordinatorVector(
                 description: description, participant: member.name.rawValue, name: member.name.rawValue,
                 localItem: Self.items[0].identifier, canPresent: Self.items.map(\.identifier),
+                items: member.oneShot || itemSummaries.isEmpty ? nil : itemSummaries,
                 configuration: VectorConfiguration(holdsCommandsUntilJoined: true),
                 steps: member.steps))
         }
