@@ -249,6 +249,9 @@ function onPlaybackEvent(event) {
     case "itemChanged":
       if (event.detail) logLine(`The group now plays ${event.item === state.activity?.item ? state.activity?.title ?? "this video" : "another video"}`, "info", event);
       break;
+    case "itemEnded":
+      logLine(`The video ended at ${preciseTime(event.itemTime)}: everyone holds its last frame`, "info", event);
+      break;
     case "commandIgnored":
       if (event.item !== state.activity?.item) {
         player?.holdForeignItem(event.item);
@@ -869,6 +872,8 @@ async function main() {
   player = new VideoPlayer({ video, clock, item: state.activity.item, grid: FrameGrid.fromActivity(state.activity) });
   shell = new CoordinatorShell({
     channel, reference: { now: () => syncedClock.now() }, player, localItem: state.activity.item, name: state.name, backlog,
+    // The page's file is the session's item (its fingerprint was checked): the activity says how long it is.
+    items: [{ item: state.activity.item, duration: Number.isFinite(state.activity.duration) ? state.activity.duration : null }],
     log: (message, error) => console.warn(`coplay: ${message}`, error?.message ?? ""),
   });
   player.onreadiness = (readiness) => shell.reportReadiness(readiness);

@@ -31,6 +31,8 @@ export class CoordinatorShell {
    * @param {string|null} [options.localItem]
    * @param {((item: string) => boolean)|null} [options.canPresent]
    * @param {string|null} [options.name] the local member's display name.
+   * @param {{item: string, duration: number|null}[]} [options.items] what the local player can play, with
+   *   durations (the group's timeline ends at an item's duration; presence reports carry them).
    * @param {Array} [options.backlog] channel events received before the shell existed, in order.
    * @param {() => number} [options.realtime] seconds since the Unix epoch, to stamp events.
    * @param {{setTimeout, clearTimeout}} [options.timers]
@@ -38,7 +40,7 @@ export class CoordinatorShell {
    */
   constructor({
     channel, reference, player, configuration = playbackConfiguration(), localItem = null, canPresent = null, name = null,
-    backlog = [], realtime = () => Date.now() / 1000, timers = globalThis, log = () => {},
+    items = [], backlog = [], realtime = () => Date.now() / 1000, timers = globalThis, log = () => {},
   }) {
     this.channel = channel;
     this.reference = reference;
@@ -46,7 +48,7 @@ export class CoordinatorShell {
     this.realtime = realtime;
     this.timers = timers;
     this.log = log;
-    this.core = new CoordinatorCore({ participant: channel.localParticipant, configuration, localItem, canPresent, name });
+    this.core = new CoordinatorCore({ participant: channel.localParticipant, configuration, localItem, canPresent, name, items });
     this.lastNow = 0n;
     this.running = false;
     this.tickTimer = null;
