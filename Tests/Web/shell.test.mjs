@@ -111,3 +111,26 @@ test("a player that stays seeking makes the group wait (buffer command), and rea
   assert.ok(channel.sent.some((s) => s.message.suspension?.phase === "end"));
   assert.equal(commands.at(-1).kind, "play");
 });
+
+test("play is refused while the group is on an item nobody has; once a member has it, play goes out", async () => {
+  const { time, channel, shell } = setup();
+  await time.advance(10);
+  const bob = "000000000000000b";
+  const at = msToNs(time.now);
+  channel.onevent({ type: "joined", member: bob });
+  const presence = (items) => ({ presence: { sentAt: at, observedDelay: 0n, preroll: 0n, item: "clip", name: "Bob", items } });
+  channel.onevent({ type: "message", message: presence([{ item: "clip", duration: 60 }]), sender: bob, sequence: 100n });
+  const state = {
+    item: "v2:1:nobody", rate: 0, anchorItemTime: 0, anchorReferenceTime: at + msToNs(50), originator: bob, revision: 0n, intendedRate: 1, duration: null,
+  };
+  channel.onevent({ type: "message", message: { state: { state, command: "item", sentAt: at } }, sender: bob, sequence: 101n });
+  await time.advance(100);
+  const sentBefore = channel.sent.filter((s) => s.message.state).length;
+  await assert.rejects(shell.play(), (error) => error.code === "itemUnavailable" && /no member has it/.test(error.message));
+  assert.equal(channel.sent.filter((s) => s.message.state).length, sentBefore, "nothing was proposed");
+  // Bob reports the item: the group can play it.
+  channel.onevent({ type: "message", message: presence([{ item: "v2:1:nobody", duration: 30 }]), sender: bob, sequence: 102n });
+  await shell.play();
+  assert.equal(channel.sent.filter((s) => s.message.state).length, sentBefore + 1);
+  assert.equal(channel.sent.at(-1).message.state.state.duration, 30, "the proposal carries Bob's duration");
+});

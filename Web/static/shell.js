@@ -163,7 +163,16 @@ export class CoordinatorShell {
   }
 
   /** Resumes at the intended rate. */
+  /**
+   * Proposes play. Refused (a PlaybackCoordinatorError) when the group is on an item that, as far as
+   * every member's presence report tells, nobody has: playing it would move nobody's picture.
+   */
   async play() {
+    const item = this.core.state?.item;
+    if (item !== undefined && this.core.heardFromEveryMember) {
+      const problem = this.core.itemUnavailability(item);
+      if (problem !== null && this.core.membersHaving(item).size === 0) throw problem;
+    }
     await this.send(this.core.proposePlay(this.synchronizedNow()));
   }
 
