@@ -144,9 +144,10 @@ public struct CoordinatorCore: Sendable {
         })
     }
 
-    /// Whether every current member other than this one has sent a presence report.
+    /// Whether this member knows who is in the group (the channel reported its own `joined`, which
+    /// comes after the others' at admission) and every other member has sent a presence report.
     public var heardFromEveryMember: Bool {
-        members.allSatisfy { $0 == participant || reports[$0] != nil }
+        joinedSelf && members.allSatisfy { $0 == participant || reports[$0] != nil }
     }
 
     /// Why the group could not follow a change to `item`, or `nil` when someone can play it.

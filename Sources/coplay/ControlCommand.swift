@@ -173,13 +173,13 @@ struct ControlCommand: AsyncParsableCommand {
     /// Proposes the (non-suspend) action through `coordinator` and prints the relay-confirmed state.
     private func send(_ parsed: Parsed, through coordinator: PlaybackCoordinator, as me: PlaybackParticipantID) async throws {
         let action = parsed.action
-        if action == .item || action == .seek {
-            // What the members have (items, durations) comes in their presence reports, about once
-            // a second: hear from everyone before checking the command against it.
-            _ = await Self.poll(for: .seconds(2.5)) { await coordinator.heardFromEveryMember }
-        }
-        if action == .item, let problem = await coordinator.itemUnavailability(parsed.value ?? "") {
-            throw problem
+        if action == .item {
+            // What the members have comes in their presence reports, about once a second: hear from
+            // everyone before checking the change against it. A member still silent after that (a
+            // loaded machine) may have the item: then the change goes out, and members without it
+            // say so (commandIgnored), rather than refusing what someone could play.
+            let heard = await Self.poll(for: .seconds(4)) { await coordinator.heardFromEveryMember }
+            if heard, let problem = await coordinator.itemUnavailability(parsed.value ?? "") { throw problem }
         }
         switch action {
         case .play: try await coordinator.play()

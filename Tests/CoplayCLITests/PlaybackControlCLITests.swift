@@ -7,11 +7,12 @@ import Testing
 struct PlaybackControlCLITests {
     typealias Session = PlaybackSessionCLITests
 
-    /// A 6 s, 30 fps clip: a second item, with another fingerprint than the first.
+    /// A 20 s, 30 fps clip: a second item, with another fingerprint than the first (long enough that the
+    /// script at rate 2 does not reach its end, where the group would stop by itself, on a loaded machine).
     static func makeSecondItem(in directory: URL) async throws -> String {
         let path = directory.appendingPathComponent("second-30.mp4").path
         let result = try await CoplayProcess.run(
-            ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=30", "-t", "6", "-c:v", "libx264",
+            ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=30", "-t", "20", "-c:v", "libx264",
              "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-y", path],
             executable: URL(fileURLWithPath: "/usr/bin/ffmpeg"))
         try #require(result.status == 0, "ffmpeg failed: \(result.stderr)")

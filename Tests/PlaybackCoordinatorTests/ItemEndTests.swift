@@ -114,9 +114,12 @@ struct ItemEndTests {
     @Test("an item change nobody could follow is refused: nobody has it, or only the sender among the players")
     func itemAvailability() throws {
         var control = CoreHarness("control", item: nil)
+        control.core = CoordinatorCore(participant: "control")
         let now = ReferenceTime(seconds: 1)
         for member: PlaybackParticipantID in ["alice", "bob"] { _ = control.core.receive(.joined(member), now: now) }
         #expect(!control.core.heardFromEveryMember)
+        // Who is there is known once the member's own `joined` came (after the others' at admission).
+        _ = control.core.receive(.joined("control"), now: now)
         let alice = PresenceReport(
             sentAt: now, observedDelay: .zero, preroll: .zero, item: "a", name: "alice",
             items: [.init(item: "a", duration: 60), .init(item: "b", duration: 30)])

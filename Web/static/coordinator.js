@@ -329,9 +329,9 @@ export class CoordinatorCore {
     return result;
   }
 
-  /** Whether every current member other than this one has sent a presence report. */
+  /** Whether this member knows who is in the group (its own `joined` came) and every other one reported. */
   get heardFromEveryMember() {
-    return [...this.members].every((member) => member === this.participant || this.reports.has(member));
+    return this.joinedSelf && [...this.members].every((member) => member === this.participant || this.reports.has(member));
   }
 
   /** Why the group could not follow a change to `item` (a PlaybackCoordinatorError), or null. */
