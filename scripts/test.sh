@@ -2,9 +2,11 @@
 # Runs the whole test suite on a fresh machine: installs what is missing, builds, tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-scripts/make-samples.sh
-swift build --build-tests
+# Each stage says how long it took (on stderr), so a slow CI run shows where the time went.
+stage() { local name=$1 start=$SECONDS; shift; "$@"; echo "test.sh: $name took $((SECONDS - start)) s (total $SECONDS s)" >&2; }
+stage "install-deps" scripts/install-deps.sh
+stage "make-samples" scripts/make-samples.sh
+stage "build" swift build --build-tests
 # Two passes. The modules whose tests assert sub-millisecond agreement on the real clock (frames presented
 # by headless players, mpv, the coplay processes) run one test at a time and alone: on a 2-core machine any
 # test beside them moves their figures. Everything else runs in parallel: child processes go through
@@ -13,15 +15,17 @@ swift build --build-tests
 # The randomized group model (PlaybackCoordinatorTests.GroupModelTests) runs on a simulated clock: parallel.
 REAL_TIME='CoplayCLITests|PlaybackIntegrationTests|PlaybackCoordinatorTests\.(?!GroupModelTests)|MPVControlTests|SyncBenchTests'
 if [[ $# -eq 0 ]]; then
-  swift test --skip-build --skip "$REAL_TIME"
-  swift test --skip-build --no-parallel --filter "$REAL_TIME"
+  stage "parallel tests" swift test --skip-build --skip "$REAL_TIME"
+  stage "real-time tests (serial)" swift test --skip-build --no-parallel --filter "$REAL_TIME"
 else
   swift test --skip-build --no-parallel "$@"
 fi
 # The API documentation of every library (DocC), warnings as errors: broken symbol links fail (about 1 min).
-if [[ $# -eq 0 ]]; then scripts/docs.sh; fi
+if [[ $# -eq 0 ]]; then stage "docs" scripts/docs.sh; fi
 # The web client's JavaScript modules, with the coordinator vectors the Swift tests also run (Node's own runner).
-if [[ $# -eq 0 ]]; then node --test Tests/Web/; fi
+if [[ $# -eq 0 ]]; then stage "node tests" node --test Tests/Web/; fi
 # The page in headless Chromium (Playwright for Python on Debian's chromium) against the debug build's relay,
 # with mpv and headless members: joins, sync, failures, the secret never sent (Tests/Browser, about 80 s).
-if [[ $# -eq 0 ]]; then COPLAY_BIN="$(swift build --show-bin-path)/coplay" python3 -m unittest discover -s Tests/Browser -v; fi
+if [[ $# -eq 0 ]]; then
+  COPLAY_BIN="$(swift build --show-bin-path)/coplay" stage "browser tests" python3 -m unittest discover -s Tests/Browser -v
+fi
