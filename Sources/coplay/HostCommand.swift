@@ -130,9 +130,10 @@ struct HostCommand: AsyncParsableCommand {
             media: [(timeline, file)] + extraItems, name: options.name ?? "host", publishInitialState: true, output: output,
             imperfections: simulation.imperfections, players: players, logger: logger)
         let drift = simulation.clockDriftPPM
+        let reconnect = options.reconnectPolicy
         try await runner.run {
             let member = try await PlaybackMember.open(
-                invite: invite, entry: .create(activity), clockDriftPPM: drift, tls: clientTLS, logger: logger)
+                invite: invite, entry: .create(activity), clockDriftPPM: drift, tls: clientTLS, reconnect: reconnect, logger: logger)
             if let inviteFile { try InviteOptions.write(invite, to: inviteFile) }
             let page = invite.suite == .aes256GCM
                 ? invite.webPageURL() : "(browsers cannot join a \(invite.suite) session: host with --cipher aes-256-gcm)"

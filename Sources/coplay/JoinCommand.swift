@@ -86,10 +86,11 @@ struct JoinCommand: AsyncParsableCommand {
             imperfections: simulation.imperfections, players: players, logger: logger)
         let drift = simulation.clockDriftPPM
         let tls = try relayTLS.configuration(for: invite)
+        let reconnect = options.reconnectPolicy
         try await runner.run {
             try await PlaybackMember.open(
                 invite: invite, entry: .accept(expectedFingerprint: "\(info.fingerprint)", file: file), clockDriftPPM: drift,
-                tls: tls, logger: logger)
+                tls: tls, reconnect: reconnect, logger: logger)
         }
     }
 }

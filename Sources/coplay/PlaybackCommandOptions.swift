@@ -23,12 +23,29 @@ struct PlaybackCommandOptions: ParsableArguments {
             valueName: "file"))
     var items: [String] = []
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "How long to keep trying to reach the relay after losing it (a restart, a network change) before giving up: seconds, 1 to 86400.",
+            valueName: "seconds"))
+    var reconnectFor: Double = 30
+
     @Option(name: .long, help: "Log level (stderr): trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "notice"
 
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         if let name, name.isEmpty { throw ValidationError("--name must not be empty") }
+        guard reconnectFor.isFinite, (1...86400).contains(reconnectFor) else {
+            throw ValidationError("--reconnect-for needs seconds between 1 and 86400 (got \(reconnectFor))")
+        }
+    }
+
+    /// How the member reconnects: ``ReconnectPolicy``'s defaults, giving up after `--reconnect-for`.
+    var reconnectPolicy: ReconnectPolicy {
+        var policy = ReconnectPolicy()
+        policy.giveUpAfter = .secondsRounded(reconnectFor)
+        return policy
     }
 
     /// Probes the `--item` files.

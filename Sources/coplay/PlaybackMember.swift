@@ -44,13 +44,14 @@ struct PlaybackMember: Sendable {
     ///     ``GroupPlayback/Options/converge``), as a player must; a member that only sends commands
     ///     (`coplay control`) needs no more than a rough clock.
     ///   - tls: client TLS settings for a `coplays://` invite (`--ca`); the system's trust store by default.
+    ///   - reconnect: how long the member keeps trying after losing the relay (`--reconnect-for`).
     static func open(
         invite: Invite, entry: Entry, clockDriftPPM: Double = 0, converge: Bool = true, tls: TLSConfiguration? = nil,
-        logger: Logger
+        reconnect: ReconnectPolicy = ReconnectPolicy(), logger: Logger
     ) async throws -> PlaybackMember {
         let address = "\(invite.host):\(invite.port)"
         let center = GroupActivityCenter<WatchTogetherActivity>(
-            transport: RelayTransport(invite: invite, tls: tls), logger: logger)
+            transport: RelayTransport(invite: invite, tls: tls), logger: logger, reconnectPolicy: reconnect)
         let session: GroupSession<WatchTogetherActivity>
         do {
             switch entry {

@@ -24,6 +24,13 @@ struct BadInputCLITests {
         #expect(result.stderr.contains("rate needs 0 (paused) or a rate between 0.0625 and 16"), "\(result.stderr)")
     }
 
+    @Test("join --reconnect-for outside 1...86400 s is a usage error", arguments: ["0", "0.5", "1e9", "nan"])
+    func reconnectForOutOfRange(value: String) async throws {
+        let result = try await CoplayProcess.run(["join", Self.invite, "samples/cfr-25.mp4", "--reconnect-for", value], timeout: 30)
+        #expect(result.status == 64, "status \(result.status): \(result.stderr)")
+        #expect(result.stderr.contains("--reconnect-for needs seconds between 1 and 86400"), "\(result.stderr)")
+    }
+
     @Test("control item with something that is not a media fingerprint is refused before connecting")
     func itemNotAFingerprint() async throws {
         let result = try await CoplayProcess.run(["control", Self.invite, "item", "v1:nonexistent"], timeout: 30)

@@ -10,11 +10,11 @@ struct MPVPlayerCLITests {
 
     static let mpv = "/usr/bin/mpv"
 
-    /// A 12 s, 25 fps clip with an AAC audio track.
+    /// A 30 s, 25 fps clip with an AAC audio track (no test's script reaches its end on a loaded machine).
     static func makeMedia(in directory: URL, audio: Bool = true) async throws -> String {
         let path = directory.appendingPathComponent(audio ? "av-25.mp4" : "v-25.mp4").path
-        var arguments = ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=12"]
-        if audio { arguments += ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=12"] }
+        var arguments = ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=30"]
+        if audio { arguments += ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=30"] }
         arguments += ["-c:v", "libx264", "-preset", "ultrafast", "-g", "12", "-pix_fmt", "yuv420p"]
         if audio { arguments += ["-c:a", "aac", "-shortest"] }
         let result = try await CoplayProcess.run(arguments + ["-y", path], executable: URL(fileURLWithPath: "/usr/bin/ffmpeg"))

@@ -7,11 +7,12 @@ import Testing
 /// `coplay control`, judged from the joiners' JSON Lines alone.
 @Suite("coplay host/join/control over a real relay", .serialized)
 struct PlaybackSessionCLITests {
-    /// A 12 s, 25 fps H.264 file made with the real ffmpeg (the shared samples are 2-5 s).
+    /// A 40 s, 25 fps H.264 file made with the real ffmpeg (the shared samples are 2-5 s). Long enough
+    /// that no test's script reaches its end, where the group stops by itself, on a loaded machine.
     static func makeMedia(in directory: URL) async throws -> String {
         let path = directory.appendingPathComponent("long-25.mp4").path
         let result = try await CoplayProcess.run(
-            ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25", "-t", "12", "-c:v", "libx264",
+            ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25", "-t", "40", "-c:v", "libx264",
              "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-y", path],
             executable: URL(fileURLWithPath: "/usr/bin/ffmpeg"))
         try #require(result.status == 0, "ffmpeg failed: \(result.stderr)")

@@ -25,7 +25,8 @@ struct RelayRestartCLITests {
         children.append(host)
         #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
         let invite = try #require(host.out.snapshot.first)
-        let joiner = try await Child(["join", invite, media, "--name", "p1", "--frames"])
+        // It gives up 5 s after losing the relay (--reconnect-for; 30 s by default), which the end of the test waits for.
+        let joiner = try await Child(["join", invite, media, "--name", "p1", "--frames", "--reconnect-for", "5"])
         children.append(joiner)
         #expect(await joiner.out.wait(for: .seconds(60)) { PlaybackSessionCLITests.lastStopped($0) != nil })
         let play = try await CoplayProcess.run(["control", invite, "play"], timeout: 60)
@@ -45,7 +46,7 @@ struct RelayRestartCLITests {
         #expect(pause.status == 0, "control pause after the restart failed: \(pause.stderr)")
         #expect(await joiner.out.wait(for: .seconds(30)) { PlaybackSessionCLITests.pausedAfterCommand($0, pauses: 1) })
 
-        // The relay gone for good: after the give-up time (30 s) join ends.
+        // The relay gone for good: after the give-up time (--reconnect-for 5) join ends.
         relay.process.kill()
         await relay.process.wait()
         let killed = ContinuousClock.now
