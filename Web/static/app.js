@@ -645,6 +645,7 @@ async function obtainMedia(mediaParameter, title) {
 
 /** The status pill and banner follow the session's resumes after a lost connection. */
 function onReconnecting(reconnecting) {
+  shell?.connectionInterrupted(reconnecting);
   if (reconnecting) {
     if (!state.joined) return;
     setPhase("reconnecting");
