@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { TICK_MS, displayDeadbandMs, displayErrorMs, displayOrigin, groupOrigin, latticeStepMs, percentileOfSorted, placedDriftMs, placedGiveUp, placedVerdict } from "../../Web/static/display.js";
+import { TICK_MS, displayDeadbandMs, displayErrorMs, displayOrigin, groupOrigin, latticeStepMs, percentileOfSorted, keepsPlacedMiss, placedDriftMs, placedGiveUp, placedVerdict } from "../../Web/static/display.js";
 
 /**
  * Frames `first..<end` of a clip (`frameMs` apart at rate 1 / `rate`) whose media clock has origin
@@ -141,4 +141,17 @@ test("placedGiveUp: for good when the profile does not fit, for the motion when 
   assert.equal(placedGiveUp({ ...base, recentAgain: 4 }), null, "at the limit: placed again");
   assert.equal(placedGiveUp({ ...base, recentAgain: 5 }), "motion");
   assert.equal(placedGiveUp({ ...base, misses: 6, recentAgain: 5 }), "page", "a misfit display wins over a busy one");
+});
+
+test("keepsPlacedMiss: a start off its plan is kept only on a point about as near the group", () => {
+  const step = TICK_MS / 5; // 25 fps
+  const drift = placedDriftMs(3.4, step);
+  assert.equal(keepsPlacedMiss({ offMs: 2.2, stepMs: step, driftMs: drift }), true, "the other point next to a group origin halfway");
+  assert.equal(keepsPlacedMiss({ offMs: -2.4, stepMs: step, driftMs: drift }), true);
+  assert.equal(keepsPlacedMiss({ offMs: 3.3, stepMs: step, driftMs: drift }), false, "a whole step further: placed again");
+  assert.equal(keepsPlacedMiss({ offMs: TICK_MS, stepMs: step, driftMs: drift }), false, "a tick: placed again");
+  // 30 fps: points a tick apart; the one 8 ms off is as good as the plan's 8.6 ms on the other side.
+  assert.equal(keepsPlacedMiss({ offMs: 8, stepMs: TICK_MS, driftMs: placedDriftMs(3.4, TICK_MS) }), true);
+  assert.equal(keepsPlacedMiss({ offMs: 9.5, stepMs: TICK_MS, driftMs: placedDriftMs(3.4, TICK_MS) }), false);
+  assert.equal(keepsPlacedMiss({ offMs: 1, stepMs: null, driftMs: 3.4 }), false, "no lattice known");
 });

@@ -590,3 +590,28 @@ test("media with audio: the first start guesses the audio output's latency; a st
   const lateSeek = e2.find((e) => e.type === "correction" && e.detail === "seek");
   assert.ok(lateSeek && lateSeek.afterStart === false, JSON.stringify(lateSeek));
 });
+
+test("at the end, then a stop or a start in the middle: no longer at the end, and the end notice goes", async () => {
+  const { time, video, player, command } = setup({}, { thresholds: undithered });
+  const notices = [];
+  player.onnotice = (n) => notices.push(n);
+  await time.advance(100);
+  player.handle(command("play", 61, time.now + 300, { rate: 1 }));
+  await time.advance(800);
+  assert.equal(player.status.ended, true, "past the end: the last picture");
+  assert.equal(notices.at(-1)?.kind, "ended");
+  player.handle(command("pause", 6, time.now + 300, { revision: 2n }));
+  await time.advance(800);
+  assert.equal(player.status.ended, false);
+  assert.equal(notices.at(-1), null, "the notice cleared");
+  assert.ok(Math.abs(video.currentTime - 6) < 0.05);
+  // And from the end straight into playing.
+  player.handle(command("play", 61, time.now + 300, { rate: 1, revision: 3n }));
+  await time.advance(800);
+  assert.equal(player.status.ended, true);
+  player.handle(command("play", 10, time.now + 300, { rate: 1, revision: 4n }));
+  await time.advance(800);
+  assert.equal(player.status.ended, false);
+  assert.equal(notices.at(-1), null);
+  assert.ok(!video.paused);
+});

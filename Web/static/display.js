@@ -126,6 +126,17 @@ export function placedDriftMs(baseMs, stepMs, marginMs = 0.5) {
 }
 
 /**
+ * Whether a placed start that landed off its plan is kept: its pictures (`offMs` from the group's origin)
+ * are on a lattice point about as near the group as the planned one (within half a lattice step plus
+ * `marginMs`, and within the drift allowance `driftMs`): the group's origin lay about halfway between
+ * two points. Placing it again would gain a millisecond or so and risk a slip under load.
+ */
+export function keepsPlacedMiss({ offMs, stepMs, driftMs, marginMs = 0.75 }) {
+  if (!(stepMs > 0) || !Number.isFinite(offMs)) return false;
+  return Math.abs(offMs) <= Math.min(driftMs, stepMs / 2 + marginMs);
+}
+
+/**
  * Whether placed starts are given up, and for how long, after a placement was redone:
  *
  * - `"page"`, for good: `misses` placed starts in a row landed off their plan, or `earlyEnds`

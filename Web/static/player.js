@@ -30,7 +30,7 @@
 // with a fake element and a manual clock.
 
 import { PROFILES, planStart, profileFor } from "./cadence.js";
-import { displayDeadbandMs, displayErrorMs, latticeStepMs, placedDriftMs, placedGiveUp, placedVerdict } from "./display.js";
+import { displayDeadbandMs, displayErrorMs, keepsPlacedMiss, latticeStepMs, placedDriftMs, placedGiveUp, placedVerdict } from "./display.js";
 import { Readiness } from "./readiness.js";
 import { CommandSchedule, isContinued, motionItemTime, sameMotion } from "./schedule.js";
 
@@ -224,9 +224,12 @@ export const TIMING = Object.freeze({
    * give placed starts up until the group's next command: on a loaded machine Chromium slips again and
    * again, and each new placement is a restart (the Chromium tests at load 7-12 saw a page restart six
    * times in 10 s and never settle). Not for good: a bench run at load 9-13 saw both pages give up
-   * within seconds and trim for the rest of the run (its display origins 10-50 ms apart).
+   * within seconds and trim for the rest of the run (its display origins 10-50 ms apart); and not
+   * for the whole motion either, only `placedPauseMs`. Six, not four: at load 10-16 a page slips a few
+   * times while the late joiner's browser starts, and the trims after giving up overshot (Chromium's
+   * pictures jump to the media clock, which a placed start leaves ~6 ms ahead of them: 7 ms early).
    */
-  placedAgainLimit: 4,
+  placedAgainLimit: 6,
   placedAgainWindowMs: 10000,
   /**
    * The frame clock's phase is taken from a playing frame's sample this recent, else from
@@ -671,6 +674,7 @@ export class VideoPlayer {
       stoppedAt = this.realtime();
     }
     await this.seekTo(this.snap(next.itemTime));
+    this.leaveEnd();
     this.emitStopped(next, stoppedAt ?? this.realtime());
     this.applied = next;
     // Stay here no longer than the instant: the loop then finds it applied.
@@ -683,6 +687,7 @@ export class VideoPlayer {
     if (motion.rate === 0) {
       this.pauseElement();
       await this.seekTo(this.snap(motion.itemTime));
+      this.leaveEnd();
       this.emitStopped(motion, this.realtime());
       this.applied = motion;
       return;
@@ -729,7 +734,7 @@ export class VideoPlayer {
     const now = this.clock.nowMs();
     if (now === null || instant - latency < now) return false;
     await this.waitUntil(instant - latency);
-    this.ended = false;
+    this.leaveEnd();
     this.playElement();
     this.playing = true;
     this.startedAtMs = instant;
@@ -964,9 +969,16 @@ export class VideoPlayer {
         this.placedLatencies.set(`${hasAudioTrack(this.video)}:${motion.rate}`, this.placedLatency(motion.rate) + lateMs * 0.7);
       }
     }
-    const missMs = -errorMs / motion.rate - check.placement.offsetMs;
+    const offMs = -errorMs / motion.rate; // the pictures minus the group's origin (wall ms)
+    const missMs = offMs - check.placement.offsetMs;
     if (Math.abs(missMs) <= thresholds.placedToleranceMs) {
       this.placedMisses = 0;
+      return false;
+    }
+    const stepMs = latticeStepMs((this.grid.interval * 1000) / motion.rate);
+    if (keepsPlacedMiss({ offMs, stepMs, driftMs: placedDriftMs(thresholds.placedDriftMs, stepMs) })) {
+      // Off the plan, but about as near the group (display.js): kept, judged from where it is.
+      this.placement = { ...check.placement, offsetMs: offMs };
       return false;
     }
     this.placedMisses += 1;
@@ -1068,6 +1080,18 @@ export class VideoPlayer {
     this.errorMs = null;
     this.verifying = null;
     this.placement = null;
+  }
+
+  /**
+   * The element left the end of the media (a stop or a start before it): no longer at the end, and the
+   * "end of the video" notice goes (it stayed up over a picture from the middle of the file).
+   */
+  leaveEnd() {
+    if (!this.ended) return;
+    const duration = this.video.duration;
+    if (Number.isFinite(duration) && this.video.currentTime >= duration - 1e-3) return;
+    this.ended = false;
+    if (this.foreignItem === null) this.onnotice(null);
   }
 
   /** The time to show for a stop at `itemTime`: just past its frame's presentation time. */
