@@ -207,8 +207,11 @@ export const TIMING = Object.freeze({
    * row is at most one lattice step (3.3 ms) above the cadence's, far below `placedSlipMs`.
    */
   placedSlipFrames: 4,
-  /** Placing given up for a motion (redone too often) is tried again after this long, if the pictures are off. */
-  placedPauseMs: 5000,
+  /**
+   * Placing given up for a motion (redone too often) is tried again after this long, if the pictures
+   * are off; they are held meanwhile (no trims).
+   */
+  placedPauseMs: 1500,
   /**
    * The closed loop judges the pictures as shown: the least lag of this many recent frames (a 25 fps
    * cadence cycle and one more; at 30 fps every frame has the same lag), never projected by what a trim
@@ -221,13 +224,11 @@ export const TIMING = Object.freeze({
   placedSlipMs: 8,
   /**
    * More than this many placements done again (slips and misses alike) within `placedAgainWindowMs`
-   * give placed starts up until the group's next command: on a loaded machine Chromium slips again and
-   * again, and each new placement is a restart (the Chromium tests at load 7-12 saw a page restart six
-   * times in 10 s and never settle). Not for good: a bench run at load 9-13 saw both pages give up
-   * within seconds and trim for the rest of the run (its display origins 10-50 ms apart); and not
-   * for the whole motion either, only `placedPauseMs`. Six, not four: at load 10-16 a page slips a few
-   * times while the late joiner's browser starts, and the trims after giving up overshot (Chromium's
-   * pictures jump to the media clock, which a placed start leaves ~6 ms ahead of them: 7 ms early).
+   * pause placing for `placedPauseMs` (the pictures held as they are): on a loaded machine Chromium
+   * slips again and again, and each new placement is a restart (the Chromium tests at load 7-12 saw a
+   * page restart six times in 10 s and never settle). Not for good: a bench run at load 9-13 saw both
+   * pages give up within seconds and trim for the rest of the run (its display origins 10-50 ms
+   * apart). Six, not four: at load 10-16 a page slips a few times while the late joiner's browser starts.
    */
   placedAgainLimit: 6,
   placedAgainWindowMs: 10000,
@@ -759,10 +760,15 @@ export class VideoPlayer {
     return this.placedLatencies.get(`${hasAudioTrack(this.video)}:${rate}`) ?? this.thresholds.placedLatencyMs ?? 0;
   }
 
-  /** Whether a start of `motion` can be placed: a browser frame clock, a frame grid, a start profile. */
+  /** Whether a start of `motion` can be placed now: placeable, and placing not paused for a busy moment. */
   canPlace(motion) {
+    if (!this.placeable(motion)) return false;
+    return !(this.placedPausedFor !== null && sameMotion(this.placedPausedFor, motion) && (this.clock.nowMs() ?? Infinity) < this.placedPausedUntilMs);
+  }
+
+  /** Whether starts of `motion` are placed on this page: a browser frame clock, a frame grid, a start profile, not given up for good. */
+  placeable(motion) {
     if (this.animationFrame === null || this.placedOff || this.grid === null || !(motion.rate > 0)) return false;
-    if (this.placedPausedFor !== null && sameMotion(this.placedPausedFor, motion) && (this.clock.nowMs() ?? Infinity) < this.placedPausedUntilMs) return false;
     if (!this.thresholds.placedStarts) return false;
     return profileFor((this.grid.interval * 1000) / motion.rate, this.profiles) !== null;
   }
@@ -888,12 +894,15 @@ export class VideoPlayer {
       }
       return;
     }
-    if (this.canPlace(motion) && Math.abs(error * 1000) / motion.rate > placedDriftMs(thresholds.placedDriftMs, stepMs)) {
-      // Placing was given up for this motion a while ago (a busy machine) and the pictures are off:
-      // a placed start again, rather than trims Chromium follows late and in whole ticks.
-      this.emitCorrection("restart", error * 1000, null);
-      this.errorMs = null;
-      await this.restart(motion);
+    if (this.placeable(motion)) {
+      // Placing was given up for a busy moment (`placedPauseMs`): the pictures are held, not trimmed
+      // (measured at load 10-19: trims on placed pictures made Chromium drop its cadence and jump them
+      // to the media clock, 7-17 ms early, and back), and placed again after the pause if they are off.
+      if (this.canPlace(motion) && Math.abs(error * 1000) / motion.rate > placedDriftMs(thresholds.placedDriftMs, stepMs)) {
+        this.emitCorrection("restart", error * 1000, null);
+        this.errorMs = null;
+        await this.restart(motion);
+      }
       return;
     }
     // Nothing finer than half a step of the lattice of display origins can be corrected (display.js).
