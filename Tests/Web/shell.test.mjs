@@ -133,18 +133,23 @@ test("presence reports held by a lost connection are no delay samples (the delay
   shell.connectionInterrupted(false);
   const backAt = time.now;
   channel.onevent(presence(lostAt + 100)); // replayed after the resume, sent during the outage
-  await time.advance(20);
-  channel.onevent(presence(backAt + 18)); // after it: a path of 2 ms
+  await time.advance(2200);
+  channel.onevent(presence(backAt + 1000)); // held by a member that resumed after this page did
   assert.ok(Math.abs(Number(shell.core.observedDelay) / 1e6 - 3) < 1e-6, `${Number(shell.core.observedDelay) / 1e6} ms`);
+  await time.advance(2000);
+  channel.onevent(presence(time.now - 4)); // everyone back: a path of 4 ms counts again
+  assert.ok(Math.abs(Number(shell.core.observedDelay) / 1e6 - 4) < 1e-6, `${Number(shell.core.observedDelay) / 1e6} ms`);
   assert.equal(shell.core.reports.get(other).name, "Bob", "the report itself is kept");
-  await time.advance(3000); // the next presence reports carry the delay
+  await time.advance(1500); // the next presence reports carry the delay
   assert.ok(latestReported(channel) < 10, `reported ${latestReported(channel)} ms`);
 });
 
 test("withoutOutageDelay: only presence reports sent before the connection came back are restamped", () => {
   const report = { type: "message", sender: "b", sequence: 1n, message: { presence: { sentAt: 100n, name: "Bob" } } };
   assert.equal(withoutOutageDelay(report, null, 500n), report, "no outage");
-  assert.equal(withoutOutageDelay(report, { since: 50n, until: 90n }, 500n), report, "sent after it");
+  assert.equal(withoutOutageDelay(report, { since: 50n, until: 90n }, 500n, 0n), report, "sent after it");
+  assert.equal(withoutOutageDelay(report, { since: 50n, until: 90n }, 500n, 5n), report, "and after the others' resumes");
+  assert.equal(withoutOutageDelay(report, { since: 50n, until: 90n }, 500n, 20n).message.presence.sentAt, 500n, "while the others resume");
   assert.equal(withoutOutageDelay(report, { since: 50n, until: 200n }, 500n).message.presence.sentAt, 500n);
   assert.equal(withoutOutageDelay(report, { since: 50n, until: null }, 500n).message.presence.sentAt, 500n, "while resuming");
   assert.equal(withoutOutageDelay(report, { since: 50n, until: 200n }, 500n).message.presence.name, "Bob");

@@ -21,21 +21,31 @@ export function playbackConfiguration() {
 }
 
 /**
+ * How long after this page's connection came back other members may still be resuming theirs (ns): the
+ * relay is back for all of them at once, and their reconnect backoff is at most 2 s plus a quarter of
+ * jitter (session.js `defaultPolicy`, ReconnectPolicy.swift); the reports they held meanwhile arrive
+ * just after their own resume.
+ */
+export const RESUME_GRACE_NS = 3_000_000_000n;
+
+/**
  * A channel event as the core should see it across a lost connection. The core takes every presence
  * report's `now - sentAt` as a one-way delay (the largest of its last 64 is the delay it reports, and
- * the people list shows); a report sent before the connection came back (`outage.until`, reference ns;
- * null while still reconnecting) was held by the outage, not by the path: a relay restart made a page
- * report "delay 5423.3 ms" for a minute. Such a report is passed on stamped as received now, so it is
- * no delay sample (its other fields are kept: the core reads nothing else from `sentAt`).
+ * the people list shows); a report sent before the members were all connected again was held by the
+ * outage, not by the path: a relay restart made a page report "delay 5423.3 ms" for a minute. So a
+ * report sent before this page's connection came back (`outage.until`, reference ns; null while still
+ * reconnecting) plus `graceNs` (the others' resumes) is passed on stamped as received now, no delay
+ * sample (its other fields are kept: the core reads nothing else from `sentAt`).
  *
  * @param {object} event a channel event.
  * @param {{since: bigint, until: bigint|null}|null} outage the latest lost connection, or null.
  * @param {bigint|null} now reference ns.
+ * @param {bigint} [graceNs]
  */
-export function withoutOutageDelay(event, outage, now) {
+export function withoutOutageDelay(event, outage, now, graceNs = RESUME_GRACE_NS) {
   const report = event?.type === "message" ? event.message?.presence : undefined;
   if (report === undefined || report === null || outage === null || now === null) return event;
-  if (outage.until !== null && report.sentAt >= outage.until) return event;
+  if (outage.until !== null && report.sentAt >= outage.until + graceNs) return event;
   return { ...event, message: { ...event.message, presence: { ...report, sentAt: now } } };
 }
 
