@@ -151,8 +151,13 @@ export const TIMING = Object.freeze({
   correctionIntervalMs: 100,
   /** How long before its instant a motion is prepared (the seek of a start, the paused position). */
   prepareHorizonMs: 250,
-  /** A motion that must be (re)started late starts at least this far ahead; grows with slow seeks. */
-  restartDelayMs: 300,
+  /**
+   * A motion that must be (re)started late starts at least this far ahead; grows with slow seeks (and
+   * comes back after timely starts). 200 ms, not 300: a placed start's first frame that fits comes up to
+   * 200 ms later still, and while a page restarts it shows no new frame (bench, load 10-17: restarts froze
+   * the pictures 0.4-0.6 s).
+   */
+  restartDelayMs: 200,
   /** Sleep until this long before an instant, then spin on the clock. */
   spinMs: 3,
   /** The first guess of the time from `play()` to the media clock moving; learned from errors. */
@@ -937,7 +942,11 @@ export class VideoPlayer {
     const samples = check.placement
       ? this.samplesKept.filter((s) => s.playing && s.refMs >= check.fromMs && s.refMs <= now + 50).slice(this.timing.placedVerifySkip)
       : this.samplesKept.filter((s) => s.playing && s.refMs >= check.fromMs && s.refMs <= now + 50);
-    if (samples.length < (check.placement ? this.timing.placedVerifyFrames : this.timing.verifySamples)) {
+    // A placed start that came a tick off shows it in fewer frames than a whole cadence cycle: their
+    // least lag can read up to a lattice step late, never early, far below a tick (placedVerdict).
+    const slipped = check.placement && samples.length >= this.timing.placedSlipFrames - 1
+      && Math.abs(displayErrorMs(samples, motion, { percentile: 0 }) - check.placement.offsetMs) >= this.timing.placedSlipMs;
+    if (!slipped && samples.length < (check.placement ? this.timing.placedVerifyFrames : this.timing.verifySamples)) {
       if (now - check.fromMs < this.timing.verifyWithinMs) return true;
       this.verifying = null;
       return false;
