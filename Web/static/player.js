@@ -196,8 +196,6 @@ export const TIMING = Object.freeze({
   keptSamples: 1500,
   /** A placed start's measured clock start off the plan by at most this (ms) is learnt into its latency (more: a late audio buffer). */
   placedLearnWithinMs: 8,
-  /** A placed start's pictures are checked on this many recent frames (one 25 fps / 60 Hz lag cycle and one more). */
-  placedRecentFrames: 6,
   /**
    * A placed start is judged on its first frames, not after a settling time: this many, after the first
    * `placedVerifySkip` shown from the instant on. Measured (bench logs, 27 Nov 2026, 221 placed starts):
