@@ -8,11 +8,13 @@ import { PROFILES, TICK_MS, latticePoint, planStart, profileFor } from "../../We
 /** `x` modulo `m` into [-m/2, m/2). */
 const centred = (x, m) => ((((x + m / 2) % m) + m) % m) - m / 2;
 
-test("profiles: 25 fps at 1x and 0.5x, looked up by the frame's wall duration", () => {
+test("profiles: 25 fps at 1x and 0.5x, 30 fps at 1x, looked up by the frame's wall duration", () => {
   assert.equal(profileFor(40), PROFILES[0]);
   assert.equal(profileFor(80), PROFILES[1]);
   assert.equal(profileFor(40.02), PROFILES[0]);
-  assert.equal(profileFor(1000 / 30), null, "30 fps: none measured");
+  assert.equal(profileFor(1000 / 30), PROFILES[2], "30 fps");
+  assert.equal(profileFor(2000 / 30), null, "30 fps at 0.5x: none measured");
+  assert.equal(profileFor(1000 / 24), null, "24 fps: none measured");
   assert.equal(profileFor(20), null, "25 fps at 2x: none");
   assert.equal(profileFor(NaN), null);
 });

@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { TICK_MS, displayDeadbandMs, displayErrorMs, displayOrigin, groupOrigin, latticeStepMs, percentileOfSorted, placedGiveUp, placedVerdict } from "../../Web/static/display.js";
+import { TICK_MS, displayDeadbandMs, displayErrorMs, displayOrigin, groupOrigin, latticeStepMs, percentileOfSorted, keepsPlacedMiss, placedDriftMs, placedGiveUp, placedVerdict } from "../../Web/static/display.js";
 
 /**
  * Frames `first..<end` of a clip (`frameMs` apart at rate 1 / `rate`) whose media clock has origin
@@ -59,11 +59,10 @@ test("displayOrigin at half speed, and with a trim inside the window (driftS)", 
   const half = frames({ rate: 0.5, clockOriginMs: 2_000_000, latencyMs: 2 });
   const origin = displayOrigin(half, 0.5);
   assert.ok(origin - 2_000_002 >= -1e-6 && origin - 2_000_002 < TICK_MS / 5);
-  // A trim that added 3 ms of item time in the middle of the window: the earlier frames are moved by it.
+  // Frames taken as shown: a sample carrying what a trim had added (`driftS`, once used to move it)
+  // is not moved: Chromium kept its pictures while the trim moved the media clock.
   const samples = frames({ end: 25 }).map((s, i) => ({ ...s, driftS: i < 12 ? 0 : 0.003 }));
-  const shifted = samples.map((s, i) => (i < 12 ? s : { ...s, mediaTime: s.mediaTime + 0.003 }));
-  const withDrift = displayOrigin(shifted, 1, { driftNowS: 0.003 });
-  assert.ok(Math.abs(withDrift - (displayOrigin(frames({ end: 25 }), 1) - 3)) < 1e-6, `${withDrift}`);
+  assert.equal(displayOrigin(samples, 1), displayOrigin(frames({ end: 25 }), 1));
 });
 
 test("displayErrorMs: pictures late are positive, in wall ms; the group's origin from the motion", () => {
@@ -117,6 +116,23 @@ test("placedVerdict: hold within the drift limit, slip at a tick, drift in betwe
   assert.deepEqual(placedVerdict({ ...base, errorMs: null, sinceStartMs: 0 }), { action: "hold", early: false });
 });
 
+test("placedVerdict: a slip against the planned point, from a few frames, before a whole cycle shows it", () => {
+  const base = { driftMs: 3.4, slipMs: 8, holdMs: 5000, sinceStartMs: 2000 };
+  // Placed 1.5 ms early; the last four frames a tick later, the whole cycle not yet.
+  assert.deepEqual(placedVerdict({ ...base, plannedMs: -1.5, errorMs: -1.5, slipErrorMs: TICK_MS - 1.5 }), { action: "slip", early: false });
+  // Four frames can read up to one lattice step (3.3 ms) above the cycle's least lag: no slip.
+  assert.deepEqual(placedVerdict({ ...base, plannedMs: 1.6, errorMs: 1.6, slipErrorMs: 1.6 + TICK_MS / 5 }), { action: "hold", early: false });
+  // 30 fps: the nearest lattice point 8 ms off the group. Held there (the drift limit is half a step),
+  // but a tick off it is a slip even where it is as near the group on the other side.
+  const thirty = { ...base, driftMs: placedDriftMs(3.4, TICK_MS) };
+  assert.ok(Math.abs(thirty.driftMs - (TICK_MS / 2 + 0.5)) < 1e-9);
+  assert.equal(placedDriftMs(3.4, TICK_MS / 5), 3.4, "25 fps: the configured allowance");
+  assert.equal(placedDriftMs(3.4, null), 3.4);
+  assert.deepEqual(placedVerdict({ ...thirty, plannedMs: -8, errorMs: -8, slipErrorMs: -8 }), { action: "hold", early: false });
+  assert.deepEqual(placedVerdict({ ...thirty, plannedMs: -8, errorMs: -8, slipErrorMs: TICK_MS - 8 }), { action: "slip", early: false });
+  assert.deepEqual(placedVerdict({ ...thirty, plannedMs: -8, errorMs: TICK_MS - 8 }), { action: "slip", early: false }, "without a few-frame figure, the cycle's");
+});
+
 test("placedGiveUp: for good when the profile does not fit, for the motion when the machine is busy", () => {
   const base = { giveUp: 6, againLimit: 4 };
   assert.equal(placedGiveUp({ ...base, misses: 2, earlyEnds: 1, recentAgain: 3 }), null);
@@ -125,4 +141,17 @@ test("placedGiveUp: for good when the profile does not fit, for the motion when 
   assert.equal(placedGiveUp({ ...base, recentAgain: 4 }), null, "at the limit: placed again");
   assert.equal(placedGiveUp({ ...base, recentAgain: 5 }), "motion");
   assert.equal(placedGiveUp({ ...base, misses: 6, recentAgain: 5 }), "page", "a misfit display wins over a busy one");
+});
+
+test("keepsPlacedMiss: a start off its plan is kept only on a point about as near the group", () => {
+  const step = TICK_MS / 5; // 25 fps
+  const drift = placedDriftMs(3.4, step);
+  assert.equal(keepsPlacedMiss({ offMs: 2.2, stepMs: step, driftMs: drift }), true, "the other point next to a group origin halfway");
+  assert.equal(keepsPlacedMiss({ offMs: -2.4, stepMs: step, driftMs: drift }), true);
+  assert.equal(keepsPlacedMiss({ offMs: 3.3, stepMs: step, driftMs: drift }), false, "a whole step further: placed again");
+  assert.equal(keepsPlacedMiss({ offMs: TICK_MS, stepMs: step, driftMs: drift }), false, "a tick: placed again");
+  // 30 fps: points a tick apart; the one 8 ms off is as good as the plan's 8.6 ms on the other side.
+  assert.equal(keepsPlacedMiss({ offMs: 8, stepMs: TICK_MS, driftMs: placedDriftMs(3.4, TICK_MS) }), true);
+  assert.equal(keepsPlacedMiss({ offMs: 9.5, stepMs: TICK_MS, driftMs: placedDriftMs(3.4, TICK_MS) }), false);
+  assert.equal(keepsPlacedMiss({ offMs: 1, stepMs: null, driftMs: 3.4 }), false, "no lattice known");
 });

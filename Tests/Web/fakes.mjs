@@ -47,7 +47,15 @@ export class ManualTime {
  * `requestVideoFrameCallback` metadata. Reference time = local time + `offsetMs` (the clock fake).
  */
 export class FakeVideo {
-  constructor(time, { duration = 60, frameInterval = 0.04, startLatencyMs = 0, seekMs = 5, tickMs = 1000 / 60, timeOrigin = 0, offsetMs = 0 } = {}) {
+  constructor(time, { duration = 60, frameInterval = 0.04, startLatencyMs = 0, seekMs = 5, tickMs = 1000 / 60, timeOrigin = 0, offsetMs = 0, cadenceHoldMs = null } = {}) {
+    /**
+     * null: the pictures follow the media clock. A number: as Chromium's cadence, the pictures advance
+     * at the nominal rate (the playback rate to a tenth: trims are smaller) from where they were at the
+     * last start, seek or jump to the clock, and jump to the clock only once it is this far (ms of item
+     * time) from them: a trim moves `currentTime` at once and the pictures late and all at once.
+     */
+    this.cadenceHoldMs = cadenceHoldMs;
+    this.pictures = null; // {position, at, rate}: the pictures' own clock while a cadence holds
     this.time = time;
     this.duration = duration;
     this.frameInterval = frameInterval;
@@ -85,6 +93,7 @@ export class FakeVideo {
 
   set currentTime(value) {
     this.calls.push(["seek", value]);
+    this.pictures = null;
     this.anchor = { position: value, at: this.local };
     this.seeking = true;
     this.dispatch("seeking");
@@ -109,6 +118,7 @@ export class FakeVideo {
     this.calls.push(["play", this.time.now]);
     if (!this.paused) return Promise.resolve();
     this.paused = false;
+    this.pictures = null;
     this.anchor = { position: this.anchor.position, at: this.local + this.startLatencyMs };
     this.dispatch("playing");
     return Promise.resolve();
@@ -125,6 +135,23 @@ export class FakeVideo {
   /** Moves the media clock by `seconds` (a glitch). */
   jump(seconds) {
     this.anchor = { position: this.position() + seconds, at: this.local };
+    this.pictures = null;
+  }
+
+  /** The media time the pictures show at local ms `at` (the clock, or the cadence's own, see cadenceHoldMs). */
+  picturePosition(at) {
+    const clock = this.position(at);
+    if (this.cadenceHoldMs === null || this.paused || at < this.anchor.at) {
+      this.pictures = null;
+      return clock;
+    }
+    const nominal = Math.round(this.rate * 10) / 10;
+    if (this.pictures !== null) {
+      const shown = this.pictures.position + (this.pictures.rate * (at - this.pictures.at)) / 1000;
+      if (Math.abs(clock - shown) * 1000 <= this.cadenceHoldMs && this.pictures.rate === nominal) return shown;
+    }
+    this.pictures = { position: clock, at, rate: nominal };
+    return clock;
   }
 
   addEventListener(name, fn) {
@@ -148,7 +175,7 @@ export class FakeVideo {
   tick() {
     this.time.setTimeout(() => {
       const display = this.local;
-      const position = this.position(display);
+      const position = this.picturePosition(display);
       const frame = Math.floor(position / this.frameInterval + 1e-9);
       if (!this.seeking && frame !== this.lastFrameShown) {
         this.lastFrameShown = frame;

@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { CoordinatorShell, NotSynchronizedError } from "../../Web/static/shell.js";
+import { CoordinatorShell, NotSynchronizedError, withoutOutageDelay } from "../../Web/static/shell.js";
 import { ManualTime } from "./fakes.mjs";
 import { msToNs, nsToMs } from "../../Web/static/schedule.js";
 
@@ -133,4 +133,48 @@ test("play is refused while the group is on an item nobody has; once a member ha
   await shell.play();
   assert.equal(channel.sent.filter((s) => s.message.state).length, sentBefore + 1);
   assert.equal(channel.sent.at(-1).message.state.state.duration, 30, "the proposal carries Bob's duration");
+
+test("presence reports held by a lost connection are no delay samples (the delay the page reports stays the path's)", async () => {
+  const other = "000000000000000b";
+  const presence = (sentAtMs) => ({ type: "message", sender: other, sequence: 1n, message: { presence: { sentAt: msToNs(sentAtMs), observedDelay: 0n, preroll: 0n, item: "clip", name: "Bob" } } });
+  const latestReported = (channel) => Number(channel.sent.filter((s) => s.message.presence).at(-1).message.presence.observedDelay) / 1e6;
+
+  // Without an outage a report 5.4 s old counts (the core cannot tell): the control.
+  const plain = setup();
+  await plain.time.advance(100);
+  plain.channel.onevent(presence(plain.time.now - 5423.3));
+  assert.ok(Number(plain.shell.core.observedDelay) / 1e6 > 5000);
+
+  const { time, channel, shell } = setup();
+  await time.advance(100);
+  channel.onevent(presence(time.now - 3)); // a path of 3 ms
+  shell.connectionInterrupted(true);
+  const lostAt = time.now;
+  await time.advance(5000);
+  channel.onevent(presence(lostAt - 1)); // sent just before the outage, delivered during the resume
+  shell.connectionInterrupted(false);
+  const backAt = time.now;
+  channel.onevent(presence(lostAt + 100)); // replayed after the resume, sent during the outage
+  await time.advance(2200);
+  channel.onevent(presence(backAt + 1000)); // held by a member that resumed after this page did
+  assert.ok(Math.abs(Number(shell.core.observedDelay) / 1e6 - 3) < 1e-6, `${Number(shell.core.observedDelay) / 1e6} ms`);
+  await time.advance(2000);
+  channel.onevent(presence(time.now - 4)); // everyone back: a path of 4 ms counts again
+  assert.ok(Math.abs(Number(shell.core.observedDelay) / 1e6 - 4) < 1e-6, `${Number(shell.core.observedDelay) / 1e6} ms`);
+  assert.equal(shell.core.reports.get(other).name, "Bob", "the report itself is kept");
+  await time.advance(1500); // the next presence reports carry the delay
+  assert.ok(latestReported(channel) < 10, `reported ${latestReported(channel)} ms`);
+});
+
+test("withoutOutageDelay: only presence reports sent before the connection came back are restamped", () => {
+  const report = { type: "message", sender: "b", sequence: 1n, message: { presence: { sentAt: 100n, name: "Bob" } } };
+  assert.equal(withoutOutageDelay(report, null, 500n), report, "no outage");
+  assert.equal(withoutOutageDelay(report, { since: 50n, until: 90n }, 500n, 0n), report, "sent after it");
+  assert.equal(withoutOutageDelay(report, { since: 50n, until: 90n }, 500n, 5n), report, "and after the others' resumes");
+  assert.equal(withoutOutageDelay(report, { since: 50n, until: 90n }, 500n, 20n).message.presence.sentAt, 500n, "while the others resume");
+  assert.equal(withoutOutageDelay(report, { since: 50n, until: 200n }, 500n).message.presence.sentAt, 500n);
+  assert.equal(withoutOutageDelay(report, { since: 50n, until: null }, 500n).message.presence.sentAt, 500n, "while resuming");
+  assert.equal(withoutOutageDelay(report, { since: 50n, until: 200n }, 500n).message.presence.name, "Bob");
+  const state = { type: "message", sender: "b", sequence: 2n, message: { state: { sentAt: 100n } } };
+  assert.equal(withoutOutageDelay(state, { since: 50n, until: null }, 500n), state, "other messages untouched");
 });

@@ -20,6 +20,7 @@ import { VideoPlayer } from "./player.js";
 import { FrameGrid } from "./schedule.js";
 import { GroupSession, openWebSocket } from "./session.js";
 import { CoordinatorShell } from "./shell.js";
+import { parsePosition, shownPosition } from "./transport.js";
 
 // MARK: State
 
@@ -56,7 +57,12 @@ const offsetMs = () => (syncedClock?.isSynchronized ? syncedClock.correction(bro
 const control = Object.freeze({
   play: () => act(() => (state.intendedRate !== (shell?.state?.intendedRate ?? 1) ? shell.rate(state.intendedRate) : shell.play())),
   pause: () => act(() => shell.pause()),
-  seek: (t) => act(() => shell.seek(Math.max(0, Number(t)))),
+  // Seconds, or a time as people type it ("1:30", "1:02:03", "90"; transport.js).
+  seek: (t) => {
+    const seconds = typeof t === "string" ? parsePosition(t) : Number(t);
+    if (seconds === null || !Number.isFinite(seconds)) return Promise.resolve(logLine(`Not a time: ${t}`, "warn"));
+    return act(() => shell.seek(Math.max(0, seconds)));
+  },
   rate: (r) => setRate(Number(r)),
 });
 
@@ -265,7 +271,11 @@ function onPlaybackEvent(event) {
       logLine(event.timedOut ? "took too long; the group goes on" : "is ready again", event.timedOut ? "warn" : "info", event, originatorLabel(event));
       break;
     case "correction":
-      if (event.detail === "seek") logLine(`Resynchronized with a seek (was ${signedMs(event.errorMs)})`, "warn", event);
+      if (event.detail === "seek" && event.afterStart) {
+        // A start's own adjustment, not the page losing the group: with an audio track Chromium's media
+        // clock starts with the audio output, tens of ms after play() and differently each time.
+        logLine(`Start adjusted with a seek (was ${signedMs(event.errorMs)})`, "info", event);
+      } else if (event.detail === "seek") logLine(`Resynchronized with a seek (was ${signedMs(event.errorMs)})`, "warn", event);
       else if (event.detail === "restart") {
         // A start whose first frames were off, done again at once: kept for the hook, not logged.
         keepEvent({ ...event, text: `start redone (was ${signedMs(event.errorMs)})`, kind: "correction" });
@@ -333,13 +343,35 @@ function bindControls() {
   const seek = $("seek");
   seek.addEventListener("input", () => {
     seek.dataset.dragging = "true";
-    $("time").textContent = clockText(Number(seek.value));
+    $("time").value = clockText(Number(seek.value));
     seek.style.setProperty("--progress", `${(Number(seek.value) / Number(seek.max || 1)) * 100}%`);
   });
   seek.addEventListener("change", () => {
     delete seek.dataset.dragging;
     control.seek(Number(seek.value));
   });
+  // The time is also a field: type a position (1:30, 1:02:03, 90) and press Enter to take the group there.
+  const time = $("time");
+  time.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") {
+      e.preventDefault();
+      const seconds = parsePosition(time.value);
+      if (seconds === null) {
+        time.setAttribute("aria-invalid", "true");
+        logLine(`“${time.value}” is not a time: type 1:30, 1:02:03 or seconds`, "warn");
+        return;
+      }
+      time.removeAttribute("aria-invalid");
+      time.blur();
+      control.seek(seconds);
+    } else if (e.key === "Escape") {
+      time.removeAttribute("aria-invalid");
+      time.blur();
+      updateUI();
+    }
+  });
+  time.addEventListener("focus", () => time.select());
+  time.addEventListener("blur", () => time.removeAttribute("aria-invalid"));
   $("unmute").addEventListener("click", () => {
     video.muted = false;
     $("unmute").hidden = true;
@@ -369,6 +401,7 @@ function updateControls() {
   const live = state.joined && state.phase === "joined";
   $("play").disabled = !live;
   $("seek").disabled = !live;
+  $("time").disabled = !live;
   $("rate").disabled = !live;
 }
 
@@ -500,12 +533,14 @@ function updateUI() {
 
   const duration = Number.isFinite(video.duration) ? video.duration : Number(state.activity?.duration) || 0;
   const seek = $("seek");
-  const position = shell?.currentItemTime ?? video.currentTime;
+  // The group's time, but the end while the page shows the media's last picture (transport.js).
+  const position = shownPosition({ position: shell?.currentItemTime ?? video.currentTime, duration, atEnd: (player?.status.ended ?? false) || video.ended });
   if (seek.dataset.dragging !== "true") {
     seek.max = String(duration || 1);
-    seek.value = String(Math.min(position, duration || 1));
+    seek.value = String(duration > 0 ? Math.min(position, duration) : position);
     seek.style.setProperty("--progress", `${duration > 0 ? Math.min(100, (position / duration) * 100) : 0}%`);
-    $("time").textContent = clockText(position);
+    // Not while the person types into it.
+    if (document.activeElement !== $("time")) $("time").value = clockText(position);
   }
   $("duration").textContent = clockText(duration);
   updatePeople();
@@ -648,6 +683,7 @@ async function obtainMedia(mediaParameter, title) {
 
 /** The status pill and banner follow the session's resumes after a lost connection. */
 function onReconnecting(reconnecting) {
+  shell?.connectionInterrupted(reconnecting);
   if (reconnecting) {
     if (!state.joined) return;
     setPhase("reconnecting");

@@ -31,6 +31,11 @@ export const TICK_MS = 1000 / 60;
 export const PROFILES = Object.freeze([
   Object.freeze({ frameMs: 40, k: 10 / 3, beta: 8.8, u: 34 }),
   Object.freeze({ frameMs: 80, k: -20 / 3, beta: 0.3, u: 50 }),
+  // 30 fps at 1x (every frame two ticks): the display origin is the clock origin minus beta, or a tick
+  // later (closed-loop starts of two bench runs, 27 Nov 2026: minus beta in 18 of the 19 with beta 0-6 ms);
+  // with u 34 and beta 3, as placed, a tick later in 20 of 22 starts of two runs (k 0 missed them all by a
+  // tick). No profile at 0.5x: not measured.
+  Object.freeze({ frameMs: 100 / 3, k: 1000 / 60, beta: 3, u: 34 }),
 ]);
 
 /** The profile for frames of `frameMs` wall milliseconds, or null. */

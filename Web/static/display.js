@@ -32,17 +32,18 @@ export function percentileOfSorted(sorted, p) {
 /**
  * The display origin of frame samples (reference ms at which item time 0 would be shown at `rate`):
  * the low `percentile` of `refMs - mediaTime * 1000 / rate`, nearest rank; null without samples.
- * Samples that carry `driftS` (item seconds a trim had added by then) are moved by what the trims
- * added since (`driftNowS - driftS`), so a trim inside the window does not smear the origin.
+ * The frames are taken as shown: a `playbackRate` trim moves Chromium's pictures late and in whole
+ * ticks, if at all (a 30 fps clip kept its origin for seconds under 0.5-2 % trims), so a sample is
+ * never moved by what a trim added to the media clock since it was shown.
  *
- * @param {Array<{refMs: number, mediaTime: number, driftS?: number}>} samples
+ * @param {Array<{refMs: number, mediaTime: number}>} samples
  * @param {number} rate the group's rate (> 0).
- * @param {{percentile?: number, driftNowS?: number|null}} [options]
+ * @param {{percentile?: number}} [options]
  */
-export function displayOrigin(samples, rate, { percentile = 0.1, driftNowS = null } = {}) {
+export function displayOrigin(samples, rate, { percentile = 0.1 } = {}) {
   if (!(rate > 0)) return null;
   const origins = samples
-    .map((s) => s.refMs - ((s.mediaTime + (driftNowS !== null && Number.isFinite(s.driftS) ? driftNowS - s.driftS : 0)) * 1000) / rate)
+    .map((s) => s.refMs - (s.mediaTime * 1000) / rate)
     .filter(Number.isFinite)
     .sort((a, b) => a - b);
   return percentileOfSorted(origins, percentile);
@@ -92,22 +93,47 @@ export function displayDeadbandMs(baseMs, stepMs, marginMs = 0.5) {
 }
 
 /**
- * What to do about placed pictures (a start put them on a lattice point; trims cannot move them), from
- * `errorMs`, the display error of their least-lag recent frames against the group's origin:
+ * What to do about placed pictures (a start put them on a lattice point; trims cannot move them):
  *
- * - `hold`: within `driftMs` of the group (half a lattice step plus the frame clock's slow drift);
- * - `slip`: off by `slipMs` or more at once (Chromium showed a frame a tick late, or early, and kept
- *   its cadence from there): placed again at once;
- * - `drift`: off gradually (the frame clock drifts about 0.04 ms/s against the system clock; a display
- *   the profile does not describe drifts off in seconds): placed again, counted towards giving up when
- *   it came sooner than `holdMs` after the start.
+ * - `slip`: the least lag of the last few frames (`slipErrorMs`, against the group's origin) is
+ *   `slipMs` or more off the point the start planned (`plannedMs`, the plan's offset from the group):
+ *   Chromium showed a frame a tick late, or early, and kept its cadence from there. A few frames tell
+ *   (`slipErrorMs` may come from fewer frames than a whole cadence cycle, so it can read up to one
+ *   lattice step late, far below a tick): placed again at once;
+ * - `drift`: the least lag of a whole cycle (`errorMs`) is further than `driftMs` from the group's
+ *   origin (the frame clock drifts about 0.04 ms/s against the system clock; a display the profile does
+ *   not describe drifts off in seconds): placed again, counted towards giving up when it came sooner than
+ *   `holdMs` after the start;
+ * - `hold` otherwise.
  *
  * @returns {{action: "hold"|"slip"|"drift", early: boolean}}
  */
-export function placedVerdict({ errorMs, driftMs, slipMs, sinceStartMs, holdMs }) {
+export function placedVerdict({ errorMs, slipErrorMs = errorMs, plannedMs = 0, driftMs, slipMs, sinceStartMs, holdMs }) {
+  if (slipErrorMs !== null && Number.isFinite(slipErrorMs) && Math.abs(slipErrorMs - plannedMs) >= slipMs) return { action: "slip", early: false };
   if (errorMs === null || !Number.isFinite(errorMs) || Math.abs(errorMs) <= driftMs) return { action: "hold", early: false };
-  if (Math.abs(errorMs) >= slipMs) return { action: "slip", early: false };
+  if (Math.abs(errorMs - plannedMs) >= slipMs) return { action: "slip", early: false };
   return { action: "drift", early: sinceStartMs < holdMs };
+}
+
+/**
+ * How far placed pictures may sit from the group's origin before they are placed again (ms): the
+ * configured drift allowance, but never less than half a lattice step plus `marginMs` (at 30 fps on
+ * 60 Hz the nearest lattice point can be 8.3 ms away; placing again would land on the same point).
+ */
+export function placedDriftMs(baseMs, stepMs, marginMs = 0.5) {
+  if (!(stepMs > 0)) return baseMs;
+  return Math.max(baseMs, stepMs / 2 + marginMs);
+}
+
+/**
+ * Whether a placed start that landed off its plan is kept: its pictures (`offMs` from the group's origin)
+ * are on a lattice point about as near the group as the planned one (within half a lattice step plus
+ * `marginMs`, and within the drift allowance `driftMs`): the group's origin lay about halfway between
+ * two points. Placing it again would gain a millisecond or so and risk a slip under load.
+ */
+export function keepsPlacedMiss({ offMs, stepMs, driftMs, marginMs = 0.75 }) {
+  if (!(stepMs > 0) || !Number.isFinite(offMs)) return false;
+  return Math.abs(offMs) <= Math.min(driftMs, stepMs / 2 + marginMs);
 }
 
 /**

@@ -30,7 +30,7 @@
 // with a fake element and a manual clock.
 
 import { PROFILES, planStart, profileFor } from "./cadence.js";
-import { displayDeadbandMs, displayErrorMs, latticeStepMs, placedGiveUp, placedVerdict } from "./display.js";
+import { displayDeadbandMs, displayErrorMs, keepsPlacedMiss, latticeStepMs, placedDriftMs, placedGiveUp, placedVerdict } from "./display.js";
 import { Readiness } from "./readiness.js";
 import { CommandSchedule, isContinued, motionItemTime, sameMotion } from "./schedule.js";
 
@@ -94,6 +94,13 @@ export const THRESHOLDS = Object.freeze({
     placedLatencyMs: 0.35,
   }),
   audio: Object.freeze({
+    /**
+     * The first guess of the time from `play()` to the media clock moving, before any start was learnt
+     * (ms): with an audio track Chromium's clock starts with the audio output, measured 40-42 ms after
+     * `play()` for a muted element and 65-90 ms unmuted (under `--mute-audio`). Guessing 0 made every
+     * page's first start with sound 40-90 ms late, a corrective seek the person saw in the log.
+     */
+    startLatencyMs: 60,
     deadbandMs: 4,
     trimWindowS: 1,
     maximumTrim: 0.03,
@@ -144,8 +151,13 @@ export const TIMING = Object.freeze({
   correctionIntervalMs: 100,
   /** How long before its instant a motion is prepared (the seek of a start, the paused position). */
   prepareHorizonMs: 250,
-  /** A motion that must be (re)started late starts at least this far ahead; grows with slow seeks. */
-  restartDelayMs: 300,
+  /**
+   * A motion that must be (re)started late starts at least this far ahead; grows with slow seeks (and
+   * comes back after timely starts). 200 ms, not 300: a placed start's first frame that fits comes up to
+   * 200 ms later still, and while a page restarts it shows no new frame (bench, load 10-17: restarts froze
+   * the pictures 0.4-0.6 s).
+   */
+  restartDelayMs: 200,
   /** Sleep until this long before an instant, then spin on the clock. */
   spinMs: 3,
   /** The first guess of the time from `play()` to the media clock moving; learned from errors. */
@@ -184,20 +196,44 @@ export const TIMING = Object.freeze({
   keptSamples: 1500,
   /** A placed start's measured clock start off the plan by at most this (ms) is learnt into its latency (more: a late audio buffer). */
   placedLearnWithinMs: 8,
-  /** A placed start's pictures are checked on this many recent frames (one 25 fps / 60 Hz lag cycle and one more). */
-  placedRecentFrames: 6,
+  /**
+   * A placed start is judged on its first frames, not after a settling time: this many, after the first
+   * `placedVerifySkip` shown from the instant on. Measured (bench logs, 27 Nov 2026, 221 placed starts):
+   * the least lag of frames 2-6 equalled the cadence's from then on within 0.3 ms in 211 (the first frame
+   * alone is shown a lattice step early in about a third of the starts); in the others the first frames
+   * came one to two ticks late, which is a slipped start to place again.
+   */
+  placedVerifyFrames: 5,
+  placedVerifySkip: 1,
+  /**
+   * A slip (a tick, 16.7 ms, at once) shows in this many frames: the least lag of any 4 frames in a
+   * row is at most one lattice step (3.3 ms) above the cadence's, far below `placedSlipMs`.
+   */
+  placedSlipFrames: 4,
+  /**
+   * Placing given up for a motion (redone too often) is tried again after this long, if the pictures
+   * are off; they are held meanwhile (no trims).
+   */
+  placedPauseMs: 1500,
+  /**
+   * The closed loop judges the pictures as shown: the least lag of this many recent frames (a 25 fps
+   * cadence cycle and one more; at 30 fps every frame has the same lag), never projected by what a trim
+   * added to the media clock: Chromium moves the pictures late and in whole ticks, if at all.
+   */
+  recentFrames: 6,
   /** Placed pictures that drift off sooner than this after their start count towards giving up (THRESHOLDS placedGiveUp). */
   placedHoldMs: 5000,
   /** Placed pictures this far off at once (wall ms; a tick is 16.7) slipped: placed again without counting towards giving up. */
   placedSlipMs: 8,
   /**
    * More than this many placements done again (slips and misses alike) within `placedAgainWindowMs`
-   * give placed starts up until the group's next command: on a loaded machine Chromium slips again and
-   * again, and each new placement is a restart (the Chromium tests at load 7-12 saw a page restart six
-   * times in 10 s and never settle). Not for good: a bench run at load 9-13 saw both pages give up
-   * within seconds and trim for the rest of the run (its display origins 10-50 ms apart).
+   * pause placing for `placedPauseMs` (the pictures held as they are): on a loaded machine Chromium
+   * slips again and again, and each new placement is a restart (the Chromium tests at load 7-12 saw a
+   * page restart six times in 10 s and never settle). Not for good: a bench run at load 9-13 saw both
+   * pages give up within seconds and trim for the rest of the run (its display origins 10-50 ms
+   * apart). Six, not four: at load 10-16 a page slips a few times while the late joiner's browser starts.
    */
-  placedAgainLimit: 4,
+  placedAgainLimit: 6,
   placedAgainWindowMs: 10000,
   /**
    * The frame clock's phase is taken from a playing frame's sample this recent, else from
@@ -225,18 +261,6 @@ export function rankFromTop(values, rank) {
 export function estimateError(samples, motion, speed, nowMs, rank = TIMING.rankFromTop) {
   const groupNow = motionItemTime(motion, nowMs);
   const errors = samples.map((s) => s.mediaTime + (speed * (nowMs - s.refMs)) / 1000 - groupNow);
-  return rankFromTop(errors, rank);
-}
-
-/**
- * The same from samples that carry `driftS`, the seconds of item time the trims had added by the
- * sample's instant (so the trim may change within the window): each sample's error then, plus what
- * the trims added since (`driftNowS` - its `driftS`).
- *
- * @param {Array<{refMs: number, mediaTime: number, driftS: number}>} samples
- */
-export function estimateErrorWithDrift(samples, motion, nowMs, driftNowS, rank = TIMING.rankFromTop) {
-  const errors = samples.map((s) => s.mediaTime - motionItemTime(motion, s.refMs) + driftNowS - s.driftS);
   return rankFromTop(errors, rank);
 }
 
@@ -322,6 +346,7 @@ export class VideoPlayer {
     this.placedMisses = 0; // placed starts in a row whose pictures missed
     this.placedOff = false; // given up on placed starts for good (they kept missing: the profile does not fit)
     this.placedPausedFor = null; // the motion placing is given up for (redone too often: a busy machine)
+    this.placedPausedUntilMs = -Infinity; // ... until this reference ms
     this.placedAgainAt = []; // reference ms of recent placements done again (slips and misses)
     this.placedEarlyEnds = 0; // placements in a row that drifted off sooner than TIMING.placedHoldMs
     this.placedLatencies = new Map(); // learnt play()-to-clock latency (ms) per "audio:rate"
@@ -331,7 +356,8 @@ export class VideoPlayer {
     this.applied = null;
     this.playing = false;
     this.trim = 1;
-    this.startLatencyMs = this.timing.startLatencyMs;
+    this.startLatencyMs = null; // learnt from starts (ms); null: the first guess (THRESHOLDS startLatencyMs, else TIMING's)
+    this.correctionsSinceStart = 0;
     this.restartDelayMs = this.timing.restartDelayMs;
     this.verifying = null; // {fromMs, attempt, learn}: a start whose first frames are still to be judged
     this.restarts = 0; // starts done again after their first frames
@@ -340,7 +366,6 @@ export class VideoPlayer {
     this.deferredReadiness = null;
     this.deferTimer = null;
     this.groupRate = null; // the rate part of playbackRate (the rest is the trim)
-    this.drift = { atMs: 0, valueS: 0, slope: 0 }; // item seconds the trims added: value at atMs, + slope per ms
     this.judgeFrom = -Infinity; // reference ms: samples before this are not judged
     this.lastCorrectionMs = -Infinity;
     this.lastSampleMs = -Infinity;
@@ -514,7 +539,6 @@ export class VideoPlayer {
     const sample = {
       wallMs, mediaTime: metadata.mediaTime, rate: v.playbackRate, referenceOffsetMs: offset, refMs: wallMs + offset,
       playing: this.playing && !v.paused && !v.seeking, paused: v.paused, seeking: v.seeking, trim: this.trim, currentTime, clockMs,
-      driftS: this.driftAt(wallMs + offset),
     };
     this.samplesKept.push(sample);
     if (this.samplesKept.length > this.timing.keptSamples) this.samplesKept.splice(0, this.samplesKept.length - this.timing.keptSamples);
@@ -654,6 +678,7 @@ export class VideoPlayer {
       stoppedAt = this.realtime();
     }
     await this.seekTo(this.snap(next.itemTime));
+    this.leaveEnd();
     this.emitStopped(next, stoppedAt ?? this.realtime());
     this.applied = next;
     // Stay here no longer than the instant: the loop then finds it applied.
@@ -666,6 +691,7 @@ export class VideoPlayer {
     if (motion.rate === 0) {
       this.pauseElement();
       await this.seekTo(this.snap(motion.itemTime));
+      this.leaveEnd();
       this.emitStopped(motion, this.realtime());
       this.applied = motion;
       return;
@@ -674,8 +700,10 @@ export class VideoPlayer {
     const placedFrom = this.clock.nowMs();
     const placed = await this.placedStart(motion, placedFrom + this.restartDelayMs, attempt);
     if (placed !== null) {
-      if (placed) this.applied = motion;
-      else this.restartDelayMs = Math.min(2000, Math.max(this.restartDelayMs * 2, 2 * ((this.clock.nowMs() ?? placedFrom) - placedFrom) + this.timing.spinMs));
+      if (placed) {
+        this.applied = motion;
+        this.restartDelayMs = Math.max(this.timing.restartDelayMs, this.restartDelayMs * 0.75);
+      } else this.restartDelayMs = Math.min(2000, Math.max(this.restartDelayMs * 2, 2 * ((this.clock.nowMs() ?? placedFrom) - placedFrom) + this.timing.spinMs));
       return;
     }
     const later = this.clock.nowMs() + this.restartDelayMs;
@@ -686,6 +714,8 @@ export class VideoPlayer {
     this.setRate(motion.rate, this.startTrim);
     if (await this.startAt(later, motion, attempt)) {
       this.applied = motion;
+      // A seek slowed by a busy moment made the delay grow: back towards the usual one as starts succeed.
+      this.restartDelayMs = Math.max(this.timing.restartDelayMs, this.restartDelayMs * 0.75);
     } else {
       // The seek took longer than the delay allowed: allow more next time.
       this.restartDelayMs = Math.min(2000, Math.max(this.restartDelayMs * 2, 2 * seekMs + this.timing.spinMs));
@@ -704,11 +734,11 @@ export class VideoPlayer {
       this.onnotice({ kind: "ended", detail: "the group is past the end of the media" });
       return true;
     }
-    const latency = placement !== null ? this.placedLatency(motion.rate) : this.startLatencyMs;
+    const latency = placement !== null ? this.placedLatency(motion.rate) : this.startLatency;
     const now = this.clock.nowMs();
     if (now === null || instant - latency < now) return false;
     await this.waitUntil(instant - latency);
-    this.ended = false;
+    this.leaveEnd();
     this.playElement();
     this.playing = true;
     this.startedAtMs = instant;
@@ -716,21 +746,32 @@ export class VideoPlayer {
     this.lastCorrectionMs = instant;
     this.quietUntilMs = instant + this.timing.ownStartQuietMs;
     this.placement = placement;
-    this.verifying = { fromMs: instant + this.timing.verifySettleMs, attempt, learn: placement === null, placement };
+    this.correctionsSinceStart = 0;
+    this.verifying = { fromMs: placement !== null ? instant : instant + this.timing.verifySettleMs, attempt, learn: placement === null, placement };
     return true;
   }
 
   // MARK: Placed starts (cadence.js)
+
+  /** The latency from `play()` to the media clock moving for closed-loop starts (ms): learnt, else the first guess. */
+  get startLatency() {
+    return this.startLatencyMs ?? this.thresholds.startLatencyMs ?? this.timing.startLatencyMs;
+  }
 
   /** The learnt latency from `play()` to the media clock moving, for placed starts at `rate`. */
   placedLatency(rate) {
     return this.placedLatencies.get(`${hasAudioTrack(this.video)}:${rate}`) ?? this.thresholds.placedLatencyMs ?? 0;
   }
 
-  /** Whether a start of `motion` can be placed: a browser frame clock, a frame grid, a start profile. */
+  /** Whether a start of `motion` can be placed now: placeable, and placing not paused for a busy moment. */
   canPlace(motion) {
+    if (!this.placeable(motion)) return false;
+    return !(this.placedPausedFor !== null && sameMotion(this.placedPausedFor, motion) && (this.clock.nowMs() ?? Infinity) < this.placedPausedUntilMs);
+  }
+
+  /** Whether starts of `motion` are placed on this page: a browser frame clock, a frame grid, a start profile, not given up for good. */
+  placeable(motion) {
     if (this.animationFrame === null || this.placedOff || this.grid === null || !(motion.rate > 0)) return false;
-    if (this.placedPausedFor !== null && sameMotion(this.placedPausedFor, motion)) return false;
     if (!this.thresholds.placedStarts) return false;
     return profileFor((this.grid.interval * 1000) / motion.rate, this.profiles) !== null;
   }
@@ -800,12 +841,16 @@ export class VideoPlayer {
       return;
     }
     if (this.verifying !== null && (await this.verifyStart(motion, now))) return;
-    const samples = this.judgeable(now);
+    const placed = this.placement !== null;
+    // Placed pictures are judged from their first frames on (a slip shows in a few); the closed loop
+    // once the renderer settled after a start (`judgeFrom`) and enough frames came.
+    const samples = placed ? this.framesSinceStart(now) : this.judgeable(now);
     let error = null;
     let fine = false;
-    if (samples.length >= this.timing.minimumSamples) {
-      // How late the pictures are (display.js), as item seconds ahead of the group.
-      const lateMs = displayErrorMs(samples, motion, { percentile: this.timing.displayPercentile, driftNowS: this.driftAt(now) });
+    if (samples.length >= (placed ? this.timing.placedSlipFrames : this.timing.minimumSamples)) {
+      // How late the pictures are as shown (display.js), as item seconds ahead of the group: the least
+      // lag of the last cadence cycle.
+      const lateMs = displayErrorMs(samples.slice(-this.timing.recentFrames), motion, { percentile: 0 });
       error = (-lateMs * motion.rate) / 1000;
       fine = true;
     } else if (now - Math.max(this.lastSampleMs, this.startedAtMs) > this.timing.coarseAfterMs && !this.video.seeking) {
@@ -823,23 +868,25 @@ export class VideoPlayer {
       return;
     }
     if (!fine) return;
-    if (this.placement !== null) {
+    const stepMs = this.grid === null ? null : latticeStepMs((this.grid.interval * 1000) / motion.rate);
+    if (placed) {
       // Placed pictures do not follow trims: only a new placed start moves them. Under load Chromium
       // sometimes shows a frame a tick late and keeps the cadence from there (the pictures 16.7 ms
-      // late for good), so the check uses the least-lag frame of the last few only (any 5 in a row
-      // hold the cycle's least lag) and such a slip is placed again within a few frames.
-      // A display whose frame clock is not what the profile assumes (59.94 Hz, say) drifts off within
-      // seconds every time: placements that keep ending early are given up like missed ones.
-      const recent = samples.slice(-this.timing.placedRecentFrames);
-      const lateMs = displayErrorMs(recent, motion, { percentile: 0, driftNowS: this.driftAt(now) });
+      // late for good): the least lag of the last `placedSlipFrames` frames against the planned point
+      // tells within a few frames, and such a slip is placed again at once. A display whose frame
+      // clock is not what the profile assumes (59.94 Hz, say) drifts off within seconds every time:
+      // placements that keep ending early are given up like missed ones.
+      const lateMs = -this.errorMs / motion.rate;
+      const slipLateMs = displayErrorMs(samples.slice(-this.timing.placedSlipFrames), motion, { percentile: 0 });
       const verdict = placedVerdict({
-        errorMs: lateMs, driftMs: thresholds.placedDriftMs, slipMs: this.timing.placedSlipMs,
+        errorMs: lateMs, slipErrorMs: slipLateMs, plannedMs: this.placement.offsetMs,
+        driftMs: placedDriftMs(thresholds.placedDriftMs, stepMs), slipMs: this.timing.placedSlipMs,
         sinceStartMs: now - this.startedAtMs, holdMs: this.timing.placedHoldMs,
       });
       if (verdict.action !== "hold") {
         // A slip is a whole tick at once; a frame clock the profile does not describe drifts off gradually.
         if (verdict.action === "drift") this.placedEarlyEnds = verdict.early ? this.placedEarlyEnds + 1 : 0;
-        const quickMs = -lateMs * motion.rate;
+        const quickMs = -(verdict.action === "slip" ? slipLateMs : lateMs) * motion.rate;
         if (this.givePlacingUp(motion, now, thresholds)) {
           this.emitCorrection("unplaced", quickMs, null);
           return;
@@ -850,14 +897,31 @@ export class VideoPlayer {
       }
       return;
     }
+    if (this.placeable(motion)) {
+      // Placing was given up for a busy moment (`placedPauseMs`): the pictures are held, not trimmed
+      // (measured at load 10-19: trims on placed pictures made Chromium drop its cadence and jump them
+      // to the media clock, 7-17 ms early, and back), and placed again after the pause if they are off.
+      if (this.canPlace(motion) && Math.abs(error * 1000) / motion.rate > placedDriftMs(thresholds.placedDriftMs, stepMs)) {
+        this.emitCorrection("restart", error * 1000, null);
+        this.errorMs = null;
+        await this.restart(motion);
+      }
+      return;
+    }
     // Nothing finer than half a step of the lattice of display origins can be corrected (display.js).
-    const stepMs = this.grid === null ? null : latticeStepMs((this.grid.interval * 1000) / motion.rate);
     const band = { ...thresholds, deadbandMs: displayDeadbandMs(thresholds.deadbandMs / motion.rate, stepMs) * motion.rate };
     const factor = ditheredTrim(correctionFor(error, motion.rate, band).factor, error * 1000, this.trim, band);
-    if (Math.abs(factor - this.trim) > 1e-6) {
+    // The pictures as shown hold still between jumps, so the same error comes back look after look:
+    // only a trim that differs by more than 0.01 % (or the end of one) is a new one.
+    if (factor === 1 ? this.trim !== 1 : Math.abs(factor - this.trim) > 1e-4) {
       this.setRate(motion.rate, factor);
       this.emitCorrection("rate", error * 1000, motion.rate * factor);
     }
+  }
+
+  /** Playing frames shown since the start in force (its instant), the first `placedVerifySkip` left out. */
+  framesSinceStart(now) {
+    return this.samplesKept.filter((s) => s.playing && s.refMs >= this.startedAtMs && s.refMs <= now + 50).slice(this.timing.placedVerifySkip);
   }
 
   /**
@@ -871,19 +935,27 @@ export class VideoPlayer {
    */
   async verifyStart(motion, now) {
     const check = this.verifying;
-    const samples = this.samplesKept.filter((s) => s.playing && s.refMs >= check.fromMs && s.refMs <= now + 50);
-    if (samples.length < this.timing.verifySamples) {
+    // A placed start is judged on its first frames (TIMING placedVerifyFrames); the others after a
+    // settling time, on enough frames for the estimate's percentile.
+    const samples = check.placement
+      ? this.samplesKept.filter((s) => s.playing && s.refMs >= check.fromMs && s.refMs <= now + 50).slice(this.timing.placedVerifySkip)
+      : this.samplesKept.filter((s) => s.playing && s.refMs >= check.fromMs && s.refMs <= now + 50);
+    // A placed start that came a tick off shows it in fewer frames than a whole cadence cycle: their
+    // least lag can read up to a lattice step late, never early, far below a tick (placedVerdict).
+    const slipped = check.placement && samples.length >= this.timing.placedSlipFrames - 1
+      && Math.abs(displayErrorMs(samples, motion, { percentile: 0 }) - check.placement.offsetMs) >= this.timing.placedSlipMs;
+    if (!slipped && samples.length < (check.placement ? this.timing.placedVerifyFrames : this.timing.verifySamples)) {
       if (now - check.fromMs < this.timing.verifyWithinMs) return true;
       this.verifying = null;
       return false;
     }
     this.verifying = null;
-    const errorMs = -displayErrorMs(samples, motion, { percentile: this.timing.displayPercentile, driftNowS: this.driftAt(now) }) * motion.rate;
+    const errorMs = -displayErrorMs(samples, motion, { percentile: check.placement ? 0 : this.timing.displayPercentile }) * motion.rate;
     this.errorMs = errorMs;
     if (check.placement) return this.verifyPlacement(motion, check, errorMs, samples, now);
     if (check.learn) {
       const gain = Math.abs(errorMs) > this.timing.learnWholeAboveMs ? 1 : this.timing.latencyGain;
-      this.startLatencyMs = Math.min(this.timing.maximumStartLatencyMs, Math.max(this.timing.minimumStartLatencyMs, this.startLatencyMs - (errorMs * gain) / motion.rate));
+      this.startLatencyMs = Math.min(this.timing.maximumStartLatencyMs, Math.max(this.timing.minimumStartLatencyMs, this.startLatency - (errorMs * gain) / motion.rate));
     }
     // Judged in wall-clock ms (what a viewer sees): at half speed an item-time error shows twice as long.
     if (Math.abs(errorMs / motion.rate) <= this.thresholds.startToleranceMs || check.attempt >= (this.thresholds.startRetries ?? 0)) return false;
@@ -913,9 +985,16 @@ export class VideoPlayer {
         this.placedLatencies.set(`${hasAudioTrack(this.video)}:${motion.rate}`, this.placedLatency(motion.rate) + lateMs * 0.7);
       }
     }
-    const missMs = -errorMs / motion.rate - check.placement.offsetMs;
+    const offMs = -errorMs / motion.rate; // the pictures minus the group's origin (wall ms)
+    const missMs = offMs - check.placement.offsetMs;
     if (Math.abs(missMs) <= thresholds.placedToleranceMs) {
       this.placedMisses = 0;
+      return false;
+    }
+    const stepMs = latticeStepMs((this.grid.interval * 1000) / motion.rate);
+    if (keepsPlacedMiss({ offMs, stepMs, driftMs: placedDriftMs(thresholds.placedDriftMs, stepMs) })) {
+      // Off the plan, but about as near the group (display.js): kept, judged from where it is.
+      this.placement = { ...check.placement, offsetMs: offMs };
       return false;
     }
     this.placedMisses += 1;
@@ -947,6 +1026,7 @@ export class VideoPlayer {
     if (verdict === "page") this.placedOff = true;
     else {
       this.placedPausedFor = motion;
+      this.placedPausedUntilMs = now + this.timing.placedPauseMs;
       this.placedAgainAt = [];
     }
     this.placement = null;
@@ -955,11 +1035,6 @@ export class VideoPlayer {
 
   // MARK: Element operations
 
-  /** Item seconds the trims had added by reference ms `ms` (continuous; only differences matter). */
-  driftAt(ms) {
-    return this.drift.valueS + this.drift.slope * (ms - this.drift.atMs);
-  }
-
   /** The trim a start or a rate change begins with: off the group's rate by the dither, if any. */
   get startTrim() {
     return 1 + (this.thresholds.ditherTrim ?? 0);
@@ -967,7 +1042,6 @@ export class VideoPlayer {
 
   setRate(rate, trim) {
     const now = this.clock.nowMs();
-    if (now !== null) this.drift = { atMs: now, valueS: this.driftAt(now), slope: (rate * (trim - 1)) / 1000 };
     this.trim = trim;
     // Chromium's pitch-preserving time stretch moves an audio track's clock in steps at a rate change
     // (PLAYERS.md, bench runs); without it trims act smoothly. The pitch is kept for the group's own
@@ -981,9 +1055,9 @@ export class VideoPlayer {
     this.groupRate = rate;
     if (this.video.playbackRate !== wanted) {
       this.video.playbackRate = wanted;
-      // The renderer catches up first. With the dither a trim alone does not end the judging (it
-      // flips every few hundred ms; the samples carry the drift it makes).
-      if (now !== null && (rateChanged || !(this.thresholds.ditherTrim > 0))) this.judgeFrom = Math.max(this.judgeFrom, now + this.timing.settleMs);
+      // The renderer catches up with a new group rate first. A trim alone does not end the judging:
+      // the pictures are judged as shown, and they move late and in whole ticks after a trim.
+      if (now !== null && rateChanged) this.judgeFrom = Math.max(this.judgeFrom, now + this.timing.settleMs);
     }
   }
 
@@ -1022,6 +1096,18 @@ export class VideoPlayer {
     this.errorMs = null;
     this.verifying = null;
     this.placement = null;
+  }
+
+  /**
+   * The element left the end of the media (a stop or a start before it): no longer at the end, and the
+   * "end of the video" notice goes (it stayed up over a picture from the middle of the file).
+   */
+  leaveEnd() {
+    if (!this.ended) return;
+    const duration = this.video.duration;
+    if (Number.isFinite(duration) && this.video.currentTime >= duration - 1e-3) return;
+    this.ended = false;
+    if (this.foreignItem === null) this.onnotice(null);
   }
 
   /** The time to show for a stop at `itemTime`: just past its frame's presentation time. */
@@ -1070,15 +1156,25 @@ export class VideoPlayer {
     });
   }
 
+  /**
+   * A correction event. `afterStart` marks the first correction after a start that comes while the
+   * start is still young (`verifyWithinMs` plus the settling): the start's own adjustment (with an
+   * audio track Chromium's clock starts with the audio output, tens of ms after `play()`, differently
+   * each time), not the page losing the group.
+   */
   emitCorrection(kind, errorMs, rate) {
-    this.onevent({ type: "correction", realtime: this.realtime(), errorMs, rate: rate ?? undefined, detail: kind });
+    const now = this.clock.nowMs();
+    const afterStart = this.correctionsSinceStart === 0 && now !== null && now - this.startedAtMs <= this.timing.verifyWithinMs + this.timing.settleMs;
+    if (kind !== "unplaced") this.correctionsSinceStart += 1;
+    this.onevent({ type: "correction", realtime: this.realtime(), errorMs, rate: rate ?? undefined, detail: kind, afterStart });
   }
 
   /** The state for the page and its test hook. */
   get status() {
     return {
-      playing: this.playing, trim: this.trim, errorMs: this.errorMs, startLatencyMs: this.startLatencyMs, readiness: this.readiness, restarts: this.restarts,
-      placed: this.placement !== null, placedOff: this.placedOff, placedPaused: this.placedPausedFor !== null && sameMotion(this.placedPausedFor, this.applied),
+      playing: this.playing, trim: this.trim, errorMs: this.errorMs, startLatencyMs: this.startLatency, readiness: this.readiness, restarts: this.restarts,
+      placed: this.placement !== null, placedOff: this.placedOff,
+      placedPaused: this.placedPausedFor !== null && sameMotion(this.placedPausedFor, this.applied) && (this.clock.nowMs() ?? Infinity) < this.placedPausedUntilMs,
       foreignItem: this.foreignItem, ended: this.ended, hasAudio: hasAudioTrack(this.video),
     };
   }

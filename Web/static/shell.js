@@ -20,6 +20,35 @@ export function playbackConfiguration() {
   return { ...defaultConfiguration(), minimumLead: milliseconds(120) };
 }
 
+/**
+ * How long after this page's connection came back other members may still be resuming theirs (ns): the
+ * relay is back for all of them at once, and their reconnect backoff is at most 2 s plus a quarter of
+ * jitter (session.js `defaultPolicy`, ReconnectPolicy.swift); the reports they held meanwhile arrive
+ * just after their own resume.
+ */
+export const RESUME_GRACE_NS = 3_000_000_000n;
+
+/**
+ * A channel event as the core should see it across a lost connection. The core takes every presence
+ * report's `now - sentAt` as a one-way delay (the largest of its last 64 is the delay it reports, and
+ * the people list shows); a report sent before the members were all connected again was held by the
+ * outage, not by the path: a relay restart made a page report "delay 5423.3 ms" for a minute. So a
+ * report sent before this page's connection came back (`outage.until`, reference ns; null while still
+ * reconnecting) plus `graceNs` (the others' resumes) is passed on stamped as received now, no delay
+ * sample (its other fields are kept: the core reads nothing else from `sentAt`).
+ *
+ * @param {object} event a channel event.
+ * @param {{since: bigint, until: bigint|null}|null} outage the latest lost connection, or null.
+ * @param {bigint|null} now reference ns.
+ * @param {bigint} [graceNs]
+ */
+export function withoutOutageDelay(event, outage, now, graceNs = RESUME_GRACE_NS) {
+  const report = event?.type === "message" ? event.message?.presence : undefined;
+  if (report === undefined || report === null || outage === null || now === null) return event;
+  if (outage.until !== null && report.sentAt >= outage.until + graceNs) return event;
+  return { ...event, message: { ...event.message, presence: { ...report, sentAt: now } } };
+}
+
 export class CoordinatorShell {
   /**
    * @param {object} options
@@ -62,6 +91,8 @@ export class CoordinatorShell {
       log,
     });
     this.backlog = backlog;
+    /** The latest lost connection to the relay, in reference ns: `{since, until}` (until null while resuming). */
+    this.outage = null;
   }
 
   /** The local participant (16 hex digits). */
@@ -73,11 +104,26 @@ export class CoordinatorShell {
   start() {
     if (this.running) return;
     this.running = true;
-    for (const event of this.backlog.splice(0)) this.perform(this.core.receive(event, this.now()));
+    for (const event of this.backlog.splice(0)) this.receive(event);
     this.channel.onevent = (event) => {
-      if (this.running) this.perform(this.core.receive(event, this.now()));
+      if (this.running) this.receive(event);
     };
     this.tick();
+  }
+
+  receive(event) {
+    const now = this.now();
+    this.perform(this.core.receive(withoutOutageDelay(event, this.outage, now), now));
+  }
+
+  /**
+   * The connection to the relay was lost (`true`, the session resumes it) or is back (`false`):
+   * presence reports sent before it came back are no delay samples (`withoutOutageDelay`).
+   */
+  connectionInterrupted(interrupted) {
+    const now = this.now();
+    if (interrupted) this.outage = { since: now, until: null };
+    else if (this.outage !== null && this.outage.until === null) this.outage = { ...this.outage, until: now };
   }
 
   /** Stops the tick timer and readiness following; channel events are then ignored. */
