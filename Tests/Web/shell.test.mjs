@@ -133,6 +133,7 @@ test("play is refused while the group is on an item nobody has; once a member ha
   await shell.play();
   assert.equal(channel.sent.filter((s) => s.message.state).length, sentBefore + 1);
   assert.equal(channel.sent.at(-1).message.state.state.duration, 30, "the proposal carries Bob's duration");
+});
 
 test("presence reports held by a lost connection are no delay samples (the delay the page reports stays the path's)", async () => {
   const other = "000000000000000b";
