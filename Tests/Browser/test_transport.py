@@ -56,9 +56,17 @@ class TransportTests(BrowserTestCase):
         self.assertEqual(page.js("() => window.coplayPage.group.revision"), before, "no command for 1:75")
         page.page.locator("#time").press("Escape")
 
-        # H:MM:SS past the end of the 20 s clip: the page shows the last picture, and the bar the end.
+        # H:MM:SS past the end of the 20 s clip: refused with the reason (the group knows the item's
+        # duration), and nothing moves.
+        before = page.js("() => window.coplayPage.group.revision")
         self.type_position(page, "1:02:03")
-        page.wait("p.group && Math.abs(p.group.itemTime - 3723) < 0.01", 10, "the group at 1:02:03")
+        page.wait("p.events.some((e) => (e.text || '').includes('the item is 20 s long'))", 10, "the page to say 1:02:03 is past the end")
+        self.assertEqual(page.js("() => window.coplayPage.group.revision"), before, "no command for 1:02:03")
+        page.page.locator("#time").press("Escape")
+
+        # The end itself (0:20), then play: the page shows the last picture, and the bar the end.
+        self.type_position(page, "0:20")
+        page.wait("p.group && Math.abs(p.group.itemTime - 20) < 0.01", 10, "the group at the end")
         self.coplay.control(host.invite, "play")
         page.wait("p.sync && p.sync.ended", 10, "the page at the end of its media")
         bar = page.js("""() => ({time: document.getElementById('time').value, duration: document.getElementById('duration').textContent,

@@ -678,7 +678,7 @@ export class VideoPlayer {
       stoppedAt = this.realtime();
     }
     await this.seekTo(this.snap(next.itemTime));
-    this.leaveEnd();
+    this.settleEnd(next.itemTime);
     this.emitStopped(next, stoppedAt ?? this.realtime());
     this.applied = next;
     // Stay here no longer than the instant: the loop then finds it applied.
@@ -691,7 +691,7 @@ export class VideoPlayer {
     if (motion.rate === 0) {
       this.pauseElement();
       await this.seekTo(this.snap(motion.itemTime));
-      this.leaveEnd();
+      this.settleEnd(motion.itemTime);
       this.emitStopped(motion, this.realtime());
       this.applied = motion;
       return;
@@ -1096,6 +1096,23 @@ export class VideoPlayer {
     this.errorMs = null;
     this.verifying = null;
     this.placement = null;
+  }
+
+  /**
+   * A stop at `itemTime`: at the end of the media when the group stopped there (the group's timeline
+   * ends at the item's duration: its last picture stays up, the "end of the video" notice with it),
+   * else no longer at the end.
+   */
+  settleEnd(itemTime) {
+    const duration = this.video.duration;
+    if (Number.isFinite(duration) && itemTime >= duration - 1e-3) {
+      if (!this.ended) {
+        this.ended = true;
+        this.onnotice({ kind: "ended", detail: "the group reached the end of the media" });
+      }
+      return;
+    }
+    this.leaveEnd();
   }
 
   /**
