@@ -151,12 +151,15 @@ public actor MPVPlayer: CoordinatedPlayer {
     private var hasAudio = false
     private var unpauseLatency: Double
     private var learnLatency = false
-    /// How long mpv's last exact seeks took (command to `playback-restart`, seconds) and at which
-    /// speed, newest last.
-    private var seekDurations: [(speed: Double, seconds: Double)] = []
+    /// How long mpv's last exact seeks took (command to `playback-restart`, seconds), newest last.
+    private var seekDurations: [Double] = []
+    /// What the next exact seek may cost: the longest of the last eight (seconds). A seek at a speed
+    /// other than 1 on a file with audio may cost more (docs/mpv.md); a restart it makes late is
+    /// re-anchored once, with the cost then known.
+    private var expectedSeek: Double { seekDurations.max() ?? 0 }
     /// How long before its instant a motion is prepared: the configured horizon, or the expected
     /// seek and a margin when seeks cost more (at most half a second).
-    private var prepareHorizon: Double { max(configuration.prepareHorizon, min(0.5, expectedSeek(at: known.speed) + 0.02)) }
+    private var prepareHorizon: Double { max(configuration.prepareHorizon, min(0.5, expectedSeek + 0.02)) }
     /// The coordinator, while ``run(coordinator:)`` runs (for readiness reports).
     private var coordinator: PlaybackCoordinator?
 
@@ -568,7 +571,7 @@ public actor MPVPlayer: CoordinatedPlayer {
             try await setPause(true)
             playing = false
         }
-        let later = now + .secondsRounded(max(configuration.restartDelay, 2 * expectedSeek(at: motion.rate) + 0.03))
+        let later = now + .secondsRounded(max(configuration.restartDelay, 1.25 * expectedSeek + 0.03))
         let target = motion.itemTime(at: later)
         let frame = framePTS(motion.item, at: target)
         try await prepareStart(at: frame, rate: motion.rate)
@@ -774,20 +777,10 @@ public actor MPVPlayer: CoordinatedPlayer {
         frameClock.reset()
     }
 
-    /// Remembers how long an exact seek took (``expectedSeek(at:)``).
+    /// Remembers how long an exact seek took (``expectedSeek``).
     private func recordSeek(_ seconds: Double) {
-        seekDurations.append((known.speed, seconds))
-        if seekDurations.count > 16 { seekDurations.removeFirst(seekDurations.count - 16) }
-    }
-
-    /// What an exact seek at `speed` may cost (seconds): the longest of the recent ones at that speed.
-    /// At a speed not seen yet, on a file with audio, three times the longest at any speed: the audio
-    /// decoded from the keyframe then goes through the tempo filter (measured: 60-68 ms at speed 1,
-    /// 200-223 ms at 0.5 for a target 9.8 s after a keyframe; docs/mpv.md).
-    private func expectedSeek(at speed: Double) -> Double {
-        let same = seekDurations.filter { abs($0.speed - speed) < 1e-3 }.map(\.seconds)
-        if let longest = same.max() { return longest }
-        return (seekDurations.map(\.seconds).max() ?? 0) * (hasAudio ? 3 : 1)
+        seekDurations.append(seconds)
+        if seekDurations.count > 8 { seekDurations.removeFirst(seekDurations.count - 8) }
     }
 
     private func setPause(_ paused: Bool) async throws {
