@@ -151,6 +151,15 @@ public actor MPVPlayer: CoordinatedPlayer {
     private var hasAudio = false
     private var unpauseLatency: Double
     private var learnLatency = false
+    /// How long mpv's last exact seeks took (command to `playback-restart`, seconds), newest last.
+    private var seekDurations: [Double] = []
+    /// What the next exact seek may cost: the longest of the last eight (seconds). A seek at a speed
+    /// other than 1 on a file with audio may cost more (docs/mpv.md); a restart it makes late is
+    /// re-anchored once, with the cost then known.
+    private var expectedSeek: Double { seekDurations.max() ?? 0 }
+    /// How long before its instant a motion is prepared: the configured horizon, or the expected
+    /// seek and a margin when seeks cost more (at most half a second).
+    private var prepareHorizon: Double { max(configuration.prepareHorizon, min(0.5, expectedSeek + 0.02)) }
     /// The coordinator, while ``run(coordinator:)`` runs (for readiness reports).
     private var coordinator: PlaybackCoordinator?
 
@@ -416,14 +425,22 @@ public actor MPVPlayer: CoordinatedPlayer {
                 continue
             }
             schedule.prune(before: now - .seconds(5))
-            let current = schedule.motion(at: now)
-            let next = schedule.next(after: now)
+            var current = schedule.motion(at: now)
+            var next = schedule.next(after: now)
+            if let upcoming = next, upcoming == applied {
+                // Carried out ahead of its instant (a start unpauses up to a frame early, on the frame
+                // before the group's item time; a rate change goes out mid-frame): it is the motion in
+                // force, not one to carry out again. Doing it again had paused mpv at the instant and
+                // restarted it with an exact seek after nearly every start.
+                current = upcoming
+                next = schedule.next(after: upcoming.referenceTime)
+            }
             if let wanted = (next ?? current)?.item, wanted != loadedItem {
                 try await load(wanted, coordinator: coordinator)
                 applied = nil
                 continue
             }
-            if let next, (next.referenceTime - now).secondsValue <= configuration.prepareHorizon {
+            if let next, (next.referenceTime - now).secondsValue <= prepareHorizon {
                 try await transition(to: next, from: current)
                 continue
             }
@@ -432,11 +449,11 @@ public actor MPVPlayer: CoordinatedPlayer {
                 continue
             }
             if let current, current.rate > 0, playing {
-                try await track(current, before: next.map { $0.referenceTime - .secondsRounded(configuration.prepareHorizon) })
+                try await track(current, before: next.map { $0.referenceTime - .secondsRounded(prepareHorizon) })
                 continue
             }
             var pause = 0.02
-            if let next { pause = min(pause, max(0.001, (next.referenceTime - now).secondsValue - configuration.prepareHorizon)) }
+            if let next { pause = min(pause, max(0.001, (next.referenceTime - now).secondsValue - prepareHorizon)) }
             try await Task.sleep(for: .secondsRounded(pause))
         }
     }
@@ -460,8 +477,9 @@ public actor MPVPlayer: CoordinatedPlayer {
             // mpv shows the first frame at or after a seek target: seek to the frame on screen at the
             // motion's item time, and start when the group's timeline reaches that frame.
             let frame = framePTS(next.item, at: next.itemTime)
-            try await prepareStart(at: frame, rate: next.rate)
-            try await unpause(at: next.referenceTime - .secondsRounded((next.itemTime - frame) / next.rate))
+            let start = next.referenceTime - .secondsRounded((next.itemTime - frame) / next.rate)
+            try await prepareStart(at: frame, rate: next.rate, neededBy: start)
+            try await unpause(at: start)
             applied = next
         } else {
             var stoppedAt: Double?
@@ -471,8 +489,12 @@ public actor MPVPlayer: CoordinatedPlayer {
                 stoppedAt = realtime()
                 playing = false
             }
+            // Drop the trim before the snap, so that the next start at the group's rate finds mpv's speed
+            // already in place and needs no seek of its own (on a file with audio, a speed changed
+            // while paused needs one after it; see `prepareStart`).
+            let speedChanged = trim != 1 ? try await untrim() : false
             // Snap to the group's frame (the person who paused in mpv moves on to it too).
-            try await seekIfNeeded(to: framePTS(next.item, at: next.itemTime))
+            try await seekIfNeeded(to: framePTS(next.item, at: next.itemTime), force: speedChanged && hasAudio)
             emitStopped(next, at: stoppedAt ?? realtime())
             applied = next
             // Stay in this branch no longer than the instant: the loop then finds it applied.
@@ -545,7 +567,8 @@ public actor MPVPlayer: CoordinatedPlayer {
                 try await setPause(true)
                 playing = false
             }
-            try await seekIfNeeded(to: framePTS(motion.item, at: motion.itemTime))
+            let speedChanged = trim != 1 ? try await untrim() : false
+            try await seekIfNeeded(to: framePTS(motion.item, at: motion.itemTime), force: speedChanged && hasAudio)
             emitStopped(motion, at: realtime())
             applied = motion
             return
@@ -554,12 +577,19 @@ public actor MPVPlayer: CoordinatedPlayer {
             try await setPause(true)
             playing = false
         }
-        let later = now + .secondsRounded(configuration.restartDelay)
+        let later = now + .secondsRounded(max(configuration.restartDelay, 1.25 * expectedSeek + 0.03))
         let target = motion.itemTime(at: later)
         let frame = framePTS(motion.item, at: target)
         try await prepareStart(at: frame, rate: motion.rate)
         try await unpause(at: later - .secondsRounded((target - frame) / motion.rate))
         applied = motion
+    }
+
+    /// Sets mpv's speed to the group's rate without the trim; whether it changed.
+    private func untrim() async throws -> Bool {
+        let rate = known.speed / trim
+        trim = 1
+        return try await setSpeed(rate)
     }
 
     /// Sets the speed for a start from `frame` (paused), then seeks there.
@@ -569,10 +599,12 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// at 0.5, -203 ms at 1.5; also after a trim of a few per cent, a few ms) unless an exact seek
     /// follows it. So the speed is set first, and a changed speed forces the seek even onto the frame
     /// already shown; starts then land within 0.4 ms of the frame (docs/mpv.md).
-    private func prepareStart(at frame: Double, rate: Double) async throws {
+    ///
+    /// - Parameter neededBy: the start the group expects of this player, if any (see ``seekIfNeeded(to:force:neededBy:)``).
+    private func prepareStart(at frame: Double, rate: Double, neededBy: ReferenceTime? = nil) async throws {
         trim = 1
         let changed = try await setSpeed(rate)
-        try await seekIfNeeded(to: frame, force: changed && hasAudio)
+        try await seekIfNeeded(to: frame, force: changed && hasAudio, neededBy: neededBy)
     }
 
     /// Unpauses so that the position starts moving at `instant`.
@@ -722,15 +754,39 @@ public actor MPVPlayer: CoordinatedPlayer {
     }
 
     /// Seeks exactly to `itemTime` unless mpv is paused there already (or `force`).
-    private func seekIfNeeded(to itemTime: Double, force: Bool = false) async throws {
+    ///
+    /// An exact seek decodes from the keyframe before its target, so it costs from a few ms to
+    /// hundreds (on files with audio and long keyframe intervals, and longer at speeds other than 1,
+    /// where that audio goes through the tempo filter too; docs/mpv.md). The player reports itself not
+    /// ready only when the seek is still running at `neededBy`, the instant the group expects it to
+    /// play: a seek done in time makes nobody wait. The adapter's own seeks (a pause's or a wait's snap
+    /// to the group's frame, a re-anchoring, a restart at a new speed) pass no instant; their restarts
+    /// are placed after the seeks' measured cost (``expectedSeek``). Reporting every seek had made each
+    /// slow one a group suspension, whose own snap seeks began the next.
+    private func seekIfNeeded(to itemTime: Double, force: Bool = false, neededBy: ReferenceTime? = nil) async throws {
         if !force, !playing, let position = try? await connection.number("time-pos"), abs(position - itemTime) < 1e-6 { return }
         let restarts = known.restarts
         known.ownSeekActive = true
-        coordinator?.reportReadiness(.seeking)
+        let started = ContinuousClock.now
         try await connection.run(["seek", max(0, itemTime), "absolute+exact"])
-        try await waitFor(timeout: 10) { known.restarts > restarts }
-        coordinator?.reportReadiness(.ready)
+        var late = false
+        try await waitFor(timeout: 10) {
+            if known.restarts > restarts { return true }
+            if !late, let neededBy, let now = reference.now(), now >= neededBy {
+                late = true
+                coordinator?.reportReadiness(.seeking)
+            }
+            return false
+        }
+        if late { coordinator?.reportReadiness(.ready) }
+        recordSeek((ContinuousClock.now - started).secondsValue)
         frameClock.reset()
+    }
+
+    /// Remembers how long an exact seek took (``expectedSeek``).
+    private func recordSeek(_ seconds: Double) {
+        seekDurations.append(seconds)
+        if seekDurations.count > 8 { seekDurations.removeFirst(seekDurations.count - 8) }
     }
 
     private func setPause(_ paused: Bool) async throws {

@@ -14,12 +14,15 @@ struct MPVPlainCLITests {
 
     static let mpv = "/usr/bin/mpv"
 
-    /// A `seconds` long clip at `fps`, with a 440 Hz AAC track when `audio`.
-    static func makeMedia(in directory: URL, fps: Int, seconds: Int = 30, audio: Bool, name: String? = nil) async throws -> String {
+    /// A `seconds` long clip at `fps`, with a 440 Hz AAC track when `audio`, a keyframe every
+    /// `keyframeInterval` frames.
+    static func makeMedia(
+        in directory: URL, fps: Int, seconds: Int = 30, audio: Bool, name: String? = nil, size: String = "160x90", keyframeInterval: Int = 12
+    ) async throws -> String {
         let path = directory.appendingPathComponent(name ?? "\(audio ? "av" : "v")-\(fps).mp4").path
-        var arguments = ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=\(fps):duration=\(seconds)"]
+        var arguments = ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=\(fps):duration=\(seconds)"]
         if audio { arguments += ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=\(seconds)"] }
-        arguments += ["-c:v", "libx264", "-preset", "ultrafast", "-g", "12", "-pix_fmt", "yuv420p"]
+        arguments += ["-c:v", "libx264", "-preset", "ultrafast", "-g", "\(keyframeInterval)", "-pix_fmt", "yuv420p"]
         if audio { arguments += ["-c:a", "aac", "-shortest"] }
         let result = try await CoplayProcess.run(arguments + ["-y", path], executable: URL(fileURLWithPath: "/usr/bin/ffmpeg"))
         try #require(result.status == 0, "ffmpeg failed: \(result.stderr)")
@@ -370,6 +373,62 @@ struct MPVPlainCLITests {
         let after = try await Self.settings(person)
         for property in MPVAttachment.observedProperties {
             #expect(after[property] == before[property], "\(property): \(before[property].map { "\($0)" } ?? "nil") before, \(after[property].map { "\($0)" } ?? "nil") after")
+        }
+    }
+
+    @Test(
+        "plain mpv, a clip with an audio track and x264's default 10 s keyframe interval: play, pause, play, rate 0.5, 1.25, 1 make no suspension the script did not ask for",
+        .timeLimit(.minutes(5)))
+    func slowSeeksMakeNoSuspensions() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.mpv), "mpv is missing: scripts/install-deps.sh installs it")
+        let directory = try Self.temporaryDirectory("coplay-gop")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Exact seeks decode from the keyframe before their target: with a keyframe every 10 s and a
+        // 640x360 picture they take tens to hundreds of ms (more at speeds other than 1, where the
+        // audio goes through the tempo filter), beyond the coordinator's 100 ms readiness grace.
+        let media = try await Self.makeMedia(in: directory, fps: 25, audio: true, size: "640x360", keyframeInterval: 250)
+        var children: [Child] = []
+        defer { for child in children.reversed() { child.stop() } }
+        let (_, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(media: media, children: &children)
+        var people: [MPVConnection] = []
+        var members: [Child] = []
+        for name in ["k1", "k2"] {
+            let socket = directory.appendingPathComponent("\(name).sock").path
+            children.append(try await Self.startPlainMPV(socket: socket, files: [media]))
+            people.append(try await MPVConnection.connect(path: socket, waitingUpTo: .seconds(30)))
+            let member = try await Child(["join", invite, media, "--mpv-socket", socket, "--name", name])
+            children.append(member)
+            members.append(member)
+        }
+        defer { for person in people { Task { await person.close() } } }
+        for member in members {
+            #expect(await Self.joined(member), "a member did not join: \(member.err.snapshot.suffix(5))")
+        }
+
+        // The bench script's order: a play, a pause mid-frame, a play from there, rate changes.
+        for (command, wait) in [(["play"], 4.0), (["pause"], 1.5), (["play"], 2.0), (["rate", "0.5"], 2.5), (["rate", "1.25"], 2.5), (["rate", "1"], 1.0)] {
+            let result = try await CoplayProcess.run(["control", invite] + command, timeout: 60)
+            #expect(result.status == 0, "control \(command) failed: \(result.stderr)")
+            try await Task.sleep(for: .seconds(wait))
+        }
+        // Nothing in the script suspends the group. Before, every play from a mid-frame pause was
+        // followed by a second pause, exact seek and restart, and the seeks of a rate change or a
+        // restart made the player report itself not ready: past the grace each was a buffering
+        // suspension, whose snap seeks began the next (79-200 of them in a 60 s bench run).
+        for member in members + [host] {
+            let suspensions = Self.events(member).filter { $0["type"] as? String == "suspensionBegan" }
+            #expect(suspensions.isEmpty, "\(suspensions.count) suspension(s): \(suspensions.prefix(3))")
+        }
+        for (person, member) in zip(people, members) {
+            // Playing at the group's rate (within the adapter's trims, at most 5 %) once the last
+            // restart, placed after the seeks' cost, has started.
+            #expect(try await Self.poll(person, "pause", for: .seconds(15)) { $0 == .bool(false) } == .bool(false), "mpv is not playing at the end")
+            let speed = try await person.number("speed")
+            #expect(speed.map { abs($0 - 1) <= 0.05 + 1e-6 } == true, "mpv's speed is \(speed ?? .nan) at rate 1")
+            // A late restart at a new speed may be re-anchored once; not again and again.
+            let seeks = Self.correctionSeeks(member)
+            #expect(seeks <= 6, "\(seeks) re-anchoring seeks: \(Self.events(member).filter { $0["type"] as? String == "correction" && $0["detail"] as? String == "seek" })")
+            print("plain mpv, 10 s keyframe interval with audio: \(seeks) re-anchoring seeks, speed \(speed ?? .nan) at the end")
         }
     }
 
