@@ -170,12 +170,13 @@ struct TimeServerTests {
         #expect((0..<400).allSatisfy { ask(at: 60 + Double($0) / 8) })
     }
 
-    @Test("a flood of a million random and mutated datagrams: the server survives and keeps answering a valid client",
+    @Test("a flood of random and mutated datagrams (200,000; a million with COPLAY_FUZZ_PACKETS=1000000): the server survives and keeps answering a valid client",
           .timeLimit(.minutes(5)))
     func liveFuzz() async throws {
-        // Bounded: COPLAY_FUZZ_PACKETS (default 1 000 000) datagrams, paced to stay under the server's
-        // capacity in a debug build, or 240 s, whichever comes first.
-        let total = getenv("COPLAY_FUZZ_PACKETS").flatMap { Int(String(cString: $0)) } ?? 1_000_000
+        // Bounded: COPLAY_FUZZ_PACKETS (default 200 000: the test suite's share; the million-datagram
+        // search runs outside it) datagrams, paced to stay under the server's capacity in a debug
+        // build, or 240 s, whichever comes first.
+        let total = getenv("COPLAY_FUZZ_PACKETS").flatMap { Int(String(cString: $0)) } ?? 200_000
         try await Self.withServer { server, port in
             let fuzzing = Atomic<Bool>(true)
             let fuzzer = Task.detached {
