@@ -26,14 +26,14 @@ function loopback(time, participant = "000000000000000a") {
   return channel;
 }
 
-function setup({ synced = true } = {}) {
+function setup({ synced = true, items = [] } = {}) {
   const time = new ManualTime();
   const channel = loopback(time);
   const commands = [];
   const events = [];
   const reference = { now: () => (synced ? msToNs(time.now) : null) };
   const shell = new CoordinatorShell({
-    channel, reference, player: { handle: (c) => commands.push(c) }, localItem: "clip", name: "Ann", timers: time,
+    channel, reference, player: { handle: (c) => commands.push(c) }, localItem: "clip", name: "Ann", timers: time, items,
     backlog: [{ type: "joined", member: "000000000000000a" }],
     realtime: () => time.now / 1000,
   });
@@ -178,4 +178,21 @@ test("withoutOutageDelay: only presence reports sent before the connection came 
   assert.equal(withoutOutageDelay(report, { since: 50n, until: 200n }, 500n).message.presence.name, "Bob");
   const state = { type: "message", sender: "b", sequence: 2n, message: { state: { sentAt: 100n } } };
   assert.equal(withoutOutageDelay(state, { since: 50n, until: null }, 500n), state, "other messages untouched");
+});
+
+test("hasEnded: once the group's timeline reaches the item's end, not before, and not after a seek back", async () => {
+  const { time, shell, commands } = setup({ items: [{ item: "clip", duration: 2 }] });
+  await time.advance(10);
+  await shell.seek(1.5);
+  await time.advance(5);
+  await shell.play();
+  await time.advance(200);
+  assert.equal(shell.hasEnded, false);
+  await time.advance(700);
+  assert.equal(shell.hasEnded, true, `at ${shell.currentItemTime}`);
+  assert.equal(shell.currentItemTime, 2);
+  assert.deepEqual([commands.at(-1).kind, commands.at(-1).itemTime], ["pause", 2], "the player holds the end");
+  await shell.seek(0.5);
+  await time.advance(200);
+  assert.equal(shell.hasEnded, false);
 });

@@ -522,8 +522,9 @@ function updateUI() {
   $("trim").textContent = sync !== null && sync.playing ? `${((sync.trim - 1) * 100).toFixed(2)} %` : "—";
   const group = shell?.state ?? null;
   const waiting = shell?.isWaiting ?? false;
-  $("group-state").textContent = group === null ? "—" : waiting ? "waiting" : group.rate > 0 ? `playing ${group.rate}×` : "paused";
-  const playing = group !== null && group.rate > 0;
+  const ended = shell?.hasEnded ?? false;
+  $("group-state").textContent = group === null ? "—" : ended ? "at the end" : waiting ? "waiting" : group.rate > 0 ? `playing ${group.rate}×` : "paused";
+  const playing = group !== null && group.rate > 0 && !ended;
   $("play").dataset.playing = String(playing);
   $("play").setAttribute("aria-label", playing ? "Pause" : "Play");
   if (group !== null && group.rate > 0 && String(group.rate) !== $("rate").value) {

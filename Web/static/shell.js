@@ -165,6 +165,13 @@ export class CoordinatorShell {
     return this.core.isWaiting(this.now());
   }
 
+  /** Whether the group's timeline has reached the item's end (its last picture held, by nobody's command). */
+  get hasEnded() {
+    const now = this.now();
+    const last = this.core.segments().at(-1);
+    return now !== null && last !== undefined && last.ended && now >= last.start;
+  }
+
   /**
    * The members as the page shows them: `{id, name, local, item, delayMs, suspended: [{reason, waits}]}`,
    * the local member first.
