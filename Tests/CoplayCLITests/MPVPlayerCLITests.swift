@@ -12,14 +12,7 @@ struct MPVPlayerCLITests {
 
     /// A 30 s, 25 fps clip with an AAC audio track (no test's script reaches its end on a loaded machine).
     static func makeMedia(in directory: URL, audio: Bool = true) async throws -> String {
-        let path = directory.appendingPathComponent(audio ? "av-25.mp4" : "v-25.mp4").path
-        var arguments = ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=30"]
-        if audio { arguments += ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=30"] }
-        arguments += ["-c:v", "libx264", "-preset", "ultrafast", "-g", "12", "-pix_fmt", "yuv420p"]
-        if audio { arguments += ["-c:a", "aac", "-shortest"] }
-        let result = try await CoplayProcess.run(arguments + ["-y", path], executable: URL(fileURLWithPath: "/usr/bin/ffmpeg"))
-        try #require(result.status == 0, "ffmpeg failed: \(result.stderr)")
-        return path
+        try await MPVPlainCLITests.makeMedia(in: directory, fps: 25, seconds: 30, audio: audio)
     }
 
     /// An mpv the test runs itself, as a person would, with its IPC socket.
