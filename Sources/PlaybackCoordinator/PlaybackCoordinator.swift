@@ -103,9 +103,6 @@ public actor PlaybackCoordinator {
     /// `nil` when someone can play it. See ``CoordinatorCore/itemUnavailability(_:)``.
     public func itemUnavailability(_ item: String) -> PlaybackCoordinatorError? { core.itemUnavailability(item) }
 
-    /// The duration of `item` as this member knows it (the state, its files, others' reports).
-    public func duration(of item: String) -> Double? { core.duration(of: item) }
-
     /// Current members of the group.
     public var members: Set<PlaybackParticipantID> { core.members }
 

@@ -222,9 +222,8 @@ export class CoordinatorShell {
    */
   async play() {
     const item = this.core.state?.item;
-    if (item !== undefined && this.core.heardFromEveryMember) {
-      const problem = this.core.itemUnavailability(item);
-      if (problem !== null && this.core.membersHaving(item).size === 0) throw problem;
+    if (item !== undefined && this.core.heardFromEveryMember && this.core.membersHaving(item).size === 0) {
+      throw this.core.itemUnavailability(item);
     }
     await this.send(this.core.proposePlay(this.synchronizedNow()));
   }
