@@ -349,7 +349,7 @@ public struct CoordinatorCore: Sendable {
                 actions.append(.send(
                     .suspension(SuspensionNotice(
                         id: record.id, phase: .end, reason: record.reason, effectiveAt: end, waits: record.counted,
-                        timeout: record.timeout, sentAt: now, history: history(including: record.id))),
+                        timeout: record.timeout, sentAt: now, history: history())),
                     retainKey: CoordinationMessage.suspensionKey(for: record.participant)))
             }
         }
@@ -397,7 +397,6 @@ public struct CoordinatorCore: Sendable {
             var record = SuspensionRecord(
                 id: entry.id, participant: entry.participant, reason: entry.reason, begin: entry.begin,
                 end: entry.end.map { max($0, entry.begin) }, timeout: entry.timeout, counted: entry.waits, endReported: false)
-            if record.end != nil, let anchor = state?.anchorReferenceTime, record.waitEnd <= anchor { continue }
             record.endReported = record.end != nil || now >= record.deadline
             suspensions[entry.id] = record
             suspensionOrder.append(entry.id)
@@ -412,15 +411,17 @@ public struct CoordinatorCore: Sendable {
         if openSuspensionsByMember[member]?.isEmpty == true { openSuspensionsByMember[member] = nil }
     }
 
-    /// What this member knows of the group's waits, for the notices it sends: every suspension
-    /// whose wait is not over before the state's anchor (or that its member has not ended), and
-    /// always the one the notice is about (`including`), which tells receivers whose it is.
-    private func history(including subject: String? = nil) -> SuspensionHistory {
+    /// What this member knows of the group's waits, for the notices it sends: every suspension it
+    /// still keeps (``tick(now:)`` forgets them a minute after their wait), including those that
+    /// ended before the state's anchor. A later revision may be anchored earlier than the state
+    /// it replaces (a controller proposed before the previous one reached it), and then such a
+    /// wait moves the timeline again: a member that joins after its owner left learns it only here
+    /// (seed 2900 of the group model).
+    private func history() -> SuspensionHistory {
         let anchor = state?.anchorReferenceTime
         var entries: [SuspensionHistory.Entry] = []
         for id in suspensionOrder {
             guard let record = suspensions[id] else { continue }
-            if record.end != nil, let anchor, record.waitEnd <= anchor, id != subject { continue }
             let pendingEnd = record.end == nil
                 ? ownPending.first(where: { $0.id == id })?.end ?? behalfEnds.first(where: { $0.id == id })?.end : nil
             entries.append(SuspensionHistory.Entry(

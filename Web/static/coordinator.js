@@ -485,7 +485,7 @@ export class CoordinatorCore {
         // replace it in the relay's retained slot: say again what the group applied.
         const correction = {
           id: record.id, phase: "end", reason: record.reason, effectiveAt: record.end, waits: record.counted,
-          timeout: record.timeout, proposedItemTime: null, sentAt: now, history: this.history(record.id),
+          timeout: record.timeout, proposedItemTime: null, sentAt: now, history: this.history(),
         };
         actions.push(send({ suspension: correction }, suspensionKey(record.participant)));
       }
@@ -536,7 +536,6 @@ export class CoordinatorCore {
         id: entry.id, participant: entry.participant, reason: entry.reason, begin: entry.begin,
         end: entry.end === null ? null : maxBig(entry.end, entry.begin), timeout: entry.timeout, counted: entry.waits, endReported: false,
       };
-      if (record.end !== null && this.state !== null && CoordinatorCore.waitEnd(record) <= this.state.anchorReferenceTime) continue;
       record.endReported = record.end !== null || now >= CoordinatorCore.deadline(record);
       this.suspensions.set(entry.id, record);
       this.suspensionOrder.push(entry.id);
@@ -557,15 +556,16 @@ export class CoordinatorCore {
 
   /**
    * What this member knows of the group's waits, for the notices it sends (SuspensionHistory):
-   * always including the suspension the notice is about (`subject`), which tells whose it is.
+   * every suspension it still keeps (tick forgets them a minute after their wait), also those
+   * that ended before the state's anchor, because a later revision may be anchored earlier than
+   * the state it replaces (group model seed 2900).
    */
-  history(subject = null) {
+  history() {
     const anchor = this.state?.anchorReferenceTime ?? null;
     const suspensions = [];
     for (const id of this.suspensionOrder) {
       const record = this.suspensions.get(id);
       if (record === undefined) continue;
-      if (record.end !== null && anchor !== null && CoordinatorCore.waitEnd(record) <= anchor && id !== subject) continue;
       const pendingEnd = record.end === null
         ? (this.ownPending.find((entry) => entry.id === id)?.end ?? this.behalfEnds.find((entry) => entry.id === id)?.end ?? null) : null;
       suspensions.push({
