@@ -16,6 +16,13 @@ public enum CoordinationMessage: Hashable, Sendable, Codable {
     case suspension(SuspensionNotice)
     /// A periodic liveness and delay report (not retained).
     case presence(PresenceReport)
+    /// An edit of the group's queue (not retained; applied in the channel's order).
+    case queueEdit(QueueEditNotice)
+    /// A joiner asks for the queue (not retained).
+    case queueRequest(QueueRequest)
+    /// A part of a copy of the queue: an answer to a request, or the retained copy (retained
+    /// under ``queueSnapshotKey(part:)``).
+    case queueSnapshot(QueueSnapshotPart)
 
     /// The retain key of the playback state: a joiner receives the latest state at once.
     public static let stateKey = "coplay.playback.state"
@@ -25,12 +32,20 @@ public enum CoordinationMessage: Hashable, Sendable, Codable {
         "coplay.playback.suspension.\(participant.rawValue)"
     }
 
+    /// The retain key of part `part` of the retained copy of the queue.
+    public static func queueSnapshotKey(part: Int) -> String {
+        "coplay.queue.snapshot.\(part)"
+    }
+
     /// When the sender sent the message, on the reference clock.
     public var sentAt: ReferenceTime {
         switch self {
         case .state(let proposal): proposal.sentAt
         case .suspension(let notice): notice.sentAt
         case .presence(let report): report.sentAt
+        case .queueEdit(let notice): notice.sentAt
+        case .queueRequest(let request): request.sentAt
+        case .queueSnapshot(let part): part.sentAt
         }
     }
 }
@@ -38,6 +53,16 @@ public enum CoordinationMessage: Hashable, Sendable, Codable {
 /// What kind of user command produced a state.
 public enum CommandLabel: String, Hashable, Sendable, Codable, CaseIterable {
     case play, pause, seek, rate, item
+    /// Queue commands: to the next or previous entry, or to a chosen one.
+    case next, previous, jump
+    /// The group's timeline reached the end of an entry and moves on to the one the queue plays
+    /// next (every member proposes it; the first in the channel's order applies, see
+    /// ``StateProposal/follows``). Nobody's command.
+    case advance
+    /// The group's current state sent again, unchanged, so that the relay's retained copy (what a
+    /// joiner starts from) is the group's state again after a transition proposal that lost a
+    /// race replaced it there. It applies only when it equals the group's state.
+    case restate
 }
 
 /// A proposed playback state and the command that produced it.
@@ -48,12 +73,20 @@ public struct StateProposal: Hashable, Sendable, Codable {
     public var command: CommandLabel
     /// The sender's reference time when sending.
     public var sentAt: ReferenceTime
+    /// For an ``CommandLabel/advance``: the queue entry whose end it follows. It applies only
+    /// while the group plays that entry and the group's end of it (with every wait known at that
+    /// point of the channel's order) is the new state's anchor: of the members' identical
+    /// proposals the first ordered applies and the rest change nothing, and one computed before
+    /// a command or a wait changed the timeline changes nothing either. A member without any
+    /// state yet (a joiner reading the retained state) takes it as it is.
+    public var follows: String?
 
     /// Creates a proposal.
-    public init(state: PlaybackState, command: CommandLabel, sentAt: ReferenceTime) {
+    public init(state: PlaybackState, command: CommandLabel, sentAt: ReferenceTime, follows: String? = nil) {
         self.state = state
         self.command = command
         self.sentAt = sentAt
+        self.follows = follows
     }
 }
 

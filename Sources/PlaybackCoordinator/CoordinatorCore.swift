@@ -41,9 +41,9 @@ public struct CoordinatorCore: Sendable {
     /// The configuration.
     public var configuration: CoordinatorConfiguration
     /// The group's accepted state (highest sequence), if any.
-    public private(set) var state: PlaybackState?
+    public internal(set) var state: PlaybackState?
     /// The item the local player has loaded.
-    public private(set) var localItem: String?
+    public internal(set) var localItem: String?
     /// Current members of the group, as the channel reported them.
     public private(set) var members: Set<PlaybackParticipantID> = []
     /// The local participant's display name, sent in presence reports.
@@ -51,7 +51,7 @@ public struct CoordinatorCore: Sendable {
     /// Display names the members announced (in their presence reports).
     public private(set) var names: [PlaybackParticipantID: String] = [:]
 
-    private let canPresent: (@Sendable (String) -> Bool)?
+    let canPresent: (@Sendable (String) -> Bool)?
     /// The items the local member can play, with their durations (its presence reports carry them).
     public private(set) var items: [PresenceReport.ItemSummary]
     /// The end of the timeline this member last reported with an ``PlaybackEvent/EventType/itemEnded`` event.
@@ -61,8 +61,8 @@ public struct CoordinatorCore: Sendable {
     private var reports: [PlaybackParticipantID: PresenceReport] = [:]
     private var delays: [Duration] = []
     private var delayCursor = 0
-    private var announced: [TimelineSegment] = []
-    private var announcedRevision: UInt64?
+    var announced: [TimelineSegment] = []
+    var announcedRevision: UInt64?
     private var ignoredRevision: UInt64?
     private var nextPresence: ReferenceTime?
     private var suspensionCounter = 0
@@ -82,6 +82,14 @@ public struct CoordinatorCore: Sendable {
     /// Every member's suspensions whose begin the channel delivered and whose end it did not, in
     /// the order they began (the local member's included, once delivered).
     private var openSuspensionsByMember: [PlaybackParticipantID: [(id: String, reason: SuspensionReason)]] = [:]
+    /// This member's copy of the group's queue (``CoordinatorCore+Queue``).
+    var queueReplica: QueueReplica
+    /// The state proposals this member received before it had the queue (and the answer's
+    /// state): replayed on that state if it differs from the retained one it started from.
+    var joinLog: [(proposal: StateProposal, sender: PlaybackParticipantID, sequence: UInt64)] = []
+    /// The transition to the next entry this member proposed: the revision it follows and the
+    /// end instant it assumed (proposed again only if either changes).
+    var proposedTransition: (revision: UInt64, end: ReferenceTime)?
 
     /// Creates a core.
     ///
@@ -110,6 +118,7 @@ public struct CoordinatorCore: Sendable {
         self.localItem = localItem
         self.canPresent = canPresent
         self.items = items
+        self.queueReplica = QueueReplica(participant: participant)
     }
 
     // MARK: Items
@@ -223,7 +232,12 @@ public struct CoordinatorCore: Sendable {
     /// duration, holding it (rate 0), and nothing after. A paused state past the end holds the end.
     public func segments() -> [TimelineSegment] {
         guard let state else { return [] }
-        let end = state.duration ?? items.first(where: { $0.item == state.item })?.duration
+        return segments(endingAt: state.duration ?? items.first(where: { $0.item == state.item })?.duration)
+    }
+
+    /// The effective timeline, ending at the item time `end` when given.
+    func segments(endingAt end: Double?) -> [TimelineSegment] {
+        guard let state else { return [] }
         if let end, state.anchorItemTime >= end {
             return [TimelineSegment(start: state.anchorReferenceTime, itemTime: end, rate: 0, waiting: false, ended: state.rate > 0)]
         }
@@ -282,6 +296,7 @@ public struct CoordinatorCore: Sendable {
                     // The retained messages are all in: the player's first commands.
                     if configuration.holdsCommandsUntilJoined { actions += announce(now: now) }
                 }
+                actions += queueReplica.joinedSelf(others: members.subtracting([participant]), now: now)
             }
             return actions
         case .left(let member):
@@ -292,35 +307,67 @@ public struct CoordinatorCore: Sendable {
                 .event(PlaybackEvent(type: .left, realtime: 0, player: label(participant), originator: member, originatorName: names[member], referenceTime: now.seconds))
             ]
             return actions + endSuspensions(of: member, now: now)
+                + queueReplica.left(member, others: members.subtracting([participant]), now: now)
         case .message(let message, let sender, let sequence):
+            queueReplica.processed(sequence)
             switch message {
-            case .state(let proposal): return accept(proposal, from: sender, sequence: sequence, now: now)
+            case .state(let proposal):
+                if !queueReplica.isComplete { joinLog.append((proposal, sender, sequence)) }
+                return accept(proposal, from: sender, sequence: sequence, now: now)
             case .suspension(let notice): return accept(notice, from: sender, now: now)
             case .presence(let report):
                 recordDelay(now - report.sentAt)
                 reports[sender] = report
                 if let name = report.name, !name.isEmpty { names[sender] = name }
                 return []
+            case .queueEdit(let notice): return receiveQueueEdit(notice, from: sender, sequence: sequence, now: now)
+            case .queueRequest:
+                queueReplica.receive(requestFrom: sender, sequence: sequence, members: members, state: state, now: now)
+                return queueReplica.tick(now: now, members: members)
+            case .queueSnapshot(let part):
+                let wasComplete = queueReplica.isComplete
+                queueReplica.receive(part: part, from: sender, sequence: sequence)
+                var actions = queueReplica.tick(now: now, members: members)
+                if !wasComplete && queueReplica.isComplete { actions += queueReceived(now: now) }
+                return actions
             }
         }
     }
 
-    private mutating func accept(_ proposal: StateProposal, from sender: PlaybackParticipantID, sequence: UInt64, now: ReferenceTime) -> [CoordinatorAction] {
+    mutating func accept(_ proposal: StateProposal, from sender: PlaybackParticipantID, sequence: UInt64, now: ReferenceTime) -> [CoordinatorAction] {
         if let state, sequence <= state.revision { return [] }
+        // A transition applies only to the entry and end instant it was computed from: the first
+        // one ordered wins, the others (every member proposes it) change nothing; a restatement
+        // only when it is the group's state.
+        if (proposal.command == .advance && !transitionApplies(proposal))
+            || (proposal.command == .restate && state.map({ !$0.sameTimeline(as: proposal.state) }) ?? false)
+        {
+            return restateIfReplaced(by: proposal, from: sender, now: now)
+        }
+        if proposal.command == .restate, var current = state {
+            current.revision = sequence
+            state = current
+            return []
+        }
         var next = proposal.state
         next.revision = sequence
         let previousItem = state?.item
+        let previousEntry = state?.entry
         state = next
-        var actions: [CoordinatorAction] = [
-            .event(PlaybackEvent(
+        var actions: [CoordinatorAction] = []
+        if proposal.command != .advance && proposal.command != .restate {
+            actions.append(.event(PlaybackEvent(
                 type: PlaybackEvent.EventType(rawValue: proposal.command.rawValue) ?? .rate, realtime: 0,
                 player: label(participant), originator: next.originator, originatorName: names[next.originator], item: next.item, itemTime: next.anchorItemTime,
-                rate: next.rate, referenceTime: next.anchorReferenceTime.seconds, revision: sequence))
-        ]
-        if previousItem != next.item {
+                rate: next.rate, referenceTime: next.anchorReferenceTime.seconds, revision: sequence, entry: next.entry)))
+        }
+        if previousItem != next.item || previousEntry != next.entry {
+            let automatic = proposal.command == .advance
             actions.append(.event(PlaybackEvent(
-                type: .itemChanged, realtime: 0, player: label(participant), originator: next.originator, originatorName: names[next.originator], item: next.item,
-                referenceTime: next.anchorReferenceTime.seconds, revision: sequence, detail: previousItem.map { "from \($0)" })))
+                type: .itemChanged, realtime: 0, player: label(participant), originator: automatic ? nil : next.originator,
+                originatorName: automatic ? nil : names[next.originator], item: next.item,
+                referenceTime: next.anchorReferenceTime.seconds, revision: sequence, reason: Self.changeReason(proposal.command),
+                detail: previousItem.map { "from \($0)" }, entry: next.entry)))
             if next.item != localItem, canPresent?(next.item) == true { localItem = next.item }
         }
         return actions + announce(now: now)
@@ -555,6 +602,8 @@ public struct CoordinatorCore: Sendable {
                 type: .itemEnded, realtime: 0, player: label(participant), item: state.item, itemTime: end.itemTime,
                 rate: 0, referenceTime: end.start.seconds, revision: state.revision)))
         }
+        actions += queueReplica.tick(now: now, members: members)
+        actions += proposeTransitionIfDue(now: now)
         let horizon = now - .seconds(60)
         foldWaits(before: horizon)
         ownPending.removeAll { $0.begin + $0.timeout < horizon }
@@ -579,6 +628,9 @@ public struct CoordinatorCore: Sendable {
         if let end = segments().last, end.ended, reportedEnd != end.start {
             deadline = min(deadline ?? end.start, end.start)
         }
+        for due in [queueReplica.nextDeadline, transitionDue] {
+            if let due { deadline = min(deadline ?? due, due) }
+        }
         return deadline
     }
 
@@ -590,7 +642,7 @@ public struct CoordinatorCore: Sendable {
     /// and what follows (commands are absolute, and the first replaces whatever was scheduled
     /// after it), so a late joiner or a member that learns of a past wait is told once where to
     /// be, not walked through the past one command at a time, each a frame or a seek.
-    private mutating func announce(now: ReferenceTime? = nil) -> [CoordinatorAction] {
+    mutating func announce(now: ReferenceTime? = nil) -> [CoordinatorAction] {
         guard let state, !isDetached, joinedSelf || !configuration.holdsCommandsUntilJoined else { return [] }
         guard state.item == localItem else {
             announced = []
@@ -693,7 +745,14 @@ public struct CoordinatorCore: Sendable {
             next = PlaybackState(
                 item: state.item, rate: rate, anchorItemTime: max(0, effectiveItemTime(at: anchor) ?? 0),
                 anchorReferenceTime: anchor, originator: participant, intendedRate: rate > 0 ? rate : state.intendedRate,
-                duration: duration(of: state.item))
+                duration: duration(of: state.item), entry: state.entry)
+        } else if let entry = queue.playOrder.first(where: { $0.item == localItem }) ?? (localItem == nil ? queue.playOrder.first : nil) {
+            // The first play of a queue: the local item's entry, or the first entry.
+            if localItem == nil { localItem = entry.item }
+            label = rate == 0 ? .pause : .play
+            next = PlaybackState(
+                item: entry.item, rate: rate, anchorItemTime: 0, anchorReferenceTime: anchor, originator: participant,
+                duration: entry.duration ?? duration(of: entry.item), entry: entry.id)
         } else {
             guard let localItem else { throw PlaybackCoordinatorError.noItem }
             label = rate == 0 ? .pause : .play
@@ -720,7 +779,7 @@ public struct CoordinatorCore: Sendable {
         if let duration, itemTime > duration { throw PlaybackCoordinatorError.seekPastEnd(itemTime, duration: duration) }
         let next = PlaybackState(
             item: item, rate: state?.rate ?? 0, anchorItemTime: itemTime, anchorReferenceTime: proposalAnchor(now: now),
-            originator: participant, intendedRate: state?.intendedRate, duration: duration)
+            originator: participant, intendedRate: state?.intendedRate, duration: duration, entry: state?.entry)
         return [.send(.state(StateProposal(state: next, command: .seek, sentAt: now)), retainKey: CoordinationMessage.stateKey)]
     }
 

@@ -16,6 +16,8 @@ public struct PlaybackCoordinatorError: Error, Hashable, Sendable, CustomStringC
         case suspensionNotConfirmed(String, phase: String)
         case seekPastEnd(Double, duration: Double)
         case itemUnavailable(String, detail: String)
+        case queueNotReceived
+        case noEntry(String)
     }
 
     private let code: Code
@@ -55,6 +57,14 @@ public struct PlaybackCoordinatorError: Error, Hashable, Sendable, CustomStringC
     ///   - detail: why (no member has it; only the sender has it).
     public static func itemUnavailable(_ item: String, detail: String) -> Self { Self(.itemUnavailable(item, detail: detail)) }
 
+    /// A queue command before this member received the group's queue (it asked on joining).
+    public static var queueNotReceived: Self { Self(.queueNotReceived) }
+    /// A queue command with nothing to move to.
+    ///
+    /// - Parameter detail: what is missing, for people (`there is no entry after the last one
+    ///   (repeat is off)`, `there is no entry 7: the queue has 3`).
+    public static func noEntry(_ detail: String) -> Self { Self(.noEntry(detail)) }
+
     public var description: String {
         switch code {
         case .invalidRate(let rate): "invalid rate \(rate): a rate is 0 (paused) or between 0.0625 and 16"
@@ -69,6 +79,8 @@ public struct PlaybackCoordinatorError: Error, Hashable, Sendable, CustomStringC
             "nobody could follow a change to item \(item): \(detail) (members play the items they have files for; `coplay people` lists them)"
         case .invalidSuspensionLength(let length, let maximum):
             "invalid suspension length \(length) s: must be more than 0 and at most the suspension timeout (\(maximum) s)"
+        case .queueNotReceived: "the group's queue has not arrived yet (it is asked for on joining)"
+        case .noEntry(let detail): detail
         case .suspensionNotConfirmed(let id, let phase):
             "the group channel did not confirm the \(phase) of suspension \(id) in time"
         }

@@ -25,6 +25,7 @@ extension PlaybackEvent {
         string("originator", originatorLabel)
         string("originatorId", originator?.rawValue)
         string("item", item)
+        string("entry", entry)
         if let index { out += ",\"index\":\(index)" }
         number("pts", pts)
         number("itemTime", itemTime)
@@ -65,6 +66,7 @@ extension PlaybackEvent {
         if let player { parts.append("player=\(player)") }
         if let originatorLabel { parts.append("by=\(originatorLabel)") }
         if let item { parts.append("item=\(item)") }
+        if let entry { parts.append("entry=\(entry)") }
         if let index { parts.append("frame=\(index)") }
         if let pts { parts.append(String(format: "pts=%.3f", pts)) }
         if let itemTime { parts.append(String(format: "t=%.3f", itemTime)) }

@@ -18,8 +18,15 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
     public enum EventType: String, Hashable, Sendable, Codable, CaseIterable {
         /// Accepted commands (one per accepted state).
         case play, pause, seek, rate, item
-        /// The group's item changed.
+        /// Accepted queue commands: the group moved to another entry of its queue.
+        case next, previous, jump
+        /// The group's item or queue entry changed; ``PlaybackEvent/reason`` says why (`end`: the
+        /// previous entry ended; `next`, `previous`, `jump`, `item`: somebody's command) and
+        /// ``PlaybackEvent/entry`` names the queue entry.
         case itemChanged
+        /// The group's queue changed (an edit in ``PlaybackEvent/detail``, by the originator), or
+        /// this member received the queue on joining (no originator).
+        case queueChanged
         /// The group's timeline reached the item's end (the state's duration): every player holds
         /// the last frame, from the same reference instant. Nobody's command: no originator.
         case itemEnded
@@ -81,6 +88,8 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
     public var errorMs: Double?
     /// Free-form detail (for example the correction kind).
     public var detail: String?
+    /// The queue entry the event is about (its id), when the group plays from a queue.
+    public var entry: String?
 
     /// How the originator is named for people: its display name when known, its id otherwise.
     public var originatorLabel: String? { originatorName ?? originator?.rawValue }
@@ -91,7 +100,7 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
         originatorName: String? = nil, item: String? = nil, itemTime: Double? = nil, rate: Double? = nil,
         referenceTime: Double? = nil, revision: UInt64? = nil, reason: String? = nil, suspension: String? = nil,
         waits: Bool? = nil, timedOut: Bool? = nil,
-        index: Int? = nil, pts: Double? = nil, errorMs: Double? = nil, detail: String? = nil
+        index: Int? = nil, pts: Double? = nil, errorMs: Double? = nil, detail: String? = nil, entry: String? = nil
     ) {
         self.type = type
         self.realtime = realtime
@@ -111,5 +120,6 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
         self.pts = pts
         self.errorMs = errorMs
         self.detail = detail
+        self.entry = entry
     }
 }

@@ -33,6 +33,9 @@ public struct PlaybackState: Hashable, Sendable, Codable {
     /// or a member's report): playback ends there, on the same reference instant for everyone
     /// (``CoordinatorCore/segments()`` ends the timeline with an ``TimelineSegment/ended`` segment).
     public var duration: Double?
+    /// The queue entry the state plays (its id), when the group plays from a queue; `nil` for an
+    /// item chosen directly.
+    public var entry: String?
 
     /// Creates a state.
     ///
@@ -45,6 +48,7 @@ public struct PlaybackState: Hashable, Sendable, Codable {
     ///   - revision: the channel sequence number, or 0 before sending.
     ///   - intendedRate: the rate a later `play` resumes at (defaults to `rate`, or 1 when paused).
     ///   - duration: the item's duration in seconds, if known.
+    ///   - entry: the queue entry, if the group plays from a queue.
     public init(
         item: String,
         rate: Double,
@@ -53,7 +57,8 @@ public struct PlaybackState: Hashable, Sendable, Codable {
         originator: PlaybackParticipantID,
         revision: UInt64 = 0,
         intendedRate: Double? = nil,
-        duration: Double? = nil
+        duration: Double? = nil,
+        entry: String? = nil
     ) {
         self.item = item
         self.rate = rate
@@ -63,6 +68,7 @@ public struct PlaybackState: Hashable, Sendable, Codable {
         self.revision = revision
         self.intendedRate = intendedRate ?? (rate > 0 ? rate : 1)
         self.duration = duration
+        self.entry = entry
     }
 
     /// The item time (seconds) at reference instant `t` (before or after the anchor).
@@ -78,4 +84,11 @@ public struct PlaybackState: Hashable, Sendable, Codable {
 
     /// Whether the state is playing (rate above zero).
     public var isPlaying: Bool { rate > 0 }
+
+    /// Whether both states put the group on the same timeline: the same item and entry, anchor,
+    /// rate, intended rate and duration (whoever proposed them, whatever their revisions).
+    public func sameTimeline(as other: PlaybackState) -> Bool {
+        item == other.item && entry == other.entry && rate == other.rate && anchorItemTime == other.anchorItemTime
+            && anchorReferenceTime == other.anchorReferenceTime && intendedRate == other.intendedRate && duration == other.duration
+    }
 }

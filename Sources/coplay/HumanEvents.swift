@@ -194,8 +194,15 @@ final class HumanEvents: Sendable {
             case .rate: return rate == 0 ? "\(by) paused at \(at)" : "\(by) set the speed to \(Self.number(rate))× at \(at)"
             default: return "\(by) switched to \(quoted(title(event.item ?? ""))) at \(at)\(rate == 0 ? " (paused)" : "")"
             }
+        case .next, .previous, .jump:
+            let verb = event.type == .jump ? "jumped" : "moved"
+            let to = event.type == .jump ? "to" : "on to the \(event.type.rawValue) entry,"
+            return "\(by) \(verb) \(to) \(quoted(title(event.item ?? "")))"
         case .itemChanged:
-            return nil  // the `item` line said it
+            // A command's own line said it; an entry's end is nobody's command.
+            return event.reason == "end" ? "next in the queue: \(quoted(title(event.item ?? "")))" : nil
+        case .queueChanged:
+            return event.originator == nil ? "received the group's queue" : "\(by) \(event.detail ?? "changed the queue")"
         case .itemEnded:
             return "\(quoted(title(event.item ?? ""))) ended at \(at): everyone holds its last frame"
         case .commandIgnored:

@@ -44,6 +44,13 @@ struct CoreHarness {
 
 extension CoordinationMessage {
     var isPresence: Bool { if case .presence = self { true } else { false } }
+    /// A state or a suspension notice: a message that moves the group's timeline.
+    var isTimeline: Bool {
+        switch self {
+        case .state, .suspension: true
+        case .presence, .queueEdit, .queueRequest, .queueSnapshot: false
+        }
+    }
 }
 
 @Suite("CoordinatorCore")

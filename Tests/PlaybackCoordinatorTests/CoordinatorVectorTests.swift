@@ -133,6 +133,14 @@ import struct GroupSessions.SessionKeys
                     actions = try core.proposeItem(try #require(step.item), at: step.itemTime ?? 0, now: now)
                 case "setLocalItem":
                     actions = core.setLocalItem(step.item)
+                case "proposeQueueEdit":
+                    actions = core.proposeQueueEdit(try #require(step.edit), now: now)
+                case "proposeNext":
+                    actions = try core.proposeNext(now: now)
+                case "proposePrevious":
+                    actions = try core.proposePrevious(now: now)
+                case "proposeJump":
+                    actions = try core.proposeJump(toPosition: try #require(step.position), now: now)
                 case "reapplyCurrentState":
                     actions = core.reapplyCurrentState()
                 case "beginSuspension":
@@ -155,7 +163,8 @@ import struct GroupSessions.SessionKeys
                     actions: actions.map(VectorAction.init), error: error, id: id, lead: core.lead.nanosecondsValue,
                     nextTickDeadline: core.nextTickDeadline?.nanoseconds, segments: core.segments().map(VectorSegment.init),
                     participants: core.otherParticipants.isEmpty ? nil : core.otherParticipants.map(VectorParticipant.init),
-                    suspensionReasons: core.suspensionReasons.isEmpty ? nil : core.suspensionReasons.map(\.description)))
+                    suspensionReasons: core.suspensionReasons.isEmpty ? nil : core.suspensionReasons.map(\.description),
+                    queue: core.queue == PlayQueue() ? nil : core.queue))
         }
         return results
     }
@@ -227,6 +236,10 @@ struct VectorStep: Codable {
     var item: String?
     var reason: SuspensionReason?
     var id: String?
+    /// proposeQueueEdit: the edit.
+    var edit: QueueEdit?
+    /// proposeJump: the 1-based position.
+    var position: Int?
     var expect: VectorExpectation?
 }
 
@@ -263,6 +276,8 @@ struct VectorExpectation: Codable, Equatable {
     var participants: [VectorParticipant]?
     /// `suspensionReasons` (descriptions) after the step; absent when empty.
     var suspensionReasons: [String]?
+    /// `queue` after the step; absent while it is empty (no entries, repeat off, no shuffle).
+    var queue: PlayQueue?
 }
 
 /// A ``CoordinatedPlaybackParticipant``: id, name, open suspensions (`"ID reason"`).

@@ -24,6 +24,9 @@ struct GroupModelTests {
     /// left them out of the histories they sent (they ended before the pause's anchor), so a
     /// joiner after their owner left played 0.45 s ahead.
     static let endRegressions: [UInt64] = [11, 2900]
+    /// Seeds of the queue model kept as vectors (`model/queue-seed-N-MEMBER.json`), so the page's
+    /// port of the queue runs the same edits, requests, answers and transitions.
+    static let queueVectorSeeds: [UInt64] = [1, 2]
 
     static var environment: [String: String] { ProcessInfo.processInfo.environment }
     static var seedCount: UInt64 { environment["COPLAY_MODEL_SEEDS"].flatMap(UInt64.init) ?? 1_000 }
@@ -77,6 +80,37 @@ struct GroupModelTests {
         #expect(seeds.isEmpty || checks > seeds.count * 100, "the model compared members only \(checks) times")
     }
 
+    @Test("random seeds with a queue: equal queues everywhere, transitions at one instant for all", arguments: 0..<slices)
+    func queueSeeds(slice: Int) async {
+        let seeds = Self.seeds(ofSlice: slice)
+        let (failures, checks, transitions, edits, firstReport) = await Self.onOwnThread { () -> ([UInt64], Int, Int, Int, String?) in
+            var failures: [UInt64] = []
+            var checks = 0
+            var transitions = 0
+            var edits = 0
+            var firstReport: String?
+            for seed in seeds {
+                let model = GroupModel(.queue(seed: seed))
+                model.run()
+                checks += model.checks
+                transitions += model.transitions
+                edits += model.queueEdits
+                if !model.violations.isEmpty {
+                    if firstReport == nil { firstReport = Self.report(seed, model) }
+                    failures.append(seed)
+                }
+            }
+            return (failures, checks, transitions, edits, firstReport)
+        }
+        if let firstReport { Issue.record(Comment(rawValue: firstReport)) }
+        #expect(failures.isEmpty, "failing seeds: \(failures.prefix(40))")
+        #expect(seeds.isEmpty || checks > seeds.count * 100, "the model compared members only \(checks) times")
+        // Each member counts what it applied: a run has several transitions and many edits.
+        #expect(seeds.count < 20 || transitions > seeds.count * 5, "only \(transitions) transitions in \(seeds.count) seeds")
+        #expect(seeds.count < 20 || edits > seeds.count * 20, "only \(edits) queue edits applied in \(seeds.count) seeds")
+        print("queue model, slice \(slice): \(seeds.count) seeds, \(transitions) transitions and \(edits) edits applied (summed over members)")
+    }
+
     /// The regression seeds run as they were found: before item ends, members knew no durations.
     static func regressionOptions(_ seed: UInt64, recordTraces: Bool = false) -> GroupModel.Options {
         var options = GroupModel.Options(seed: seed, recordTraces: recordTraces)
@@ -103,6 +137,11 @@ struct GroupModelTests {
         guard CoordinatorVectorTests.writing else { return }
         let runs = Self.regressions.map { (seed: $0, options: Self.regressionOptions($0, recordTraces: true), prefix: "seed") }
             + Self.endRegressions.map { (seed: $0, options: GroupModel.Options(seed: $0, recordTraces: true), prefix: "ends-seed") }
+            + Self.queueVectorSeeds.map { seed in
+                var options = GroupModel.Options.queue(seed: seed)
+                options.recordTraces = true
+                return (seed: seed, options: options, prefix: "queue-seed")
+            }
         for run in runs {
             let model = GroupModel(run.options)
             model.run()

@@ -44,6 +44,19 @@ final class GroupModel {
         /// timeline ends there. `nil`: members know no durations (the model before item ends, as
         /// the regression seeds were found).
         var itemDurations: [String: Double]? = ["clip": 20, "other": 13.5]
+        /// Whether the group plays from a queue: the first member queues entries and members edit
+        /// the queue and move through it (next, previous, jump) at random; entries end and the
+        /// group moves on by itself. Every member's queue must equal every other's at the same
+        /// point of the channel's order.
+        var queue = false
+
+        /// Options for a run with a queue of short entries (many transitions).
+        static func queue(seed: UInt64) -> Options {
+            var options = Options(seed: seed)
+            options.queue = true
+            options.itemDurations = ["clip": 3, "other": 2.5]
+            return options
+        }
     }
 
     /// A broken invariant.
@@ -91,9 +104,8 @@ final class GroupModel {
         var seen: UInt64 = 0
         /// Its own timeline messages (not presence) sent and not yet delivered back to it.
         var inFlight = 0
-        /// The ideal player: motion breakpoints (reference ns, item time, rate) for `item`.
-        var breakpoints: [(ref: Int64, itemTime: Double, rate: Double)] = []
-        var playerItem: String?
+        /// The ideal player: motion breakpoints (reference ns, item time, rate, item).
+        var breakpoints: [(ref: Int64, itemTime: Double, rate: Double, item: String)] = []
         var openLocal: [String] = []
         var steps: [VectorStep] = []
 
@@ -120,6 +132,11 @@ final class GroupModel {
         func position(at r: Int64) -> Double? {
             guard let point = breakpoints.last(where: { $0.ref <= r }) else { return nil }
             return point.itemTime + point.rate * Double(r - point.ref) / 1e9
+        }
+
+        /// The item its player shows at reference instant `r`.
+        func item(at r: Int64) -> String? {
+            breakpoints.last(where: { $0.ref <= r })?.item
         }
 
         func rate(at r: Int64) -> Double {
@@ -153,10 +170,17 @@ final class GroupModel {
     /// Proposals sent with full knowledge of the group's timeline messages, by (sender, sentAt).
     private var informed: Set<String> = []
     private var completeStamps: Set<UInt64> = []
+    /// The queue every member that has one holds after processing each stamp (the first member
+    /// to get there sets it; every other must match).
+    private var queueAtStamp: [UInt64: (PlaybackParticipantID, PlayQueue)] = [:]
+    private var entryCounter = 0
     private var nameCounter = 0
     private(set) var violations: [Violation] = []
     private(set) var log: [String] = []
     private(set) var checks = 0
+    /// Transitions at an entry's end and queue edits the members applied (each member counts).
+    private(set) var transitions = 0
+    private(set) var queueEdits = 0
 
     init(_ options: Options) {
         self.options = options
@@ -168,8 +192,16 @@ final class GroupModel {
     /// Runs the seed: two members to begin with, then random activity, then a quiet settling.
     @discardableResult
     func run() -> [Violation] {
-        addMember(at: 0)
+        let first = addMember(at: 0)
         addMember(at: Int64(random.uniform(0.01, 0.3) * 1e9))
+        if options.queue {
+            // The host queues a few entries and plays.
+            schedule(at: Int64(0.3e9)) { model in
+                model.queueEdit(first, .add((0..<3).map { model.newEntry(for: first, index: $0) }, at: .end))
+            }
+            schedule(at: Int64(0.35e9)) { model in model.queueEdit(first, .repeatMode(.all)) }
+            schedule(at: Int64(0.45e9)) { model in model.propose(first, .play) }
+        }
         schedule(at: Int64(0.5e9)) { model in model.randomAction() }
         for sample in stride(from: Int64(0), through: Int64((options.duration + 5) * 1e9), by: 50_000_000) {
             schedule(at: sample) { model in model.checkAgreement() }
@@ -309,7 +341,7 @@ final class GroupModel {
     private func stamp(_ message: CoordinationMessage, from sender: PlaybackParticipantID, key: String?, informedProposal: Bool) {
         guard relayMembers.contains(sender) else { return }
         sequence += 1
-        if case .presence = message {} else {
+        if message.isTimeline {
             if informedProposal { completeStamps.insert(sequence) }
             lastTimelineStamp = sequence
         }
@@ -318,7 +350,7 @@ final class GroupModel {
             switch message {
             case .state(let proposal): proposal.state.anchorReferenceTime.nanoseconds - Self.epoch
             case .suspension(let notice): notice.effectiveAt.nanoseconds - Self.epoch
-            case .presence: nil
+            case .presence, .queueEdit, .queueRequest, .queueSnapshot: nil
             }
         var latest: Int64 = 0
         for name in relayMembers {
@@ -353,7 +385,7 @@ final class GroupModel {
         let r = member.reference(now)
         if case .message(let message, let sender, let stamp) = event {
             member.seen = max(member.seen, stamp)
-            if sender == member.name, !message.isPresence { member.inFlight -= 1 }
+            if sender == member.name, message.isTimeline { member.inFlight -= 1 }
             record(member, VectorStep(op: "receive", now: r.nanoseconds, event: VectorChannelEvent(message: message, sender: sender.rawValue, sequence: stamp)))
             if case .state(let proposal) = message, proposal.command == .pause, completeStamps.contains(stamp) {
                 checkPause(proposal, at: member, stamp: stamp)
@@ -364,6 +396,20 @@ final class GroupModel {
             record(member, VectorStep(op: "receive", now: r.nanoseconds, event: VectorChannelEvent(left: who.rawValue)))
         }
         perform(member.core.receive(event, now: r), at: member)
+        if options.queue, case .message(_, _, let stamp) = event, member.core.hasQueue {
+            if let (first, queue) = queueAtStamp[stamp] {
+                if queue != member.core.queue {
+                    violation("queues differ", "after stamp \(stamp): \(first) has \(Self.describe(queue)); \(member.name) has \(Self.describe(member.core.queue))")
+                }
+            } else {
+                queueAtStamp[stamp] = (member.name, member.core.queue)
+            }
+        }
+    }
+
+    static func describe(_ queue: PlayQueue) -> String {
+        "[\(queue.playOrder.map { "\($0.id)=\($0.item)" }.joined(separator: " "))] repeat \(queue.repeatMode.rawValue) shuffle \(queue.shuffleSeed.map(String.init) ?? "off")"
+            + (queue.removedPlaying.map { " removed \($0.id)->\($0.successor ?? "-")" } ?? "")
     }
 
     private func perform(_ actions: [CoordinatorAction], at member: Member) {
@@ -373,7 +419,7 @@ final class GroupModel {
                 // Informed: it has every timeline message ordered so far and none of its own on the way
                 // (a command racing another message, its own included, may legitimately differ).
                 let seen = member.inFlight == 0 ? member.seen : nil
-                if !message.isPresence { member.inFlight += 1 }
+                if message.isTimeline { member.inFlight += 1 }
                 let sender = member.name
                 sendUp(from: member) { model in
                     let informed = seen.map { $0 >= model.lastTimelineStamp } ?? false
@@ -381,8 +427,9 @@ final class GroupModel {
                 }
             case .command(let command):
                 apply(command, to: member)
-            case .event:
-                break
+            case .event(let event):
+                if event.type == .itemChanged, event.reason == "end" { transitions += 1 }
+                if event.type == .queueChanged, event.originator != nil { queueEdits += 1 }
             }
         }
         scheduleTick(member)
@@ -390,16 +437,17 @@ final class GroupModel {
 
     /// The ideal player: a command replaces everything scheduled at or after its instant.
     private func apply(_ command: PlaybackCommand, to member: Member) {
-        if member.playerItem != command.expectedItemIdentifier {
-            member.playerItem = command.expectedItemIdentifier
-            member.breakpoints = []
-        }
         let ref = command.referenceTime.nanoseconds
-        let point: (ref: Int64, itemTime: Double, rate: Double)
+        let item = command.expectedItemIdentifier
+        // Another item: the player loads it now and shows nothing until its first command's
+        // instant (as coplay's players do today). A member that moves on later than the others
+        // still shows the old item meanwhile, which the check of items below catches.
+        if member.breakpoints.last?.item != item { member.breakpoints = [] }
+        let point: (ref: Int64, itemTime: Double, rate: Double, item: String)
         switch command.kind {
-        case .play(let itemTime, _, let rate): point = (ref, itemTime, rate)
-        case .pause(let itemTime, _), .buffer(let itemTime, _, _): point = (ref, itemTime, 0)
-        case .seek(let itemTime, _, _): point = (ref, itemTime, member.rate(at: ref))
+        case .play(let itemTime, _, let rate): point = (ref, itemTime, rate, item)
+        case .pause(let itemTime, _), .buffer(let itemTime, _, _): point = (ref, itemTime, 0, item)
+        case .seek(let itemTime, _, _): point = (ref, itemTime, member.rate(at: ref), item)
         }
         member.breakpoints.removeAll { $0.ref >= ref }
         member.breakpoints.append(point)
@@ -444,6 +492,12 @@ final class GroupModel {
         let alive = active
         let count = members.filter { $0.alive && !$0.oneShot }.count
         var choices: [(Double, () -> Void)] = []
+        if options.queue, let member = alive.randomElement(using: &random) {
+            choices += [
+                (2, { self.randomQueueEdit(member) }),
+                (1.2, { self.randomQueueMove(member) }),
+            ]
+        }
         if let member = alive.randomElement(using: &random) {
             choices += [
                 (3, { self.propose(member, self.randomCommand()) }),
@@ -496,10 +550,75 @@ final class GroupModel {
         }
     }
 
-    private func oneShotCommand(_ member: Member) {
+    private func oneShotCommand(_ member: Member, attempts: Int = 0) {
         guard member.alive else { return }
-        propose(member, randomCommand())
+        if options.queue, !member.core.hasQueue, attempts < 40 {
+            // `coplay control` waits for the group's queue (and the state its answer carries).
+            schedule(at: now + 100_000_000) { model in model.oneShotCommand(member, attempts: attempts + 1) }
+            return
+        }
+        if options.queue, random.chance(0.4) {
+            if random.chance(0.5) { randomQueueEdit(member) } else { randomQueueMove(member) }
+        } else {
+            propose(member, randomCommand())
+        }
         schedule(at: now + Int64(random.uniform(0.05, 0.4) * 1e9)) { model in model.leave(member, drop: false) }
+    }
+
+    // MARK: Queue
+
+    func newEntry(for member: Member, index: Int) -> QueueEntry {
+        entryCounter += 1
+        let item = Self.items[Int(random.uniform(0, 2)) % 2].identifier
+        return QueueEntry(
+            id: "\(member.name.rawValue).e\(entryCounter)", item: item, title: "\(item) \(entryCounter)",
+            duration: options.itemDurations?[item], frameRate: 25, addedBy: member.name)
+    }
+
+    private func queueEdit(_ member: Member, _ edit: QueueEdit) {
+        note("\(member.name) queue \(CoordinatorCore.describe(edit))")
+        act(member, VectorStep(op: "proposeQueueEdit", edit: edit)) { core, r in core.proposeQueueEdit(edit, now: r) }
+    }
+
+    /// A random edit, naming entries as the member knows them (and now and then one it does not).
+    private func randomQueueEdit(_ member: Member) {
+        let ids = member.core.queue.entries.map(\.id)
+        let someID = { () -> String in
+            self.random.chance(0.1) || ids.isEmpty ? "gone.\(self.entryCounter)" : ids[Int(self.random.uniform(0, Double(ids.count))) % ids.count]
+        }
+        let position = { () -> QueuePosition in
+            switch self.random.uniform(0, 3) {
+            case ..<1: .end
+            case ..<1.5: .start
+            default: .after(someID())
+            }
+        }
+        let edit: QueueEdit
+        switch random.uniform(0, 10) {
+        case ..<3.5: edit = .add((0..<(1 + Int(random.uniform(0, 3)))).map { newEntry(for: member, index: $0) }, at: position())
+        case ..<5.5: edit = .remove([someID()])
+        case ..<7.5: edit = .move(someID(), to: position())
+        case ..<8.8: edit = .repeatMode(RepeatMode.allCases[Int(random.uniform(0, 3)) % 3])
+        case ..<9.7: edit = .shuffle(seed: random.chance(0.6) ? UInt32(random.uniform(0, 1e6)) : nil)
+        default: edit = .clear
+        }
+        queueEdit(member, edit)
+    }
+
+    /// next, previous or jump.
+    private func randomQueueMove(_ member: Member) {
+        switch random.uniform(0, 3) {
+        case ..<1:
+            note("\(member.name) next")
+            act(member, VectorStep(op: "proposeNext")) { core, r in try core.proposeNext(now: r) }
+        case ..<2:
+            note("\(member.name) previous")
+            act(member, VectorStep(op: "proposePrevious")) { core, r in try core.proposePrevious(now: r) }
+        default:
+            let position = 1 + Int(random.uniform(0, Double(max(member.core.queue.entries.count, 1)) + 1))
+            note("\(member.name) jump \(position)")
+            act(member, VectorStep(op: "proposeJump", position: position)) { core, r in try core.proposeJump(toPosition: position, now: r) }
+        }
     }
 
     private func suspend(_ member: Member, reason: SuspensionReason) {
@@ -527,8 +646,9 @@ final class GroupModel {
     private func comparable() -> [Member] {
         members.filter { member in
             guard member.alive, !member.oneShot, now >= member.checkFrom, relayMembers.contains(member.name),
+                !options.queue || member.core.hasQueue,
                 let state = member.core.state, state.item == member.core.localItem, !member.core.isDetached,
-                member.playerItem == state.item, !member.breakpoints.isEmpty
+                !member.breakpoints.isEmpty
             else { return false }
             return true
         }
@@ -543,7 +663,7 @@ final class GroupModel {
             let r = member.reference(now)
             if let state = member.core.state, r >= state.anchorReferenceTime,
                 let believed = member.core.effectiveItemTime(at: r), let shown = member.position(at: r.nanoseconds),
-                abs(believed - shown) > 1e-6 {
+                abs(believed - shown) > 1e-6 || member.item(at: r.nanoseconds) != state.item {
                 violation("core and player disagree", "\(member.name): core \(believed), player \(shown); \(Self.describe(member.core)); player \(member.breakpoints.suffix(4).map { (Double($0.ref - Self.epoch) / 1e9, $0.itemTime, $0.rate) })")
             }
         }
@@ -552,8 +672,16 @@ final class GroupModel {
         let instant = Self.epoch + now
         var byItem: [String: [(Member, Double)]] = [:]
         for member in group {
-            guard let shown = member.position(at: instant) else { continue }
-            byItem[member.playerItem!, default: []].append((member, shown))
+            guard let shown = member.position(at: instant), let item = member.item(at: instant) else { continue }
+            byItem[item, default: []].append((member, shown))
+        }
+        // Everyone shows the same item: an item change (a transition at an entry's end included)
+        // happens at one instant for all.
+        if byItem.count > 1 {
+            checks += 1
+            violation("members show different items", byItem.sorted { $0.key < $1.key }.map { item, shown in
+                "\(item): " + shown.map { "\($0.0.name) \(Self.describe($0.0.core))" }.joined(separator: ", ")
+            }.joined(separator: "; "))
         }
         // Nobody plays past an item's end: the group holds it there.
         if let durations = options.itemDurations {
@@ -572,7 +700,7 @@ final class GroupModel {
                     "members disagree",
                     String(format: "%@: %@ at %.4f s, %@ at %.4f s (%.1f ms apart)", item, low.0.name.rawValue, low.1,
                            high.0.name.rawValue, high.1, (high.1 - low.1) * 1000)
-                        + "; \(low.0.name): \(Self.describe(low.0.core)) player \(low.0.breakpoints.suffix(3)); \(high.0.name): \(Self.describe(high.0.core)) player \(high.0.breakpoints.suffix(3))")
+                        + "; \(low.0.name): \(Self.describe(low.0.core)) player \(low.0.breakpoints.suffix(4).map { (Double($0.ref - Self.epoch) / 1e9, $0.itemTime, $0.rate, $0.item) }); \(high.0.name): \(Self.describe(high.0.core)) player \(high.0.breakpoints.suffix(4).map { (Double($0.ref - Self.epoch) / 1e9, $0.itemTime, $0.rate, $0.item) })")
             }
         }
     }
@@ -580,7 +708,7 @@ final class GroupModel {
     /// A pause proposed with full knowledge stops the member's player where it was going to be.
     private func checkPause(_ proposal: StateProposal, at member: Member, stamp: UInt64) {
         let anchor = proposal.state.anchorReferenceTime.nanoseconds
-        guard comparable().contains(where: { $0 === member }), member.playerItem == proposal.state.item,
+        guard comparable().contains(where: { $0 === member }), member.item(at: proposal.state.anchorReferenceTime.nanoseconds) == proposal.state.item,
             anchor > member.reference(now).nanoseconds, let before = member.position(at: anchor)
         else { return }
         // A pause past the item's end (proposed by one that did not know it) holds the end.
@@ -598,7 +726,7 @@ final class GroupModel {
     static func describe(_ core: CoordinatorCore) -> String {
         guard let state = core.state else { return "no state" }
         let t = { (r: ReferenceTime) in String(format: "%.3f", Double(r.nanoseconds - epoch) / 1e9) }
-        return "rev \(state.revision) \(state.item) " + core.segments().map { segment in
+        return "rev \(state.revision) \(state.item)\(state.entry.map { " entry \($0)" } ?? "") " + core.segments().map { segment in
             "[\(t(segment.start)) \(String(format: "%.3f", segment.itemTime)) x\(segment.rate)\(segment.waiting ? " wait" : "")\(segment.ended ? " end" : "")]"
         }.joined(separator: " ")
     }

@@ -1,0 +1,186 @@
+/// The group's queue in the core: edits, the queue commands (next, previous, jump) and the
+/// transition from one entry to the next on the shared clock.
+///
+/// A transition is an ordinary state, anchored at the instant the playing entry ends, at item time
+/// 0 of the entry the queue plays next. Every member computes that instant from the same state and
+/// waits, and proposes the same state a lead (plus ``transitionNotice``) before it; the first
+/// proposal in the channel's order applies and the others change nothing
+/// (``StateProposal/follows``). So the group moves on as if the program were one timeline, without
+/// any member having to be there: a member that joins later reads the retained state.
+extension CoordinatorCore {
+    /// How much earlier than the lead a member proposes the transition at an entry's end.
+    public static let transitionNotice: Duration = .milliseconds(500)
+
+    /// The group's queue as this member has it (empty until it arrived, see ``hasQueue``).
+    public var queue: PlayQueue { queueReplica.queue }
+
+    /// Whether this member has the group's queue: it joined an empty session, or a member answered
+    /// its request. Queue commands need it.
+    public var hasQueue: Bool { queueReplica.isComplete }
+
+    /// The entry the group plays, if it plays from the queue and the entry is still queued.
+    public var currentEntry: QueueEntry? {
+        state?.entry.flatMap { queue.entry($0) }
+    }
+
+    // MARK: Commands
+
+    /// Proposes an edit of the queue; it applies when the channel delivers it back.
+    public func proposeQueueEdit(_ edit: QueueEdit, now: ReferenceTime) -> [CoordinatorAction] {
+        queueReplica.send(edit, now: now)
+    }
+
+    /// Proposes moving the group to the next entry (the first, before anything played).
+    ///
+    /// - Throws: ``PlaybackCoordinatorError/queueNotReceived`` before the queue arrived,
+    ///   ``PlaybackCoordinatorError/noEntry(_:)`` after the last entry when repeat is not `all`.
+    public mutating func proposeNext(now: ReferenceTime) throws -> [CoordinatorAction] {
+        guard hasQueue else { throw PlaybackCoordinatorError.queueNotReceived }
+        guard let entry = queue.entryForNext(from: state?.entry) else {
+            throw PlaybackCoordinatorError.noEntry(queue.isEmpty ? "the queue is empty" : "there is no entry after the last one (repeat is \(queue.repeatMode.rawValue))")
+        }
+        return try proposeEntry(entry, command: .next, now: now)
+    }
+
+    /// Proposes moving the group to the previous entry.
+    public mutating func proposePrevious(now: ReferenceTime) throws -> [CoordinatorAction] {
+        guard hasQueue else { throw PlaybackCoordinatorError.queueNotReceived }
+        guard let entry = queue.entryForPrevious(from: state?.entry) else {
+            throw PlaybackCoordinatorError.noEntry(queue.isEmpty ? "the queue is empty" : "there is no entry before the first one (repeat is \(queue.repeatMode.rawValue))")
+        }
+        return try proposeEntry(entry, command: .previous, now: now)
+    }
+
+    /// Proposes moving the group to the entry at 1-based `position` of the play order.
+    public mutating func proposeJump(toPosition position: Int, now: ReferenceTime) throws -> [CoordinatorAction] {
+        guard hasQueue else { throw PlaybackCoordinatorError.queueNotReceived }
+        guard let entry = queue.entry(atPosition: position) else {
+            throw PlaybackCoordinatorError.noEntry("there is no entry \(position): the queue has \(queue.entries.count)")
+        }
+        return try proposeEntry(entry, command: .jump, now: now)
+    }
+
+    /// Proposes playing `entry` from its start, keeping the group's motion (playing stays playing
+    /// at the same rate; paused stays paused).
+    private mutating func proposeEntry(_ entry: QueueEntry, command: CommandLabel, now: ReferenceTime) throws -> [CoordinatorAction] {
+        if let problem = itemUnavailability(entry.item) { throw problem }
+        if canPresent?(entry.item) == true || items.contains(where: { $0.item == entry.item }) { localItem = entry.item }
+        let next = PlaybackState(
+            item: entry.item, rate: state?.rate ?? 0, anchorItemTime: 0, anchorReferenceTime: proposalAnchor(now: now),
+            originator: participant, intendedRate: state?.intendedRate, duration: entry.duration ?? duration(of: entry.item),
+            entry: entry.id)
+        return [.send(.state(StateProposal(state: next, command: command, sentAt: now)), retainKey: CoordinationMessage.stateKey)]
+    }
+
+    // MARK: Transitions
+
+    /// The instant the group's timeline reaches the state's own duration (waits included), which
+    /// every member computes alike: only the state's duration counts here, not a member's file.
+    func groupEnd() -> ReferenceTime? {
+        guard let state, let duration = state.duration, let last = segments(endingAt: duration).last, last.ended else { return nil }
+        return last.start
+    }
+
+    /// When this member proposes the transition at the end of the playing entry, if it has one
+    /// to propose.
+    var transitionDue: ReferenceTime? {
+        guard let state, state.entry != nil, state.rate > 0, hasQueue, let end = groupEnd() else { return nil }
+        if let proposed = proposedTransition, proposed.revision == state.revision, proposed.end == end { return nil }
+        return end - lead - Self.transitionNotice
+    }
+
+    /// Proposes the next entry at the playing entry's end, once due.
+    mutating func proposeTransitionIfDue(now: ReferenceTime) -> [CoordinatorAction] {
+        guard let due = transitionDue, now >= due, let state, let entry = state.entry, let end = groupEnd() else { return [] }
+        proposedTransition = (state.revision, end)
+        guard let next = queue.entryAfterEnd(of: entry) else { return [] }
+        let following = PlaybackState(
+            item: next.item, rate: state.rate, anchorItemTime: 0, anchorReferenceTime: end, originator: participant,
+            intendedRate: state.intendedRate, duration: next.duration ?? duration(of: next.item), entry: next.id)
+        return [.send(
+            .state(StateProposal(state: following, command: .advance, sentAt: now, follows: entry)),
+            retainKey: CoordinationMessage.stateKey)]
+    }
+
+    /// Whether a transition proposal applies: the group plays the entry it follows, and the
+    /// group's end of it (with the waits known at this point of the channel's order) is its
+    /// anchor. A member without a state takes it (a joiner reading the retained state).
+    func transitionApplies(_ proposal: StateProposal) -> Bool {
+        guard let state else { return true }
+        guard let follows = proposal.follows, state.entry == follows, let end = groupEnd() else { return false }
+        return end == proposal.state.anchorReferenceTime
+    }
+
+    /// After this member's own transition (or restatement) was ordered and changed nothing: the
+    /// relay now keeps it as the retained state, which is not the group's state unless it says the
+    /// same (a duplicate of the transition that applied). Sends the group's state again, so a
+    /// joiner starts from the right one.
+    mutating func restateIfReplaced(by proposal: StateProposal, from sender: PlaybackParticipantID, now: ReferenceTime) -> [CoordinatorAction] {
+        guard sender == participant, let state, !state.sameTimeline(as: proposal.state) else { return [] }
+        return [.send(.state(StateProposal(state: state, command: .restate, sentAt: now)), retainKey: CoordinationMessage.stateKey)]
+    }
+
+    /// Why the group's entry changed, for ``PlaybackEvent/EventType/itemChanged``.
+    static func changeReason(_ command: CommandLabel) -> String? {
+        switch command {
+        case .advance: "end"
+        case .next, .previous, .jump, .item: command.rawValue
+        case .play, .pause, .seek, .rate, .restate: nil
+        }
+    }
+
+    // MARK: Channel
+
+    mutating func receiveQueueEdit(
+        _ notice: QueueEditNotice, from sender: PlaybackParticipantID, sequence: UInt64, now: ReferenceTime
+    ) -> [CoordinatorAction] {
+        queueReplica.receive(edit: notice.edit, from: sender, sequence: sequence, playing: state?.entry, now: now)
+        var actions = queueReplica.tick(now: now, members: members)
+        if hasQueue { actions += queueEvent(.queueChanged, originator: sender, detail: Self.describe(notice.edit), now: now) }
+        return actions
+    }
+
+    /// The queue arrived (an answer, or the retained copy): take the answer's state if it is not
+    /// the one this member started from, and replay on it the proposals ordered after the request.
+    mutating func queueReceived(now: ReferenceTime) -> [CoordinatorAction] {
+        let actions = queueEvent(.queueChanged, originator: nil, detail: "received", now: now)
+        let log = joinLog
+        joinLog = []
+        guard let (answered, through) = queueReplica.takeAnsweredState(), let answered else { return actions }
+        let before = state
+        state = answered
+        for entry in log where entry.sequence > through {
+            _ = accept(entry.proposal, from: entry.sender, sequence: entry.sequence, now: now)
+        }
+        if let before, let after = state, before.revision == after.revision, before.sameTimeline(as: after) { return actions }
+        if let item = state?.item, item != localItem, canPresent?(item) == true { localItem = item }
+        announced = []
+        announcedRevision = nil
+        return actions + announce(now: now)
+    }
+
+    func queueEvent(_ type: PlaybackEvent.EventType, originator: PlaybackParticipantID?, detail: String, now: ReferenceTime) -> [CoordinatorAction] {
+        [.event(PlaybackEvent(
+            type: type, realtime: 0, player: label(participant), originator: originator,
+            originatorName: originator.flatMap { names[$0] }, referenceTime: now.seconds, detail: detail, entry: state?.entry))]
+    }
+
+    /// An edit in words, for events.
+    static func describe(_ edit: QueueEdit) -> String {
+        switch edit {
+        case .add(let entries, let position):
+            let titles = entries.prefix(3).map(\.title).joined(separator: ", ") + (entries.count > 3 ? ", …" : "")
+            let place = switch position {
+            case .end: "at the end"
+            case .start: "at the start"
+            case .after: "after another entry"
+            }
+            return "added \(entries.count) (\(titles)) \(place)"
+        case .remove(let ids): return "removed \(ids.count)"
+        case .move: return "moved an entry"
+        case .clear: return "cleared the queue"
+        case .repeatMode(let mode): return "repeat \(mode.rawValue)"
+        case .shuffle(let seed): return seed == nil ? "shuffle off" : "shuffle on"
+        }
+    }
+}
