@@ -2,14 +2,22 @@
 ///
 /// Every message carries `sentAt`, the sender's reference time when sending, so each receiver
 /// measures one-way delays on the shared clock (the basis of the adaptive lead).
-/// The wire form is the synthesized `Codable` encoding; the channel adapter chooses the encoder.
+///
+/// On the wire each message is one JSON object naming its kind and that kind's version, then its
+/// fields: `{"kind":"presence","v":1,"sentAt":…,"observedDelayNs":…,"prerollNs":…}`. The format is
+/// written by hand (`CoordinationMessage+Codable.swift`, and `Web/static/messages.js` for the
+/// page), documented field by field in `docs/protocol.md` ("Coordination messages") and pinned by
+/// the shared vectors `Tests/Vectors/messages/coordination.json`. A message of a kind this coplay
+/// does not know, or of a newer version of a kind it knows, decodes as
+/// ``unsupported(kind:version:)``: the coordinator reports it once per sender, kind and version
+/// (a ``PlaybackEvent/EventType/unsupportedMessage`` event) and otherwise ignores it.
 ///
 /// ```swift
 /// let message = CoordinationMessage.presence(.init(sentAt: now, observedDelay: .milliseconds(3),
 ///                                                  preroll: .zero, item: "clip"))
 /// try await channel.send(message, retainingUnder: nil)
 /// ```
-public enum CoordinationMessage: Hashable, Sendable, Codable {
+public enum CoordinationMessage: Hashable, Sendable {
     /// A new playback state proposed by its originator (retained under ``stateKey``).
     case state(StateProposal)
     /// A suspension began or ended (retained under ``suspensionKey(for:)``).
@@ -23,6 +31,11 @@ public enum CoordinationMessage: Hashable, Sendable, Codable {
     /// A part of a copy of the queue: an answer to a request, or the retained copy (retained
     /// under ``queueSnapshotKey(part:)``).
     case queueSnapshot(QueueSnapshotPart)
+    /// A message this coplay cannot read: a `kind` it does not know, a `version` of a known kind
+    /// newer than ``Kind/version``, or (version 0) the unversioned form of builds before this
+    /// format. Only decoding makes one; coplay never sends one (encoded, it is just its kind and
+    /// version).
+    case unsupported(kind: String, version: Int)
 
     /// The retain key of the playback state: a joiner receives the latest state at once.
     public static let stateKey = "coplay.playback.state"
@@ -37,8 +50,9 @@ public enum CoordinationMessage: Hashable, Sendable, Codable {
         "coplay.queue.snapshot.\(part)"
     }
 
-    /// When the sender sent the message, on the reference clock.
-    public var sentAt: ReferenceTime {
+    /// When the sender sent the message, on the reference clock (`nil` for an
+    /// ``unsupported(kind:version:)`` message, which is not read).
+    public var sentAt: ReferenceTime? {
         switch self {
         case .state(let proposal): proposal.sentAt
         case .suspension(let notice): notice.sentAt
@@ -46,12 +60,13 @@ public enum CoordinationMessage: Hashable, Sendable, Codable {
         case .queueEdit(let notice): notice.sentAt
         case .queueRequest(let request): request.sentAt
         case .queueSnapshot(let part): part.sentAt
+        case .unsupported: nil
         }
     }
 }
 
 /// What kind of user command produced a state.
-public enum CommandLabel: String, Hashable, Sendable, Codable, CaseIterable {
+public enum CommandLabel: String, Hashable, Sendable, CaseIterable {
     case play, pause, seek, rate, item
     /// Queue commands: to the next or previous entry, or to a chosen one.
     case next, previous, jump
@@ -66,8 +81,9 @@ public enum CommandLabel: String, Hashable, Sendable, Codable, CaseIterable {
 }
 
 /// A proposed playback state and the command that produced it.
-public struct StateProposal: Hashable, Sendable, Codable {
-    /// The proposed state (its `revision` is filled in by receivers from the channel sequence).
+public struct StateProposal: Hashable, Sendable {
+    /// The proposed state (its `revision` is filled in by receivers from the channel sequence; it
+    /// is not on the wire).
     public var state: PlaybackState
     /// The command that produced it.
     public var command: CommandLabel
@@ -91,9 +107,9 @@ public struct StateProposal: Hashable, Sendable, Codable {
 }
 
 /// A suspension beginning or ending.
-public struct SuspensionNotice: Hashable, Sendable, Codable {
+public struct SuspensionNotice: Hashable, Sendable {
     /// Whether the suspension begins or ends.
-    public enum Phase: String, Hashable, Sendable, Codable { case begin, end }
+    public enum Phase: String, Hashable, Sendable, CaseIterable { case begin, end }
 
     /// Unique identifier of the suspension (the participant plus a local counter).
     public var id: String
@@ -141,7 +157,7 @@ public struct SuspensionNotice: Hashable, Sendable, Codable {
 /// Every notice therefore carries every suspension its sender knows whose wait is not over before
 /// the state's anchor, and the anchor itself when the sender has folded older waits into it
 /// (``CoordinatorCore`` folds a wait a minute after it ended, instead of forgetting it).
-public struct SuspensionHistory: Hashable, Sendable, Codable {
+public struct SuspensionHistory: Hashable, Sendable {
     /// The revision of the state the anchor belongs to (absent before any state).
     public var revision: UInt64?
     /// The state's anchor instant, later than the proposed one once older waits were folded in.
@@ -152,7 +168,7 @@ public struct SuspensionHistory: Hashable, Sendable, Codable {
     public var suspensions: [Entry]
 
     /// One suspension as the group decided it.
-    public struct Entry: Hashable, Sendable, Codable {
+    public struct Entry: Hashable, Sendable {
         /// Its identifier.
         public var id: String
         /// The suspended member.
@@ -194,7 +210,7 @@ public struct SuspensionHistory: Hashable, Sendable, Codable {
 
 /// A participant's periodic report: liveness, the largest one-way delay it observed recently and
 /// its decoder preroll, so originators size the lead for the whole group.
-public struct PresenceReport: Hashable, Sendable, Codable {
+public struct PresenceReport: Hashable, Sendable {
     /// The sender's reference time when sending.
     public var sentAt: ReferenceTime
     /// The largest one-way delay (sender's `sentAt` to local receipt) over the recent window.
@@ -211,7 +227,7 @@ public struct PresenceReport: Hashable, Sendable, Codable {
     public var items: [ItemSummary]?
 
     /// One item a participant can play.
-    public struct ItemSummary: Hashable, Sendable, Codable {
+    public struct ItemSummary: Hashable, Sendable {
         /// The item's identifier (coplay's players: the content fingerprint).
         public var item: String
         /// Its duration in seconds, if known.

@@ -77,6 +77,8 @@ public struct CoordinatorCore: Sendable {
     /// knows, since a later notice replaces an earlier one in the relay's retained slot.
     private var ownPending: [SuspensionHistory.Entry] = []
     private var presenceCount = 0
+    /// The unsupported messages already reported, as "SENDER KIND VERSION".
+    private var reportedUnsupported: Set<String> = []
     /// The local suspensions not yet ended, in the order they began.
     private var localSuspensions: [(id: String, reason: SuspensionReason, waits: Bool)] = []
     /// Every member's suspensions whose begin the channel delivered and whose end it did not, in
@@ -330,8 +332,19 @@ public struct CoordinatorCore: Sendable {
                 var actions = queueReplica.tick(now: now, members: members)
                 if !wasComplete && queueReplica.isComplete { actions += queueReceived(now: now) }
                 return actions
+            case .unsupported(let kind, let version):
+                return reportUnsupported(kind: kind, version: version, from: sender, now: now)
             }
         }
+    }
+
+    /// Says once per sender, kind and version that a message could not be read (a member runs a
+    /// newer coplay); the message itself is ignored, and the group carries on with the rest.
+    private mutating func reportUnsupported(kind: String, version: Int, from sender: PlaybackParticipantID, now: ReferenceTime) -> [CoordinatorAction] {
+        guard reportedUnsupported.insert("\(sender) \(kind) \(version)").inserted else { return [] }
+        return [.event(PlaybackEvent(
+            type: .unsupportedMessage, realtime: 0, player: label(participant), originator: sender, originatorName: names[sender],
+            referenceTime: now.seconds, detail: CoordinationMessage.unsupportedDescription(kind: kind, version: version)))]
     }
 
     mutating func accept(_ proposal: StateProposal, from sender: PlaybackParticipantID, sequence: UInt64, now: ReferenceTime) -> [CoordinatorAction] {

@@ -5,8 +5,11 @@ import Synchronization
 /// A ``CoordinationChannel`` over a joined `GroupSession`: playback messages travel as end-to-end
 /// encrypted `GroupSessionMessenger` messages through the relay, in the relay's total order.
 ///
-/// - Messages: every ``CoordinationMessage`` is sent reliably to all members; a retaining key
-///   becomes a retained message, which the relay hands to late joiners. The relay does not echo a
+/// - Messages: every ``CoordinationMessage`` is sent reliably to all members, as the JSON of
+///   docs/protocol.md ("Coordination messages"); a body that is no message is skipped, and one of
+///   a kind or version this coplay cannot read arrives as
+///   ``CoordinationMessage/unsupported(kind:version:)``. A retaining key becomes a retained
+///   message, which the relay hands to late joiners. The relay does not echo a
 ///   member's own messages, so the channel reports each one back to its own coordinator when the
 ///   relay acknowledges it, with the relay's stamp as its sequence: every member, the sender
 ///   included, sees the same sequence number for the same message.

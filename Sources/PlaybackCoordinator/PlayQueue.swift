@@ -42,7 +42,7 @@ public enum RepeatMode: String, Hashable, Sendable, Codable, CaseIterable {
 
 /// Where an edit puts entries, named by entry ids so that concurrent edits mean what their authors
 /// meant: an anchor someone else removed first makes the edit fall back as documented per case.
-public enum QueuePosition: Hashable, Sendable, Codable {
+public enum QueuePosition: Hashable, Sendable {
     /// At the end of the list.
     case end
     /// At the start of the list.
@@ -55,7 +55,7 @@ public enum QueuePosition: Hashable, Sendable, Codable {
 /// A change to the group's queue. Members apply edits in the channel's order, so every member's
 /// queue goes through the same states; an edit that names an entry no longer there changes nothing
 /// for that entry (moving an entry someone else just removed never moves another one).
-public enum QueueEdit: Hashable, Sendable, Codable {
+public enum QueueEdit: Hashable, Sendable {
     /// Adds entries, in this order, at `position`. An entry whose id is already queued is skipped.
     case add([QueueEntry], at: QueuePosition)
     /// Removes the entries with these ids (ids not queued are ignored).

@@ -45,6 +45,10 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
         /// The member's clock moved to another time server (the node it polled stopped answering);
         /// ``PlaybackEvent/detail`` says from which to which and why.
         case timeSource
+        /// A member sent a coordination message this coplay cannot read (a kind it does not know,
+        /// or a newer version of one): ``PlaybackEvent/detail`` says which and to update coplay.
+        /// Reported once per member, kind and version; the message is ignored.
+        case unsupportedMessage
     }
 
     /// What happened.

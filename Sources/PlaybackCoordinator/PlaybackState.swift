@@ -13,7 +13,10 @@
 ///                           originator: "alice", revision: 7)
 /// state.itemTime(at: ReferenceTime(seconds: 102.5))   // 12.5
 /// ```
-public struct PlaybackState: Hashable, Sendable, Codable {
+///
+/// Its JSON (`PlaybackState+Codable.swift`) is the state's part of a `state` coordination message
+/// (docs/protocol.md, "Coordination messages"): the fields by name, `revision` only when not 0.
+public struct PlaybackState: Hashable, Sendable {
     /// Identifier of the item the state is about.
     public var item: String
     /// Playback rate; 0 is paused. Never negative.

@@ -1,7 +1,7 @@
 /// An edit of the group's queue, as a member sends it (``CoordinationMessage/queueEdit(_:)``).
 /// Not retained: members apply edits in the channel's order; a joiner receives the queue itself
 /// (``QueueSnapshotPart``).
-public struct QueueEditNotice: Hashable, Sendable, Codable {
+public struct QueueEditNotice: Hashable, Sendable {
     /// The edit.
     public var edit: QueueEdit
     /// The sender's reference time when sending.
@@ -16,7 +16,7 @@ public struct QueueEditNotice: Hashable, Sendable, Codable {
 
 /// A joiner's request for the queue (``CoordinationMessage/queueRequest(_:)``): a member that has
 /// the queue answers with the queue as of the request's place in the channel's order.
-public struct QueueRequest: Hashable, Sendable, Codable {
+public struct QueueRequest: Hashable, Sendable {
     /// The sender's reference time when sending.
     public var sentAt: ReferenceTime
 

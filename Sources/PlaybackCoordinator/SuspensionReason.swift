@@ -13,7 +13,10 @@
 /// // ... refill ...
 /// try await suspension.end()
 /// ```
-public enum SuspensionReason: Hashable, Sendable, Codable, CustomStringConvertible {
+///
+/// In JSON (coordination messages) a reason is its ``description``: `"buffering"`, or
+/// `"custom:NAME"` for ``custom(_:)`` (`SuspensionReason+Codable.swift`).
+public enum SuspensionReason: Hashable, Sendable, CustomStringConvertible {
     /// The player stalled and is recovering.
     case stallRecovery
     /// The player is buffering.

@@ -226,6 +226,8 @@ final class HumanEvents: Sendable {
             return correction(event)
         case .timeSource:
             return "the clock now follows another relay node (\(event.detail ?? ""))"
+        case .unsupportedMessage:
+            return "\(by) sent a \(event.detail ?? "coordination message this coplay cannot read: update coplay")"
         case .joined, .left:
             return nil
         }

@@ -20,8 +20,9 @@ import struct GroupSessions.SessionKeys
 ///
 /// A vector is a participant, a configuration and steps (channel events, ticks, API calls, each
 /// with "now"); each step records what the core must answer: its actions (messages to send in
-/// their Codable JSON, player commands, events without their `realtime` stamp) and, after the
-/// step, the lead, the next tick deadline and the effective timeline. The expected outputs are
+/// their wire JSON, player commands, events without their `realtime` stamp) and, after the
+/// step, the lead, the next tick deadline and the effective timeline. Messages, in inputs and sends,
+/// are in their wire JSON (docs/protocol.md, "Coordination messages"). The expected outputs are
 /// Swift's: after a deliberate behaviour change, refresh them with
 ///
 /// ```sh
@@ -450,7 +451,7 @@ struct VectorSegment: Codable, Equatable {
         ).withUnsafeBytes { Array($0) }
 
         // An envelope (kind 1, name CoordinationMessage) around a small JSON body.
-        let body = Array(#"{"presence":{"_0":{"sentAt":1790000000000000000,"observedDelay":[0,0],"preroll":[0,0]}}}"#.utf8)
+        let body = Array(#"{"kind":"presence","v":1,"sentAt":1790000000000000000,"observedDelayNs":0,"prerollNs":0}"#.utf8)
         let name = Array("CoordinationMessage".utf8)
         let plaintext = [1, 1, 0, UInt8(name.count)] + name + [0, 0] + body
         let senderSequence: UInt64 = 0x0102_0304_0506_0708

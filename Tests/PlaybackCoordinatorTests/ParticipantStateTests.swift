@@ -150,7 +150,7 @@ struct ParticipantStateTests {
             let message = Self.notice("x#1", .begin, reason, at: 1)
             let data = try JSONEncoder().encode(message)
             #expect(try JSONDecoder().decode(CoordinationMessage.self, from: data) == message)
-            #expect(String(decoding: data, as: UTF8.self).contains(#""\#(reason.description)":{}"#))
+            #expect(String(decoding: data, as: UTF8.self).contains(#""reason":"\#(reason.description)""#))
         }
         #expect(SuspensionReason.audioSessionInterrupted == .interruption && SuspensionReason.userIsChangingCurrentTime == .userChangingTime)
     }

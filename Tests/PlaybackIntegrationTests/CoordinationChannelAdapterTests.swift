@@ -66,6 +66,41 @@ struct CoordinationChannelAdapterTests {
         guestSession.leave()
     }
 
+    /// What a newer coplay might send: a kind this build does not know, under the same envelope name.
+    enum Newer {
+        struct CoordinationMessage: Encodable, Sendable {
+            var kind = "queue"
+            var v = 1
+            var sentAt: Int64 = 5
+            var entries = ["clip", "other"]
+        }
+    }
+
+    @Test("a message of a newer coplay arrives as unsupported, and the channel carries on")
+    func unsupportedMessageArrives() async throws {
+        let transport = InMemoryTransport()
+        let center = GroupActivityCenter<TestActivity>(transport: transport)
+        let invite = Invite.generate(host: "local", port: 1)
+        let newerSession = try await center.activate(TestActivity(item: "a"), invite: invite)
+        try await newerSession.join()
+        let session = try await center.accept(invite)
+        try await session.join()
+        let channel = GroupSessionCoordinationChannel(session: session)
+        let events = Collector(channel.events())
+
+        try GroupSessionMessenger(session: newerSession).send(Newer.CoordinationMessage())
+        let newer = GroupSessionCoordinationChannel(session: newerSession)
+        try await newer.send(Self.proposal("a", rate: 1, by: newer.localParticipant), retainingUnder: nil)
+        await eventually("both messages") { Self.messages(events.values).count == 2 }
+        let received = Self.messages(events.values)
+        #expect(received[0].0 == .unsupported(kind: "queue", version: 1))
+        #expect(received[0].1 == newer.localParticipant)
+        #expect(received[1].0 == Self.proposal("a", rate: 1, by: newer.localParticipant))
+        #expect(received[0].2 < received[1].2)
+        newerSession.leave()
+        session.leave()
+    }
+
     @Test("a retained state reaches a late joiner; a member leaving is reported")
     func retainedAndPresence() async throws {
         let transport = InMemoryTransport()

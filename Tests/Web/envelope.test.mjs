@@ -1,4 +1,4 @@
-// Envelope, invite, exact-integer JSON and the CoordinationMessage codec.
+// Envelope, invite, exact-integer JSON and the CoordinationMessage codec (the shared vectors: messages.test.mjs).
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -9,8 +9,7 @@ import { PayloadDecodingError } from "../../Web/static/frame.js";
 import { AEADSuite, InviteError, formatInvite, parseInvite, redactInvite } from "../../Web/static/invite.js";
 import { jsonEqual, parseJSON, stringifyJSON } from "../../Web/static/json.js";
 import {
-  MessageDecodingError, decodeDuration, decodeMessage, decodeMessageBody, decodeReason, encodeDuration, encodeMessage,
-  encodeMessageBody, encodeReason,
+  MessageDecodingError, decodeMessage, decodeMessageBody, decodeReason, encodeMessage, encodeMessageBody, encodeReason,
 } from "../../Web/static/messages.js";
 
 test("envelope layout, round trip, extension skipped, version 0 and truncation rejected", () => {
@@ -70,55 +69,35 @@ test("JSON keeps 64-bit integers exact", () => {
   assert.throws(() => parseJSON("[1,]"), SyntaxError);
 });
 
-test("Duration is Swift's [high, low] attoseconds", () => {
-  assert.deepEqual(encodeDuration(20_000_000n), [0n, 20_000_000_000_000_000n]);
-  assert.deepEqual(encodeDuration(-1_500_000_000n), [-1n, 16946744073709551616n]);
-  assert.deepEqual(encodeDuration(10_000_000_000n), [0n, 10_000_000_000_000_000_000n]);
-  for (const ns of [0n, 1n, -1n, 7_812_500n, 10n ** 15n, -(10n ** 15n)]) assert.equal(decodeDuration(encodeDuration(ns)), ns);
-  // Swift's values for 1/3 s: sub-nanosecond attoseconds truncate.
-  assert.equal(decodeDuration([0, 333333333333333333n]), 333_333_333n);
-  assert.throws(() => decodeDuration([0]), MessageDecodingError);
-});
-
-test("suspension reasons use Swift's enum encoding", () => {
-  assert.deepEqual(encodeReason("buffering"), { buffering: {} });
-  assert.deepEqual(encodeReason("custom:ad break"), { custom: { _0: "ad break" } });
-  assert.equal(decodeReason({ custom: { _0: "x" } }), "custom:x");
-  assert.equal(decodeReason({ stallRecovery: {} }), "stallRecovery");
-  assert.throws(() => decodeReason({ other: {} }), MessageDecodingError);
-  assert.throws(() => decodeReason({ buffering: {}, interruption: {} }), MessageDecodingError);
+test("suspension reasons are their description", () => {
+  assert.equal(encodeReason("buffering"), "buffering");
+  assert.equal(encodeReason("custom:ad break"), "custom:ad break");
+  assert.equal(decodeReason("custom:x"), "custom:x");
+  assert.equal(decodeReason("stallRecovery"), "stallRecovery");
+  assert.throws(() => decodeReason("other"), MessageDecodingError);
+  assert.throws(() => decodeReason({ buffering: {} }), MessageDecodingError);
+  assert.throws(() => encodeReason("other"), TypeError);
 });
 
 test("CoordinationMessage JSON as Swift writes it (keys in any order)", () => {
-  const swift = '{"suspension":{"_0":{"waits":true,"sentAt":1790000000950000000,"id":"bob#1","timeout":[0,10000000000000000000],"phase":"begin","reason":{"buffering":{}},"effectiveAt":1790000001000000000}}}';
+  const swift = '{"waits":true,"sentAt":1790000000950000000,"id":"bob#1","timeoutNs":10000000000,"v":1,"phase":"begin","reason":"buffering","kind":"suspension","effectiveAt":1790000001000000000}';
   const message = decodeMessageBody(utf8(swift));
   assert.deepEqual(message, {
     suspension: { id: "bob#1", phase: "begin", reason: "buffering", effectiveAt: 1790000001000000000n, waits: true, timeout: 10_000_000_000n, proposedItemTime: null, sentAt: 1790000000950000000n, history: null },
   });
   assert.ok(jsonEqual(parseJSON(new TextDecoder().decode(encodeMessageBody(message))), parseJSON(swift)));
-  // A notice with the sender's history (SuspensionHistory: optional fields left out when nil).
-  const withHistory = '{"suspension":{"_0":{"waits":true,"sentAt":5,"id":"bob#2","timeout":[0,10000000000000000000],"phase":"end","reason":{"buffering":{}},"effectiveAt":7,' +
-    '"history":{"revision":4,"anchorReferenceTime":3,"anchorItemTime":1.5,"suspensions":[{"id":"bob#2","participant":"bob","reason":{"buffering":{}},"begin":4,"timeout":[0,10000000000000000000],"waits":true},' +
-    '{"id":"amy#1","participant":"amy","reason":{"custom":{"_0":"ad"}},"begin":2,"end":6,"timeout":[0,5000000000000000000],"waits":false}]}}}}';
-  const decoded = decodeMessageBody(utf8(withHistory));
-  assert.deepEqual(decoded.suspension.history, {
-    revision: 4n, anchorReferenceTime: 3n, anchorItemTime: 1.5,
-    suspensions: [
-      { id: "bob#2", participant: "bob", reason: "buffering", begin: 4n, end: null, timeout: 10_000_000_000n, waits: true },
-      { id: "amy#1", participant: "amy", reason: "custom:ad", begin: 2n, end: 6n, timeout: 5_000_000_000n, waits: false },
-    ],
-  });
-  assert.ok(jsonEqual(parseJSON(new TextDecoder().decode(encodeMessageBody(decoded))), parseJSON(withHistory)));
-  assert.throws(() => decodeMessageBody(utf8(withHistory.replace('"suspensions":[', '"suspensions":{"x":[').replace("]}}}}", "]}}}}}"))), MessageDecodingError);
   const presence = { presence: { sentAt: 5n, observedDelay: 3_000_000n, preroll: 0n, item: null, name: "alice", items: null } };
-  assert.deepEqual(encodeMessage(presence), { presence: { _0: { sentAt: 5n, observedDelay: [0n, 3_000_000_000_000_000n], preroll: [0n, 0n], name: "alice" } } });
+  assert.deepEqual(encodeMessage(presence), { kind: "presence", v: 1, sentAt: 5n, observedDelayNs: 3_000_000n, prerollNs: 0n, name: "alice" });
   assert.deepEqual(decodeMessage(parseJSON(stringifyJSON(encodeMessage(presence)))), presence);
-  // A member's items with their durations (PresenceReport.ItemSummary: a nil duration left out).
-  const withItems = { presence: { sentAt: 5n, observedDelay: 0n, preroll: 0n, item: "a", name: null, items: [{ item: "a", duration: 60 }, { item: "b", duration: null }] } };
-  assert.deepEqual(encodeMessage(withItems).presence._0.items, [{ item: "a", duration: 60 }, { item: "b" }]);
-  assert.deepEqual(decodeMessage(parseJSON(stringifyJSON(encodeMessage(withItems)))), withItems);
-  assert.throws(() => decodeMessage(parseJSON('{"presence":{"_0":{"sentAt":1,"observedDelay":[0,0],"preroll":[0,0],"items":{"a":1}}}}')));
-  for (const bad of ['{"state":{"_0":{}}}', '{"nope":{"_0":{}}}', '{"presence":{"_0":{"sentAt":1.5,"observedDelay":[0,0],"preroll":[0,0]}}}', "[]"]) {
+  // The state's fields sit beside kind, command and sentAt; a proposal's revision (0) is left out.
+  const state = { state: { state: { item: "clip", rate: 1, anchorItemTime: 2.5, anchorReferenceTime: 9n, originator: "a", revision: 0n, intendedRate: 1, duration: null }, command: "play", sentAt: 8n } };
+  assert.deepEqual(encodeMessage(state), { kind: "state", v: 1, sentAt: 8n, command: "play", item: "clip", rate: 1, intendedRate: 1, anchorItemTime: 2.5, anchorReferenceTime: 9n, originator: "a" });
+  assert.deepEqual(decodeMessage(parseJSON(stringifyJSON(encodeMessage(state)))), state);
+  assert.throws(() => encodeMessage({ nope: {} }), TypeError);
+  for (const bad of ['{"kind":"state","v":1}', '{"nope":{"_0":{}}}', "[]"]) {
     assert.throws(() => decodeMessageBody(utf8(bad)), MessageDecodingError, bad);
   }
+  assert.deepEqual(decodeMessageBody(utf8('{"kind":"state","v":2}')), { unsupported: { kind: "state", version: 2 } });
+  // An older build's unversioned form (Swift's synthesized enum coding) is reported, as version 0.
+  assert.deepEqual(decodeMessageBody(utf8('{"presence":{"_0":{"sentAt":1,"observedDelay":[0,0],"preroll":[0,0]}}}')), { unsupported: { kind: "presence", version: 0 } });
 });

@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import { CoordinatorShell, NotSynchronizedError, withoutOutageDelay } from "../../Web/static/shell.js";
 import { ManualTime } from "./fakes.mjs";
 import { msToNs, nsToMs } from "../../Web/static/schedule.js";
+import { GroupSessionCoordinationChannel } from "../../Web/static/channel.js";
+import { utf8 } from "../../Web/static/bytes.js";
 
 /** A channel that delivers every message back to its sender (as the relay's ack does), in order. */
 function loopback(time, participant = "000000000000000a") {
@@ -195,4 +197,36 @@ test("hasEnded: once the group's timeline reaches the item's end, not before, an
   await shell.seek(0.5);
   await time.advance(200);
   assert.equal(shell.hasEnded, false);
+});
+
+test("a message the page cannot read (a newer coplay's) is reported once per sender, kind and version; the group goes on", async () => {
+  // The page's receive path: session body -> channel.js (messages.js) -> shell -> core -> event.
+  const time = new ManualTime();
+  const session = { localName: "000000000000000a", onmessage: null, onpresence: null, sendMessage: async () => 1n };
+  const channel = new GroupSessionCoordinationChannel(session);
+  const events = [];
+  const commands = [];
+  const shell = new CoordinatorShell({
+    channel, reference: { now: () => msToNs(time.now) }, player: { handle: (c) => commands.push(c) }, localItem: "clip", timers: time,
+    backlog: [{ type: "joined", member: "000000000000000a" }], realtime: () => time.now / 1000,
+  });
+  shell.onevent = (e) => events.push(e);
+  shell.start();
+  await time.advance(10);
+  const newer = 0xbn;
+  const body = (json) => utf8(json);
+  session.onmessage("CoordinationMessage", body('{"kind":"state","v":2,"sentAt":1,"anchor":{}}'), { sender: newer, sequence: 1n });
+  session.onmessage("CoordinationMessage", body('{"kind":"state","v":2,"sentAt":2}'), { sender: newer, sequence: 2n });
+  session.onmessage("CoordinationMessage", body('{"kind":"queue","v":1}'), { sender: newer, sequence: 3n });
+  const unsupported = events.filter((e) => e.type === "unsupportedMessage");
+  assert.deepEqual(unsupported.map((e) => [e.originator, e.detail]), [
+    ["000000000000000b", 'coordination message "state" v2, newer than this coplay reads (v1): update coplay'],
+    ["000000000000000b", 'coordination message "queue" v1, a kind this coplay does not know: update coplay'],
+  ]);
+  // The same member's readable state still applies.
+  const at = msToNs(time.now + 200);
+  session.onmessage("CoordinationMessage", body(`{"kind":"state","v":1,"sentAt":${msToNs(time.now)},"command":"play","item":"clip","rate":1,"intendedRate":1,"anchorItemTime":0,"anchorReferenceTime":${at},"originator":"000000000000000b"}`), { sender: newer, sequence: 4n });
+  assert.ok(events.some((e) => e.type === "play" && e.revision === 4n));
+  assert.ok(commands.some((c) => c.kind === "play" && c.referenceTime === at));
+  assert.equal(channel.dropped, 0);
 });

@@ -270,6 +270,10 @@ function onPlaybackEvent(event) {
     case "suspensionEnded":
       logLine(event.timedOut ? "took too long; the group goes on" : "is ready again", event.timedOut ? "warn" : "info", event, originatorLabel(event));
       break;
+    case "unsupportedMessage":
+      // A member runs a newer coplay: say so once (the coordinator reports each sender, kind and version once).
+      logLine(`sent a ${event.detail}`, "warn", event, originatorLabel(event));
+      break;
     case "correction":
       if (event.detail === "seek" && event.afterStart) {
         // A start's own adjustment, not the page losing the group: with an audio track Chromium's media

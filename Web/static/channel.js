@@ -3,7 +3,9 @@
 // a retain key K becomes the retained-message name K (relay key HMAC("message:" + K)). The relay
 // does not echo a member's own messages, so each is reported back to the local coordinator at its
 // ack, with the relay's stamp as sequence. Messages are delivered in strictly increasing sequence
-// (a message that would not be is dropped). Participants are 16-hex-digit ids.
+// (a message that would not be is dropped). Participants are 16-hex-digit ids. A body that is no
+// message is dropped; one this page cannot read (a newer kind or version) is delivered as
+// {unsupported: {kind, version}}, which the coordinator reports (messages.js, docs/protocol.md).
 
 import { COORDINATION_MESSAGE_NAME, decodeMessageBody, encodeMessageBody } from "./messages.js";
 import { participantName } from "./session.js";

@@ -12,14 +12,14 @@
 //   - item times and rates: Number (seconds, Double in Swift);
 //   - ParticipantID: string; revisions and sequence numbers: BigInt;
 //   - SuspensionReason: its Swift description ("buffering", "custom:NAME");
-//   - messages: see messages.js ({state}, {suspension}, {presence});
+//   - messages: see messages.js ({state}, {suspension}, {presence}, {unsupported: {kind, version}});
 //   - channel events: {type: "joined"|"left", member} or {type: "message", message, sender, sequence};
 //   - actions: {type: "send", message, retainKey} | {type: "command", command} | {type: "event", event};
 //   - commands: {kind: "play"|"pause"|"seek"|"buffer", itemTime, referenceTime, rate?, completionDueDate?,
 //     originator (the id), originatorName?, expectedItemIdentifier, revision};
 //   - events: PlaybackEvent's fields without `realtime` (the shell stamps it), nulls left out.
 
-import { STATE_KEY, suspensionKey } from "./messages.js";
+import { STATE_KEY, suspensionKey, unsupportedDescription } from "./messages.js";
 
 // MARK: Time arithmetic (ReferenceTime / Duration as BigInt nanoseconds)
 
@@ -222,6 +222,7 @@ export class CoordinatorCore {
     // Own suspensions as sent (SuspensionHistory entries), until the channel delivered what was sent.
     this.ownPending = [];
     this.presenceCount = 0;
+    this.reportedUnsupported = new Set(); // "SENDER KIND VERSION" of unsupported messages already reported
     this.localSuspensions = []; // {id, reason, waits}, in the order they began
     this.openSuspensionsByMember = new Map(); // member -> [{id, reason}] delivered, not ended
   }
@@ -434,11 +435,26 @@ export class CoordinatorCore {
           if (report.name !== null && report.name !== undefined && report.name !== "") this.names.set(event.sender, report.name);
           return [];
         }
+        if (message.unsupported) return this.reportUnsupported(message.unsupported, event.sender, now);
         return [];
       }
       default:
         return [];
     }
+  }
+
+  /**
+   * Says once per sender, kind and version that a message could not be read (a member runs a newer
+   * coplay); the message itself is ignored, and the group carries on with the rest.
+   */
+  reportUnsupported(unsupported, sender, now) {
+    const key = `${sender} ${unsupported.kind} ${unsupported.version}`;
+    if (this.reportedUnsupported.has(key)) return [];
+    this.reportedUnsupported.add(key);
+    return [eventAction(playbackEvent("unsupportedMessage", {
+      player: this.label(this.participant), originator: sender, originatorName: this.names.get(sender) ?? null,
+      referenceTime: referenceSeconds(now), detail: unsupportedDescription(unsupported),
+    }))];
   }
 
   acceptProposal(proposal, sender, sequence, now) {

@@ -1,16 +1,16 @@
-// CoordinationMessage in the JSON form Swift's synthesized Codable gives it
-// (Sources/PlaybackCoordinator/CoordinationMessage.swift, PlaybackState.swift, SuspensionReason.swift).
+// CoordinationMessage's JSON, as docs/protocol.md ("Coordination messages") defines it and
+// Sources/PlaybackCoordinator/CoordinationMessage+Codable.swift writes it; the shared vectors
+// Tests/Vectors/messages/coordination.json pin both.
 //
-// In JS: reference times and durations are BigInt nanoseconds, sequence numbers BigInt, item
-// times and rates Number, participants strings, suspension reasons their Swift `description`
-// ("buffering", "custom:NAME"). On the wire (the body of an envelope named "CoordinationMessage"):
-//   - an enum case with a payload is {"case": {"_0": payload}}; one without is {"case": {}};
-//   - ReferenceTime is its Int64 nanoseconds; ParticipantID its string;
-//   - Duration is [high Int64, low UInt64], the two halves of its 128-bit attosecond count
-//     (so 20 ms is [0, 20000000000000000] and -1.5 s is [-1, 16946744073709551616]);
-//   - nil optionals are left out. Key order does not matter (Swift's own is not stable).
-// A JS Duration is whole nanoseconds: sub-nanosecond attoseconds from a peer are truncated
-// toward zero, exactly as Swift's `Duration.nanosecondsValue` does wherever the core uses one.
+// A message is one object: {"kind": "presence", "v": 1, ...its fields}. Reference times, durations
+// (fields ending in `Ns`) and revisions are integers (nanoseconds; BigInt here, as json.js reads
+// them exactly), item times, item durations and rates numbers (seconds), participants strings,
+// suspension reasons their Swift `description` ("buffering", "custom:NAME"). Absent optionals are
+// left out (null reads as absent); fields a reader does not know are ignored.
+//
+// In JS a message is {state: proposal} | {suspension: notice} | {presence: report}, or
+// {unsupported: {kind, version}} for a kind this page does not know or a newer version of one: the
+// coordinator reports it once per sender and ignores it. Add a kind in KINDS below (and in Swift).
 
 import { fromUTF8, utf8 } from "./bytes.js";
 import { parseJSON, stringifyJSON } from "./json.js";
@@ -26,22 +26,11 @@ export class MessageDecodingError extends Error {
   }
 }
 
-const ATTOSECONDS_PER_NANOSECOND = 1_000_000_000n;
 const TWO_64 = 1n << 64n;
 
-/** Duration (BigInt ns) -> [high, low]. */
-export function encodeDuration(nanoseconds) {
-  const attoseconds = BigInt(nanoseconds) * ATTOSECONDS_PER_NANOSECOND;
-  return [attoseconds >> 64n, BigInt.asUintN(64, attoseconds)];
-}
-
-/** [high, low] -> Duration (BigInt ns, truncated toward zero). */
-export function decodeDuration(value) {
-  if (!Array.isArray(value) || value.length !== 2) throw new MessageDecodingError("a Duration is [high, low]");
-  const high = integer(value[0], "Duration high");
-  const low = integer(value[1], "Duration low");
-  if (low < 0n || low >= TWO_64 || high < -(1n << 63n) || high >= 1n << 63n) throw new MessageDecodingError("Duration out of range");
-  return (high * TWO_64 + low) / ATTOSECONDS_PER_NANOSECOND;
+/** A duration field (`…Ns`): integer nanoseconds -> BigInt. */
+function nanoseconds(value, what) {
+  return int64(value, what);
 }
 
 function integer(value, what) {
@@ -87,55 +76,44 @@ function optional(value, decode, what) {
   return value === undefined || value === null ? null : decode(value, what);
 }
 
-/** The single case of a Swift enum's JSON object. */
-function enumCase(value, what) {
-  const keys = Object.keys(object(value, what));
-  if (keys.length !== 1) throw new MessageDecodingError(`${what} must have exactly one case`);
-  return [keys[0], value[keys[0]]];
-}
-
 // MARK: SuspensionReason
 
-const PLAIN_REASONS = [
+const NAMED_REASONS = [
   "stallRecovery", "buffering", "userChangingTime", "interruption", "playingInterstitial", "coordinatedPlaybackNotPossible",
   "userActionRequired",
 ];
 
-/** Reason (its description) -> JSON. */
+/** Reason (its description) -> JSON: the same string. */
 export function encodeReason(reason) {
-  if (PLAIN_REASONS.includes(reason)) return { [reason]: {} };
-  if (reason.startsWith("custom:")) return { custom: { _0: reason.slice("custom:".length) } };
+  if (NAMED_REASONS.includes(reason) || reason.startsWith("custom:")) return reason;
   throw new TypeError(`unknown suspension reason ${reason}`);
 }
 
 /** JSON -> reason (its description). */
 export function decodeReason(value) {
-  const [name, payload] = enumCase(value, "SuspensionReason");
-  if (PLAIN_REASONS.includes(name)) {
-    object(payload, "SuspensionReason payload");
-    return name;
-  }
-  if (name === "custom") return "custom:" + string(object(payload, "custom")._0, "custom name");
+  const name = string(value, "SuspensionReason");
+  if (NAMED_REASONS.includes(name) || name.startsWith("custom:")) return name;
   throw new MessageDecodingError(`unknown suspension reason ${name}`);
 }
 
 // MARK: Payload types
 
-/** PlaybackState -> JSON. */
+/** PlaybackState -> its fields (flat, as in a `state` message; `revision` only when not 0). */
 export function encodeState(s) {
-  return {
+  const json = {
     item: s.item,
     rate: s.rate,
+    intendedRate: s.intendedRate,
     anchorItemTime: s.anchorItemTime,
     anchorReferenceTime: s.anchorReferenceTime,
     originator: s.originator,
-    revision: s.revision,
-    intendedRate: s.intendedRate,
-    ...(s.duration !== null && s.duration !== undefined ? { duration: s.duration } : {}),
   };
+  if (s.revision !== null && s.revision !== undefined && BigInt(s.revision) !== 0n) json.revision = s.revision;
+  if (s.duration !== null && s.duration !== undefined) json.duration = s.duration;
+  return json;
 }
 
-/** JSON -> PlaybackState. */
+/** Fields -> PlaybackState (a missing `revision` is 0). */
 export function decodeState(value) {
   const v = object(value, "PlaybackState");
   return {
@@ -144,7 +122,7 @@ export function decodeState(value) {
     anchorItemTime: double(v.anchorItemTime, "anchorItemTime"),
     anchorReferenceTime: int64(v.anchorReferenceTime, "anchorReferenceTime"),
     originator: string(v.originator, "originator"),
-    revision: uint64(v.revision, "revision"),
+    revision: optional(v.revision, uint64, "revision") ?? 0n,
     intendedRate: double(v.intendedRate, "intendedRate"),
     duration: optional(v.duration, double, "duration"),
   };
@@ -153,27 +131,26 @@ export function decodeState(value) {
 const COMMAND_LABELS = ["play", "pause", "seek", "rate", "item"];
 
 function encodeProposal(p) {
-  return { state: encodeState(p.state), command: p.command, sentAt: p.sentAt };
+  return { sentAt: p.sentAt, command: p.command, ...encodeState(p.state) };
 }
 
-function decodeProposal(value) {
-  const v = object(value, "StateProposal");
+function decodeProposal(v) {
   const command = string(v.command, "command");
   if (!COMMAND_LABELS.includes(command)) throw new MessageDecodingError(`unknown command ${command}`);
-  return { state: decodeState(v.state), command, sentAt: int64(v.sentAt, "sentAt") };
+  return { state: decodeState(v), command, sentAt: int64(v.sentAt, "sentAt") };
 }
 
 function encodeNotice(n) {
   const json = {
+    sentAt: n.sentAt,
     id: n.id,
     phase: n.phase,
     reason: encodeReason(n.reason),
     effectiveAt: n.effectiveAt,
     waits: n.waits,
-    timeout: encodeDuration(n.timeout),
+    timeoutNs: n.timeout,
   };
   if (n.proposedItemTime !== null && n.proposedItemTime !== undefined) json.proposedItemTime = n.proposedItemTime;
-  json.sentAt = n.sentAt;
   if (n.history !== null && n.history !== undefined) json.history = encodeHistory(n.history);
   return json;
 }
@@ -187,7 +164,7 @@ function encodeHistory(h) {
   json.suspensions = h.suspensions.map((e) => {
     const entry = { id: e.id, participant: e.participant, reason: encodeReason(e.reason), begin: e.begin };
     if (e.end !== null) entry.end = e.end;
-    entry.timeout = encodeDuration(e.timeout);
+    entry.timeoutNs = e.timeout;
     entry.waits = e.waits;
     return entry;
   });
@@ -209,15 +186,14 @@ function decodeHistory(value) {
         reason: decodeReason(e.reason),
         begin: int64(e.begin, "begin"),
         end: optional(e.end, int64, "end"),
-        timeout: decodeDuration(e.timeout),
+        timeout: nanoseconds(e.timeoutNs, "timeoutNs"),
         waits: bool(e.waits, "waits"),
       };
     }),
   };
 }
 
-function decodeNotice(value) {
-  const v = object(value, "SuspensionNotice");
+function decodeNotice(v) {
   const phase = string(v.phase, "phase");
   if (phase !== "begin" && phase !== "end") throw new MessageDecodingError(`unknown phase ${phase}`);
   return {
@@ -226,7 +202,7 @@ function decodeNotice(value) {
     reason: decodeReason(v.reason),
     effectiveAt: int64(v.effectiveAt, "effectiveAt"),
     waits: bool(v.waits, "waits"),
-    timeout: decodeDuration(v.timeout),
+    timeout: nanoseconds(v.timeoutNs, "timeoutNs"),
     proposedItemTime: optional(v.proposedItemTime, double, "proposedItemTime"),
     sentAt: int64(v.sentAt, "sentAt"),
     history: optional(v.history, decodeHistory, "history"),
@@ -234,7 +210,7 @@ function decodeNotice(value) {
 }
 
 function encodeReport(r) {
-  const json = { sentAt: r.sentAt, observedDelay: encodeDuration(r.observedDelay), preroll: encodeDuration(r.preroll) };
+  const json = { sentAt: r.sentAt, observedDelayNs: r.observedDelay, prerollNs: r.preroll };
   if (r.item !== null && r.item !== undefined) json.item = r.item;
   if (r.name !== null && r.name !== undefined) json.name = r.name;
   if (r.items !== null && r.items !== undefined) json.items = r.items.map(encodeItemSummary);
@@ -258,12 +234,11 @@ function decodeItemSummaries(value) {
   return value.map(decodeItemSummary);
 }
 
-function decodeReport(value) {
-  const v = object(value, "PresenceReport");
+function decodeReport(v) {
   return {
     sentAt: int64(v.sentAt, "sentAt"),
-    observedDelay: decodeDuration(v.observedDelay),
-    preroll: decodeDuration(v.preroll),
+    observedDelay: nanoseconds(v.observedDelayNs, "observedDelayNs"),
+    preroll: nanoseconds(v.prerollNs, "prerollNs"),
     item: optional(v.item, string, "item"),
     name: optional(v.name, string, "name"),
     items: optional(v.items, decodeItemSummaries, "items"),
@@ -272,28 +247,69 @@ function decodeReport(value) {
 
 // MARK: CoordinationMessage
 
-/** CoordinationMessage ({state} | {suspension} | {presence}) -> its Swift JSON value. */
-export function encodeMessage(message) {
-  if (message.state) return { state: { _0: encodeProposal(message.state) } };
-  if (message.suspension) return { suspension: { _0: encodeNotice(message.suspension) } };
-  if (message.presence) return { presence: { _0: encodeReport(message.presence) } };
-  throw new TypeError("not a CoordinationMessage");
+/**
+ * The kinds this page reads and writes (CoordinationMessage.Kind in Swift): for each, the version it
+ * writes and the newest it reads, and its fields' codec. Adding a kind is one entry here (plus
+ * Swift, docs/protocol.md and the shared vectors).
+ */
+export const KINDS = {
+  state: { version: 1, encode: encodeProposal, decode: decodeProposal },
+  suspension: { version: 1, encode: encodeNotice, decode: decodeNotice },
+  presence: { version: 1, encode: encodeReport, decode: decodeReport },
+};
+
+/** The kind of a JS message ({state} | {suspension} | {presence} | {unsupported}): its key. */
+function kindOf(message) {
+  const kinds = Object.keys(message).filter((key) => key === "unsupported" || Object.hasOwn(KINDS, key));
+  if (kinds.length !== 1 || message[kinds[0]] === null || message[kinds[0]] === undefined) throw new TypeError("not a CoordinationMessage");
+  return kinds[0];
 }
 
-/** Swift JSON value -> CoordinationMessage. */
+/** CoordinationMessage -> its JSON value. An unsupported message writes only its kind and version. */
+export function encodeMessage(message) {
+  const kind = kindOf(message);
+  if (kind === "unsupported") return { kind: message.unsupported.kind, v: message.unsupported.version };
+  return { kind, v: KINDS[kind].version, ...KINDS[kind].encode(message[kind]) };
+}
+
+/**
+ * JSON value -> CoordinationMessage; {unsupported: {kind, version}} for a kind this page does not
+ * know, a version above the one it reads, or (version 0) the unversioned form of older builds.
+ *
+ * @throws {MessageDecodingError} for anything else that is not a message.
+ */
 export function decodeMessage(value) {
-  const [name, payload] = enumCase(value, "CoordinationMessage");
-  const inner = object(payload, name)._0;
-  switch (name) {
-    case "state":
-      return { state: decodeProposal(inner) };
-    case "suspension":
-      return { suspension: decodeNotice(inner) };
-    case "presence":
-      return { presence: decodeReport(inner) };
-    default:
-      throw new MessageDecodingError(`unknown CoordinationMessage case ${name}`);
+  const v = object(value, "CoordinationMessage");
+  if (v.kind === undefined) {
+    const unversioned = unversionedKind(v);
+    if (unversioned !== null) return { unsupported: { kind: unversioned, version: 0 } };
   }
+  const kind = string(v.kind, "kind");
+  const version = int64(v.v, "v");
+  if (version < 1n) throw new MessageDecodingError(`version ${version} is below 1`);
+  if (!Object.hasOwn(KINDS, kind) || version > BigInt(KINDS[kind].version)) return { unsupported: { kind, version: Number(version) } };
+  return { [kind]: KINDS[kind].decode(v) };
+}
+
+/** The kind of a message in the unversioned form of older builds ({"presence": {"_0": …}}), or null. */
+function unversionedKind(v) {
+  const keys = Object.keys(v);
+  if (keys.length !== 1 || !["state", "suspension", "presence"].includes(keys[0])) return null;
+  const payload = v[keys[0]];
+  return payload !== null && typeof payload === "object" && !Array.isArray(payload) && Object.hasOwn(payload, "_0") ? keys[0] : null;
+}
+
+/**
+ * What a person reads about an unsupported message (CoordinationMessage.unsupportedDescription).
+ *
+ * @param {{kind: string, version: number}} unsupported
+ */
+export function unsupportedDescription({ kind, version }) {
+  if (version < 1) return `coordination message "${kind}" in the unversioned form of older coplay builds: that member should update coplay`;
+  if (Object.hasOwn(KINDS, kind)) {
+    return `coordination message "${kind}" v${version}, newer than this coplay reads (v${KINDS[kind].version}): update coplay`;
+  }
+  return `coordination message "${kind}" v${version}, a kind this coplay does not know: update coplay`;
 }
 
 /** The envelope body of a message (UTF-8 JSON). */
@@ -310,9 +326,10 @@ export function decodeMessageBody(bytes) {
   return decodeMessage(parseJSON(fromUTF8(bytes)));
 }
 
-/** The sender's reference time of any message. */
+/** The sender's reference time of a message (null for an unsupported one). */
 export function sentAt(message) {
-  return (message.state ?? message.suspension ?? message.presence).sentAt;
+  const kind = kindOf(message);
+  return kind === "unsupported" ? null : message[kind].sentAt;
 }
 
 /** The retain key of the playback state. */
