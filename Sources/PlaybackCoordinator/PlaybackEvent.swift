@@ -38,6 +38,11 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
         /// The member's clock moved to another time server (the node it polled stopped answering);
         /// ``PlaybackEvent/detail`` says from which to which and why.
         case timeSource
+        /// A member plays the item from a near copy: another encode whose duration matches, aligned
+        /// by timestamp, not frame-identical (its frames are left out of accuracy figures).
+        /// ``PlaybackEvent/originator`` is that member (the local one when it is this member's copy),
+        /// ``PlaybackEvent/detail`` says how its copy differs.
+        case nearCopy
     }
 
     /// What happened.
