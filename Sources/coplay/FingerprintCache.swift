@@ -74,6 +74,15 @@ struct FingerprintCache: Sendable {
         entries[path] = entry
     }
 
+    /// Forgets the entries of files under `folders` that are not in `present` (deleted or moved away);
+    /// returns whether any was forgotten.
+    mutating func forget(under folders: [String], except present: Set<String>) -> Bool {
+        let roots = folders.map { URL(fileURLWithPath: $0).standardizedFileURL.path + "/" }
+        let gone = entries.keys.filter { path in !present.contains(path) && roots.contains { path.hasPrefix($0) } }
+        for path in gone { entries[path] = nil }
+        return !gone.isEmpty
+    }
+
     /// Writes the cache (a temporary file renamed over the old one). Failing to write is not an error
     /// for the member: the next start probes again.
     func save() throws {

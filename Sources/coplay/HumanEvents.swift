@@ -222,7 +222,7 @@ final class HumanEvents: Sendable {
         case .nearCopy:
             let isLocal = event.originator != nil && event.originator == state.withLock({ $0.local })
             let copy = isLocal ? "your copy" : "\(by)'s copy"
-            return "\(copy) of \(quoted(title(event.item ?? ""))) is another encode (\(event.detail ?? "same duration")): "
+            return "\(copy) of \(quoted(title(event.item ?? ""))) is another encode (\(event.detail ?? "the same duration")): "
                 + "it plays in step by timestamp but is not frame-identical"
         case .joined, .left:
             return nil

@@ -7,7 +7,8 @@ import MediaProbe
 /// Per file, cheapest first: the cache entry for the same path, size and modification time; else the
 /// fingerprint (size and both 64 KiB ends) and a cache entry of another path with it (a moved
 /// file); else a probe of the header plus the stream identity (the first and last video packets and
-/// one seek: a few MB whatever the file's size, never the whole file).
+/// one seek: a few MB whatever the file's size, never the whole file). Entries of files no longer
+/// under the folders are dropped.
 struct MediaFolderScan {
     /// File name extensions taken for video (lower case).
     static let extensions: Set<String> = [
@@ -130,6 +131,7 @@ struct MediaFolderScan {
                 result.files.append(Found(path: path, entry: entry))
             }
         }
+        if cache.forget(under: directories, except: Set(paths)) { changed = true }
         if changed {
             do { try cache.save() } catch { progress("cannot write the fingerprint cache \(cache.url.path): \(error)") }
         }

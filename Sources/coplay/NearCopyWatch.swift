@@ -24,7 +24,7 @@ enum NearCopyWatch {
                     type: .nearCopy, realtime: Date().timeIntervalSince1970,
                     player: PlaybackParticipantID(name ?? local.description),
                     originator: PlaybackParticipantID(context.source.id.description), originatorName: report.name,
-                    item: summary.item, detail: "another encode of the same duration"))
+                    item: summary.item, detail: "duration within \(MemberMedia.nearTolerance) s"))
             }
         }
     }

@@ -165,6 +165,35 @@ struct OwnCopiesCLITests {
                 "the remux was not welcome at an --exact-copies host: \(welcome.err.snapshot.suffix(5))")
     }
 
+    @Test("--media-dir's cache: a second scan reads nothing, a moved or touched file is recognised by its fingerprint, a new file is probed")
+    func cache() async throws {
+        let copies = try await Self.makeCopies()
+        defer { try? FileManager.default.removeItem(at: copies.directory) }
+        // The scan comes before the relay: an invite nobody answers is enough (the join then fails).
+        let cacheHome = copies.directory.appendingPathComponent("cache")
+        var environment = CoplayProcess.environment
+        environment["XDG_CACHE_HOME"] = cacheHome.path
+        func scan() async throws -> String {
+            let result = try await CoplayProcess.run(
+                ["join", Self.deadInvite, "--media-dir", copies.folder], timeout: 60, environment: environment)
+            #expect(result.status != 0)
+            return try #require(result.stderr.split(separator: "\n").first { $0.contains("--media-dir") }.map(String.init), "\(result.stderr)")
+        }
+        #expect(try await scan().hasSuffix("1 video file (0 from the cache, 0 recognised after a move, 1 probed)"))
+        #expect(FileManager.default.fileExists(atPath: cacheHome.appendingPathComponent("coplay/fingerprints.json").path))
+        #expect(try await scan().hasSuffix("1 video file (1 from the cache, 0 recognised after a move, 0 probed)"))
+        // Moved to another folder of the library, and a copy with a new modification time.
+        let moved = URL(fileURLWithPath: copies.folder).appendingPathComponent("moved.mkv").path
+        try FileManager.default.moveItem(atPath: copies.remux, toPath: moved)
+        #expect(try await scan().hasSuffix("1 video file (0 from the cache, 1 recognised after a move, 0 probed)"))
+        let cached = try String(contentsOf: cacheHome.appendingPathComponent("coplay/fingerprints.json"), encoding: .utf8)
+        #expect(cached.contains("moved.mkv") && !cached.contains("Remux.mkv"), "the moved file's old path is forgotten")
+        try FileManager.default.copyItem(atPath: copies.reencode, toPath: URL(fileURLWithPath: copies.folder).appendingPathComponent("new.mp4").path)
+        #expect(try await scan().hasSuffix("2 video files (1 from the cache, 0 recognised after a move, 1 probed)"))
+    }
+
+    static let deadInvite = "coplay://127.0.0.1:9/d9db6f55e488065d231726fabb7cf5ee?aead=aes-256-gcm#zN6YxxjfjSYQ17dNuAUdVaAAd8hFwLE2wFl0BmddmFg"
+
     @Test("--media-dir: a missing folder or a file is a usage error naming it")
     func badFolder() async throws {
         let invite = "coplay://127.0.0.1:9/d9db6f55e488065d231726fabb7cf5ee?aead=aes-256-gcm#zN6YxxjfjSYQ17dNuAUdVaAAd8hFwLE2wFl0BmddmFg"
