@@ -38,6 +38,7 @@ struct FFprobeDocument: Encodable {
     var streams: [Stream]
     var format: Format
     var fingerprint: String
+    var stream_identity: String?
 
     init(_ info: MediaInfo, frameTimes: Bool) {
         streams = info.streams.map { s in
@@ -76,5 +77,6 @@ struct FFprobeDocument: Encodable {
             probe_score: info.probeScore
         )
         fingerprint = info.fingerprint.description
+        stream_identity = info.streamIdentity?.description
     }
 }

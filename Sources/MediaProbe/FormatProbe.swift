@@ -6,7 +6,8 @@ import Foundation
 /// Order of work: open the file ourselves (so a missing file or a permission problem is reported
 /// from `errno`, not guessed from a libavformat code), read the head and tail chunks for the
 /// fingerprint, then `avformat_open_input` + `avformat_find_stream_info` (what ffprobe does), and
-/// optionally read every packet. The format context is always closed before returning.
+/// optionally read every packet, or the packets a ``StreamIdentity`` needs. The format context is
+/// always closed before returning.
 enum FormatProbe {
     /// Turns libavutil's logging off once per process (it writes to standard error).
     private static let quietLogging: Void = {
@@ -36,8 +37,11 @@ enum FormatProbe {
         }
 
         var warnings: [String] = []
+        var sampler = options.streamIdentity ? identitySampler(streams) : nil
         if options.scanPackets {
-            warnings = try scanPackets(ctx, streams: &streams, path: path, deadline: deadline)
+            warnings = try scanPackets(ctx, streams: &streams, identity: &sampler, path: path, deadline: deadline)
+        } else if sampler != nil {
+            try sampleIdentity(ctx, sampler: &sampler!, path: path, deadline: deadline)
         }
 
         let duration = ctx.pointee.duration != coplay_av_nopts_value() ? MediaTime(microseconds: ctx.pointee.duration) : nil
@@ -54,6 +58,7 @@ enum FormatProbe {
         info.probeScore = Int(ctx.pointee.probe_score)
         info.streams = streams
         info.warnings = warnings
+        info.streamIdentity = sampler?.identity
         return info
     }
 
@@ -220,6 +225,7 @@ enum FormatProbe {
     private static func scanPackets(
         _ ctx: UnsafeMutablePointer<AVFormatContext>,
         streams: inout [MediaStream],
+        identity: inout StreamIdentitySampler?,
         path: String,
         deadline: ProbeInterrupt
     ) throws(MediaProbeError) -> [String] {
@@ -249,6 +255,7 @@ enum FormatProbe {
                 break
             }
             defer { av_packet_unref(packet) }
+            identity?.add(packet)
             let index = Int(packet.pointee.stream_index)
             guard counts.indices.contains(index) else { continue }  // a stream added during the scan
             counts[index] += 1

@@ -8,7 +8,7 @@ extension MediaInfo {
     /// prints numbers: `width`, `height`, `channels`, `start_pts`, `duration_ts`); unknown values are
     /// left out, as ffprobe leaves them out. A packet scan adds `nb_read_packets` (as
     /// `ffprobe -count_packets`). coplay's additions have their own keys: `fingerprint` at the top
-    /// level and, with `frameTimes`, `frame_times` (seconds, presentation order) on video streams.
+    /// level, `stream_identity` there when the probe computed it, and, with `frameTimes`, `frame_times` (seconds, presentation order) on video streams.
     ///
     /// ```swift
     /// let data = try info.ffprobeJSON(frameTimes: false)

@@ -5,6 +5,7 @@ extension MediaInfo {
     /// samples/cfr-25.mp4: mov,mp4,m4a,3gp,3g2,mj2, 3.000000 s from 0.000000 s, 157 kb/s, 59189 bytes
     ///   #0 video  h264   320x240     25/1 fps (avg 25/1)  tb 1/12800  75 frames
     ///   fingerprint v2:59189:5d1c...
+    ///   stream identity v3:8a0f...   (when the probe computed it)
     /// ```
     public var summary: String {
         var header = "\(path): \(formatName)"
@@ -39,6 +40,7 @@ extension MediaInfo {
             lines.append(line.trimmingTrailingSpaces())
         }
         lines.append("  fingerprint \(fingerprint)")
+        if let streamIdentity { lines.append("  stream identity \(streamIdentity)") }
         for warning in warnings { lines.append("  warning: \(warning)") }
         return lines.joined(separator: "\n")
     }

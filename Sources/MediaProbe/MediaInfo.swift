@@ -28,6 +28,9 @@ public struct MediaInfo: Sendable, Hashable, Codable {
     public var streams: [MediaStream]
     /// The content fingerprint (size, duration, head and tail hash).
     public var fingerprint: ContentFingerprint
+    /// The primary video stream's identity from its packets (same for a remux, different for another
+    /// encode), when the probe asked for it (``MediaProbe/Options/streamIdentity``) and there is a video stream.
+    public var streamIdentity: StreamIdentity?
     /// Problems met while scanning packets (the scan stopped early); empty when all went well.
     public var warnings: [String]
 

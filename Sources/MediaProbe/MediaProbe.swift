@@ -78,6 +78,23 @@ public struct MediaProbe: Sendable {
         }
     }
 
+    /// The content fingerprint of one file alone: its size and both ends, without libavformat (two
+    /// 64 KiB reads, whatever the file's size).
+    ///
+    /// - Parameter url: A `file:` URL.
+    /// - Returns: What ``MediaInfo/fingerprint`` of a probe of the same file would be.
+    /// - Throws: ``MediaProbeError`` for a missing, unreadable, empty or non-regular file.
+    public func fingerprint(of url: URL) async throws -> ContentFingerprint {
+        let path = url.relativePath
+        guard url.isFileURL else {
+            throw MediaProbeError.readFailed(path: url.absoluteString, detail: "only local files (file: URLs) can be probed")
+        }
+        return try await threadPool.runIfActive {
+            let ends = try FormatProbe.readEnds(path: path)
+            return ContentFingerprint(size: ends.size, head: ends.head, tail: ends.tail)
+        }
+    }
+
     /// Probes one file with ``shared``.
     ///
     /// - Parameters:

@@ -292,19 +292,23 @@ extension PresenceReport: Codable {
 
 extension PresenceReport.ItemSummary: Codable {
     private enum CodingKeys: String, CodingKey {
-        case item, duration
+        case item, duration, frameIdentical
     }
 
     /// Reads one of a report's `items`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(item: try container.decode(String.self, forKey: .item), duration: try container.decodeIfPresent(Double.self, forKey: .duration))
+        self.init(
+            item: try container.decode(String.self, forKey: .item), duration: try container.decodeIfPresent(Double.self, forKey: .duration),
+            frameIdentical: try container.decodeIfPresent(Bool.self, forKey: .frameIdentical))
     }
 
-    /// Writes `item`, and `duration` (seconds) when known.
+    /// Writes `item`, `duration` (seconds) when known, and `frameIdentical` only when false (a
+    /// near copy).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(item, forKey: .item)
         try container.encodeIfPresent(duration, forKey: .duration)
+        try container.encodeIfPresent(frameIdentical, forKey: .frameIdentical)
     }
 }

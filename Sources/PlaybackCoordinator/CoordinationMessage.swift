@@ -232,11 +232,17 @@ public struct PresenceReport: Hashable, Sendable {
         public var item: String
         /// Its duration in seconds, if known.
         public var duration: Double?
+        /// `false` when the participant plays this item from a near copy: another encode whose
+        /// duration matches, aligned by timestamp, so its frames are not the item's (coplay leaves
+        /// it out of accuracy figures). Absent (`nil`) for a copy with the item's own frames, and
+        /// from members that do not say.
+        public var frameIdentical: Bool?
 
         /// Creates a summary.
-        public init(item: String, duration: Double?) {
+        public init(item: String, duration: Double?, frameIdentical: Bool? = nil) {
             self.item = item
             self.duration = duration
+            self.frameIdentical = frameIdentical
         }
     }
 

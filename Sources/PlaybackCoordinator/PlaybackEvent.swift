@@ -49,6 +49,11 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
         /// or a newer version of one): ``PlaybackEvent/detail`` says which and to update coplay.
         /// Reported once per member, kind and version; the message is ignored.
         case unsupportedMessage
+        /// A member plays the item from a near copy: another encode whose duration matches, aligned
+        /// by timestamp, not frame-identical (its frames are left out of accuracy figures).
+        /// ``PlaybackEvent/originator`` is that member (the local one when it is this member's copy),
+        /// ``PlaybackEvent/detail`` says how its copy differs.
+        case nearCopy
     }
 
     /// What happened.

@@ -2,9 +2,12 @@ import GroupSessions
 
 /// The group activity coplay's players share: one media item, identified by its content.
 ///
-/// The host publishes it when it creates the session; a joiner compares ``fingerprint`` with its own
-/// copy of the media before joining, so a member never plays a different file in step with the
-/// group. ``item`` is the ``MediaTimeline/identifier`` the coordinator's states carry.
+/// The host publishes it when it creates the session; a joiner compares ``item`` (coplay's players:
+/// the video stream's identity, `v3:…`, the same for a remux into another container) and
+/// ``fingerprint`` (the file's bytes, `v2:…`, what a browser can check) with its own copies before
+/// joining, so a member never plays different media in step with the group. Another encode whose
+/// duration matches ``duration`` joins as a near copy unless ``exactCopies`` says the host refuses
+/// those. ``item`` is the ``MediaTimeline/identifier`` the coordinator's states carry.
 ///
 /// ```swift
 /// let activity = WatchTogetherActivity(item: timeline.identifier, fingerprint: "\(info.fingerprint)", title: "cfr-25.mp4")
@@ -24,8 +27,13 @@ public struct WatchTogetherActivity: GroupActivity, Hashable {
     /// Seconds between frames, for media on a constant frame grid: members that cannot probe the
     /// media themselves (browsers) snap pauses to the group's frame with it.
     public var frameInterval: Double?
-    /// The first frame's presentation time in seconds (with ``frameInterval``).
+    /// The first frame's presentation time in seconds (for every timeline; a grid's start with
+    /// ``frameInterval``).
     public var firstFrameTime: Double?
+    /// `true` when the host accepts only copies with the item's own video packets (`coplay host
+    /// --exact-copies`): a member with another encode of the same length is refused instead of
+    /// joining as a near copy. Absent (`nil`) means near copies are welcome.
+    public var exactCopies: Bool?
 
     /// Creates an activity.
     ///
@@ -40,9 +48,12 @@ public struct WatchTogetherActivity: GroupActivity, Hashable {
         self.title = title
         if let timeline {
             duration = timeline.duration
-            if case .grid(let start, let interval, _) = timeline.frames {
+            switch timeline.frames {
+            case .grid(let start, let interval, _):
                 frameInterval = interval
                 firstFrameTime = start
+            case .exact(let times):
+                firstFrameTime = times.first
             }
         }
     }

@@ -35,6 +35,15 @@ public struct BenchEvent: Codable, Sendable, Hashable {
     public var offset: Double?
     /// The true clock offset in seconds, when the player knows it (clock events).
     public var trueOffset: Double?
+    /// The participant an event is about, by its label as coplay prints it (`originator`: its name,
+    /// else its id); the player's own `nearCopy` event names the player itself.
+    public var originator: String?
+
+    /// Whether this is the player's own `nearCopy` event: it plays another encode, not the item's
+    /// frames, and its stream is left out of accuracy figures.
+    public var isOwnNearCopy: Bool {
+        type == "nearCopy" && originator != nil && originator == player
+    }
 
     /// Creates an event; prefer the static factories.
     public init(

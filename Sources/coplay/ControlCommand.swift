@@ -24,8 +24,8 @@ struct ControlCommand: AsyncParsableCommand {
             relay is down, refuses the invite, or the session has no playback state.
 
             seek TIME takes seconds (90, 2.5), M:SS (1:30) or H:MM:SS (1:02:03). rate R is 0 (paused) or \
-            between 0.0625 and 16 (what every player coplay drives can present). item ID is a media \
-            fingerprint as `coplay probe` prints it. The group does not know which members loaded that \
+            between 0.0625 and 16 (what every player coplay drives can present). item ID is a stream \
+            identity as `coplay probe` prints it (v3:…; a file fingerprint, v2:…, still works for members with those bytes). The group does not know which members loaded that \
             item (host/join --item): a member without it keeps its current item and ignores the group's \
             commands until the group returns to an item it has.
 
@@ -42,7 +42,7 @@ struct ControlCommand: AsyncParsableCommand {
               coplay control --invite-file invite.txt pause
               coplay control --invite-file invite.txt seek 1:30
               coplay control --invite-file invite.txt rate 0.5
-              coplay control --invite-file invite.txt item 'v2:…'   (an item the players loaded with --item; ID as `coplay probe` prints it)
+              coplay control --invite-file invite.txt item 'v3:…'   (an item the players loaded with --item or --media-dir; ID as `coplay probe` prints it)
               coplay control --invite-file invite.txt suspend 2
               COPLAY_INVITE="$(cat invite.txt)" coplay control suspend 1.5 --reason stallRecovery
             """
@@ -140,10 +140,11 @@ struct ControlCommand: AsyncParsableCommand {
             }
         case .item:
             guard let value, !value.isEmpty else { throw ValidationError("item needs an item identifier") }
-            // coplay's players name items by content fingerprint: anything else can be no one's item.
-            guard ContentFingerprint(value) != nil else {
+            // coplay's players name items by stream identity (or, older ones, by file fingerprint):
+            // anything else can be no one's item.
+            guard StreamIdentity(value) != nil || ContentFingerprint(value) != nil else {
                 throw ValidationError(
-                    "item needs a media fingerprint as `coplay probe` prints it (v2:SIZE:SHA256), got '\(value)'")
+                    "item needs a stream identity as `coplay probe` prints it (v3:SHA256; a file fingerprint v2:SIZE:SHA256 works too), got '\(value)'")
             }
         case .suspend:
             _ = try Self.suspension(value)

@@ -23,8 +23,14 @@ struct HostCommand: AsyncParsableCommand {
             reader of its output goes away (`coplay host … | head -1`): it stops printing and plays on.
 
             --player mpv plays in mpv instead of the headless player (see `coplay join --help`). \
-            --item adds media the group can switch to (coplay control INVITE item ID); the simulation \
-            options are those of `coplay join`.
+            --item and --media-dir add media the group can switch to (coplay control INVITE item ID); the \
+            simulation options are those of `coplay join`.
+
+            The session's item is FILE's video stream identity (`coplay probe` prints it, v3:…): members \
+            whose copy has the same video packets, in any container, play it frame-identical. By default \
+            a member with another encode whose duration is within \(MemberMedia.nearTolerance) s of FILE's \
+            joins too, as a near copy, aligned by timestamp, and everyone is told it is not frame-identical; \
+            --exact-copies refuses near copies.
 
             Examples:
               coplay host samples/cfr-25.mp4 --relay 127.0.0.1:7000 --invite-file invite.txt
@@ -76,6 +82,11 @@ struct HostCommand: AsyncParsableCommand {
             valueName: "FILE"))
     var inviteFile: String?
 
+    @Flag(
+        name: .customLong("exact-copies"),
+        help: "Accept only members whose copy has FILE's video packets (the same file, or a remux of it): refuse near copies (another encode of the same duration).")
+    var exactCopies = false
+
     @OptionGroup(title: "TLS relay") var relayTLS: RelayTLSOptions
 
     @OptionGroup var options: PlaybackCommandOptions
@@ -111,8 +122,10 @@ struct HostCommand: AsyncParsableCommand {
         let (firstRelay, otherRelays) = try relays()
         let endpoint = try TimeEndpoint(parsing: firstRelay)
         let logger = options.logger("coplay.host")
-        let (timeline, info) = try await PlaybackMember.loadMedia(file)
-        let extraItems = try await options.extraItems()
+        let copies = try await options.copies(named: [file])
+        let media = copies.allItems
+        let timeline = media[0].timeline
+        let fingerprint = copies.copies[0].fingerprint
         let keyPin = pin.flatMap(Invite.keyPin(parsing:))
         let invite = try { () throws -> Invite in
             var invite = Invite.generate(
@@ -121,13 +134,17 @@ struct HostCommand: AsyncParsableCommand {
             return invite
         }()
         let clientTLS = try relayTLS.configuration(for: invite)
-        let activity = WatchTogetherActivity(
-            item: timeline.identifier, fingerprint: "\(info.fingerprint)", title: URL(fileURLWithPath: file).lastPathComponent,
-            timeline: timeline)
-        let output = options.output(media: [(timeline, file)] + extraItems)
+        let activity = { () -> WatchTogetherActivity in
+            var activity = WatchTogetherActivity(
+                item: timeline.identifier, fingerprint: fingerprint, title: URL(fileURLWithPath: file).lastPathComponent,
+                timeline: timeline)
+            if exactCopies { activity.exactCopies = true }
+            return activity
+        }()
+        let output = options.output(media: media)
         let inviteFile = self.inviteFile
         let runner = MemberRunner(
-            media: [(timeline, file)] + extraItems, name: options.name ?? "host", publishInitialState: true, output: output,
+            media: media, name: options.name ?? "host", publishInitialState: true, output: output,
             imperfections: simulation.imperfections, players: players, logger: logger)
         let drift = simulation.clockDriftPPM
         let reconnect = options.reconnectPolicy

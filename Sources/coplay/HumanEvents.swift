@@ -228,6 +228,11 @@ final class HumanEvents: Sendable {
             return "the clock now follows another relay node (\(event.detail ?? ""))"
         case .unsupportedMessage:
             return "\(by) sent a \(event.detail ?? "coordination message this coplay cannot read: update coplay")"
+        case .nearCopy:
+            let isLocal = event.originator != nil && event.originator == state.withLock({ $0.local })
+            let copy = isLocal ? "your copy" : "\(by)'s copy"
+            return "\(copy) of \(quoted(title(event.item ?? ""))) is another encode (\(event.detail ?? "the same duration")): "
+                + "it plays in step by timestamp but is not frame-identical"
         case .joined, .left:
             return nil
         }

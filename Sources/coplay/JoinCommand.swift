@@ -2,19 +2,32 @@ import ArgumentParser
 import Foundation
 import PlaybackCoordinator
 import ServiceLifecycle
+import Synchronization
 
 /// `coplay join INVITE FILE`: a headless member that prints events.
 struct JoinCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "join",
         abstract: "Join a playback session with your copy of its media and print events.",
-        usage: "coplay join [<invite>] <file> [<options>]",
+        usage: "coplay join [<invite>] <file> [<options>]\n       coplay join [<invite>] --media-dir <dir> [<options>]",
         discussion: """
             The invite comes from --invite-file FILE (as `coplay host --invite-file FILE` writes it, or a \
             file you saved the invite in with mode 0600), from COPLAY_INVITE, or as the first argument \
             (where `ps` shows it, secret included, to every local user).
 
-            FILE must have the same content fingerprint as the host's media, or coplay refuses to join. \
+            Your copy plays frame-identical when it has the session's video packets: the host's file, or a \
+            remux of it into another container (ffmpeg -c copy), recognised by its stream identity \
+            (`coplay probe` prints it). Another encode whose duration is within \(MemberMedia.nearTolerance) s \
+            of the session's joins as a near copy, aligned by timestamp: you and everyone else are told \
+            it is not frame-identical (unless the host refuses near copies: coplay host --exact-copies). \
+            Anything else is refused. --media-dir DIR (repeatable) looks for your copy in a folder and its \
+            subfolders instead of, or besides, FILE: every video file there is identified once (size, \
+            both ends, the first and last video packets) and cached in \
+            $XDG_CACHE_HOME/coplay/fingerprints.json (~/.cache/coplay/… without it), so the next start \
+            is instant; a folder's files must match exactly (a folder of episodes holds many files of \
+            about one length, so durations say nothing there). Every file found is an item the group can \
+            switch to.
+
             Events are printed one per line: on a terminal as text for a person (names, titles, \
             positions as h:mm:ss, local times), piped or redirected as JSON Lines (docs/events.md); \
             --events picks one. Frame events with --frames. Stops on SIGINT or SIGTERM, or when the \
@@ -33,6 +46,7 @@ struct JoinCommand: AsyncParsableCommand {
 
             Examples:
               coplay join --invite-file invite.txt samples/cfr-25.mp4 --name alice
+              coplay join --invite-file invite.txt --media-dir ~/Videos --name alice
               coplay join --invite-file invite.txt movie.mkv --player mpv --mpv-arg=--fullscreen
               mpv --input-ipc-server=/tmp/mpv.sock movie.mkv & coplay join --invite-file invite.txt movie.mkv --mpv-socket /tmp/mpv.sock
               COPLAY_INVITE="$(cat invite.txt)" coplay join clip.mp4 --events jsonl --frames
@@ -53,17 +67,21 @@ struct JoinCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Simulation (benchmarks and tests)") var simulation: PlaybackSimulationOptions
 
-    /// The invite given on the command line, if any, and the media file.
-    func positionals() throws -> (invite: String?, file: String) {
+    /// The invite given on the command line, if any, and the media file (none with --media-dir).
+    func positionals() throws -> (invite: String?, file: String?) {
+        let folders = !options.mediaDirs.isEmpty
         switch arguments.count {
         case 1:
             if InviteOptions.looksLikeInvite(arguments[0]) {
-                throw ValidationError("after the invite, name your copy of the session's media: coplay join [INVITE] FILE")
+                if folders { return (arguments[0], nil) }
+                throw ValidationError("after the invite, name your copy of the session's media: coplay join [INVITE] FILE (or --media-dir DIR)")
             }
             return (nil, arguments[0])
         case 2: return (arguments[0], arguments[1])
-        case 0: throw ValidationError("name your copy of the session's media: coplay join --invite-file FILE MEDIA")
-        default: throw ValidationError("coplay join takes the invite (optional) and one media file; --item adds others")
+        case 0:
+            if folders { return (nil, nil) }
+            throw ValidationError("name your copy of the session's media: coplay join --invite-file FILE MEDIA (or --media-dir DIR)")
+        default: throw ValidationError("coplay join takes the invite (optional) and one media file; --item and --media-dir add others")
         }
     }
 
@@ -77,20 +95,46 @@ struct JoinCommand: AsyncParsableCommand {
         let (inviteText, file) = try positionals()
         let invite = try inviteOptions.invite(argument: inviteText)
         let logger = options.logger("coplay.join")
-        let (timeline, info) = try await PlaybackMember.loadMedia(file)
-        let extraItems = try await options.extraItems()
-        let output = options.output(media: [(timeline, file)] + extraItems)
+        let copies = try await options.copies(named: file.map { [$0] } ?? [])
+        guard !copies.copies.isEmpty else {
+            throw PlaybackSetupError.noCopies(folders: options.mediaDirs)
+        }
+        let output = options.output(media: copies.allItems)
         let name = options.name ?? "player-\(ProcessInfo.processInfo.processIdentifier)"
+        let resolution = Mutex<MemberMedia.Resolution?>(nil)
+        let check: @Sendable (WatchTogetherActivity) throws -> Void = { activity in
+            guard let found = copies.resolve(activity) else {
+                if let refused = copies.refusedNearCopy(activity) {
+                    throw PlaybackSetupError.exactCopiesRequired(file: refused.path, title: activity.title)
+                }
+                throw PlaybackSetupError.noMatchingCopy(copies, activity: activity)
+            }
+            resolution.withLock { $0 = found }
+        }
         let runner = MemberRunner(
-            media: [(timeline, file)] + extraItems, name: name, publishInitialState: false, output: output,
-            imperfections: simulation.imperfections, players: players, logger: logger)
+            media: copies.copies.filter(\.named).map { ($0.timeline, $0.path) }, name: name, publishInitialState: false,
+            output: output, imperfections: simulation.imperfections, players: players, logger: logger,
+            resolve: { member in
+                let activity = member.session.activity
+                guard let found = resolution.withLock({ $0 }) else { throw PlaybackSetupError.noMatchingCopy(copies, activity: activity) }
+                let media = try await copies.items(for: activity, resolution: found)
+                var near: Set<String> = []
+                if case .near(let copy, let difference) = found {
+                    near.insert(activity.item)
+                    let detail = String(format: "%@, duration %+.3f s", URL(fileURLWithPath: copy.path).lastPathComponent, difference)
+                    output.print(PlaybackEvent(
+                        type: .nearCopy, realtime: Date().timeIntervalSince1970, player: PlaybackParticipantID(name),
+                        originator: member.playback.channel.localParticipant, originatorName: name, item: activity.item,
+                        detail: detail))
+                }
+                return MemberRunner.ResolvedMedia(media: media, nearItems: near)
+            })
         let drift = simulation.clockDriftPPM
         let tls = try relayTLS.configuration(for: invite)
         let reconnect = options.reconnectPolicy
         try await runner.run {
             try await PlaybackMember.open(
-                invite: invite, entry: .accept(expectedFingerprint: "\(info.fingerprint)", file: file), clockDriftPPM: drift,
-                tls: tls, reconnect: reconnect, logger: logger)
+                invite: invite, entry: .acceptChecking(check), clockDriftPPM: drift, tls: tls, reconnect: reconnect, logger: logger)
         }
     }
 }

@@ -3,8 +3,9 @@ import PlaybackCoordinator
 
 extension MediaTimeline {
     /// The playback timeline of a probed file: its primary video stream's frames (a grid when the
-    /// frame rate is constant, exact times otherwise), identified by the file's content fingerprint,
-    /// so every member with the same bytes has the same item identifier.
+    /// frame rate is constant, exact times otherwise), identified by its video stream's identity
+    /// (`v3:…`, when the probe computed it; else the file's fingerprint), so every member with the
+    /// same video packets, in whatever container, has the same item identifier.
     ///
     /// - Parameter info: a probe made with `scanPackets: true` (frame timelines).
     /// - Throws: ``PlaybackSetupError/noVideoFrames(_:)`` for a file without video frames.
@@ -12,7 +13,8 @@ extension MediaTimeline {
         guard let video = info.primaryVideoStream, let frames = video.timeline, frames.count > 0 else {
             throw .noVideoFrames(info.path)
         }
-        let identifier = "\(info.fingerprint)"
+        // The video packets' identity when the probe computed it (a remux has it too), else the bytes'.
+        let identifier = info.streamIdentity.map { "\($0)" } ?? "\(info.fingerprint)"
         let duration = max(frames.endTime, info.duration?.seconds ?? 0)
         if let grid = frames.grid {
             let tb = Double(grid.timeBase.numerator) / Double(grid.timeBase.denominator)

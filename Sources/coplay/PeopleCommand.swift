@@ -41,7 +41,8 @@ struct PeopleCommand: AsyncParsableCommand {
 
             PLAYER is headless or mpv for coplay members, - for others (a browser page). STATE is what \
             the member does: playing or paused (with the group), buffering and the like while it is \
-            suspended, or "other item" when it has not loaded the group's item. DELAY is the largest \
+            suspended, or "other item" when it has not loaded the group's item; "(near copy)" follows when \
+            the member plays another encode of the item, in step by timestamp but not frame-identical. DELAY is the largest \
             one-way delay through the relay that member measured lately (- before its first report; for about \
             a minute after a relay restart it counts the messages held meanwhile, and shows as "held during a \
             reconnect"; --json gives the number).
@@ -84,6 +85,8 @@ struct PeopleCommand: AsyncParsableCommand {
         var suspended: [String]
         var item: String?
         var delayMs: Double?
+        /// `true` when the member plays the group's item from a near copy (another encode, not frame-identical).
+        var nearCopy: Bool?
     }
 
     /// The whole listing (`--json`).
@@ -170,10 +173,13 @@ struct PeopleCommand: AsyncParsableCommand {
             } else {
                 state = groupState
             }
+            let groupItem = group?.item ?? activity.item
+            let near = report?.items?.contains { $0.item == groupItem && $0.frameIdentical == false } == true
             members.append(Member(
                 id: id, name: name, player: card?.player, file: card?.file, state: state,
                 suspended: participant.suspensionReasons.map(\.description), item: report?.item,
-                delayMs: report.map { Double($0.observedDelay.components.attoseconds) / 1e15 + Double($0.observedDelay.components.seconds) * 1000 }))
+                delayMs: report.map { Double($0.observedDelay.components.attoseconds) / 1e15 + Double($0.observedDelay.components.seconds) * 1000 },
+                nearCopy: near ? true : nil))
         }
         return Listing(
             title: activity.title, item: group?.item ?? activity.item, state: groupState, itemTime: position, rate: group?.rate,
@@ -196,7 +202,8 @@ struct PeopleCommand: AsyncParsableCommand {
         guard count > 0 else { return [head] }
         let rows = [["NAME", "PLAYER", "STATE", "DELAY"]] + listing.members.map { member in
             [
-                member.name ?? "member \(member.id.suffix(4))", member.player ?? "-", member.state,
+                member.name ?? "member \(member.id.suffix(4))", member.player ?? "-",
+                member.nearCopy == true ? "\(member.state) (near copy: not frame-identical)" : member.state,
                 member.delayMs.map(delayText) ?? "-",
             ]
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import GroupSessions
 import Logging
 import PlaybackCoordinator
@@ -19,9 +20,16 @@ struct PlaybackCommandOptions: ParsableArguments {
     @Option(
         name: .customLong("item"),
         help: ArgumentHelp(
-            "Another media file this player can switch to when the group changes item (`coplay control INVITE item ID`, ID = its fingerprint as `coplay probe` prints it). Repeatable.",
+            "Another media file this player can switch to when the group changes item (`coplay control INVITE item ID`, ID = its stream identity as `coplay probe` prints it). Repeatable.",
             valueName: "file"))
     var items: [String] = []
+
+    @Option(
+        name: .customLong("media-dir"),
+        help: ArgumentHelp(
+            "A folder of your media, searched recursively: every video file in it is a copy this member can play, found by its stream identity (a remux in another container counts). Identified once and cached ($XDG_CACHE_HOME/coplay/fingerprints.json), so the next start is instant. Repeatable.",
+            valueName: "dir"))
+    var mediaDirs: [String] = []
 
     @Option(
         name: .long,
@@ -39,6 +47,7 @@ struct PlaybackCommandOptions: ParsableArguments {
         guard reconnectFor.isFinite, (1...86400).contains(reconnectFor) else {
             throw ValidationError("--reconnect-for needs seconds between 1 and 86400 (got \(reconnectFor))")
         }
+        do { try MediaFolderScan.check(mediaDirs) } catch { throw ValidationError("\(error)") }
     }
 
     /// How the member reconnects: ``ReconnectPolicy``'s defaults, giving up after `--reconnect-for`.
@@ -48,11 +57,19 @@ struct PlaybackCommandOptions: ParsableArguments {
         return policy
     }
 
-    /// Probes the `--item` files.
-    func extraItems() async throws -> [(timeline: MediaTimeline, path: String)] {
-        var timelines: [(timeline: MediaTimeline, path: String)] = []
-        for path in items { timelines.append((try await PlaybackMember.loadMedia(path).0, path)) }
-        return timelines
+    /// The member's copies: `named` files and the `--item` files (probed in full), then the video files
+    /// of the `--media-dir` folders (through the fingerprint cache; a line on standard error says what
+    /// the scan found, and long scans report progress there).
+    func copies(named: [String]) async throws -> MemberMedia {
+        var media = MemberMedia()
+        for path in named + items { media.copies.append(try await MemberMedia.named(path)) }
+        guard !mediaDirs.isEmpty else { return media }
+        var cache = FingerprintCache()
+        let result = try await MediaFolderScan.scan(mediaDirs, cache: &cache) { Console.err.line("coplay: \($0)") }
+        Console.err.line("coplay: \(result.summary(mediaDirs))")
+        let known = Set(media.copies.map(\.path).map { URL(fileURLWithPath: $0).standardizedFileURL.path })
+        media.copies += MemberMedia.found(result).filter { !known.contains($0.path) }
+        return media
     }
 
     func logger(_ label: String) -> Logger {

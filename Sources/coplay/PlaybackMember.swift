@@ -33,6 +33,9 @@ struct PlaybackMember: Sendable {
         case create(WatchTogetherActivity)
         /// Accepts an invite; when a fingerprint is given, refuses a session playing other media.
         case accept(expectedFingerprint: String?, file: String?)
+        /// Accepts an invite; `check` sees the session's activity before the member joins and throws
+        /// to refuse it (the member's copies do not answer the session's item).
+        case acceptChecking(@Sendable (WatchTogetherActivity) throws -> Void)
     }
 
     /// Connects to the relay, enters and joins the session, and synchronises with the relay's clock.
@@ -56,7 +59,7 @@ struct PlaybackMember: Sendable {
         do {
             switch entry {
             case .create(let activity): session = try await center.activate(activity, invite: invite)
-            case .accept: session = try await center.accept(invite)
+            case .accept, .acceptChecking: session = try await center.accept(invite)
             }
         } catch let error as RelayTransportError {
             throw PlaybackSetupError.relayTransport(error)
@@ -74,6 +77,12 @@ struct PlaybackMember: Sendable {
                 file: file ?? "the file", local: expected, session: session.activity.fingerprint,
                 title: session.activity.title)
         }
+        if case .acceptChecking(let check) = entry {
+            do { try check(session.activity) } catch {
+                session.leave()
+                throw error
+            }
+        }
         do {
             try await session.join()
         } catch {
@@ -88,9 +97,9 @@ struct PlaybackMember: Sendable {
         return PlaybackMember(invite: invite, playback: playback, logger: logger)
     }
 
-    /// Probes a file for its frame timeline and fingerprint.
+    /// Probes a file for its frame timeline, fingerprint and stream identity (one read of every packet).
     static func loadMedia(_ path: String) async throws -> (MediaTimeline, MediaInfo) {
-        let info = try await MediaProbe.probe(URL(fileURLWithPath: path), options: .init(scanPackets: true))
+        let info = try await MediaProbe.probe(URL(fileURLWithPath: path), options: .init(scanPackets: true, streamIdentity: true))
         return (try MediaTimeline(info: info), info)
     }
 
@@ -113,14 +122,18 @@ struct PlaybackMember: Sendable {
     ///   - name: the player's name in events.
     ///   - publishInitialState: the host publishes "paused at 0" so the group has a state.
     ///   - started: called with the coordinator once it runs (the demo drives its tour through it).
+    ///   - nearItems: the items this member plays from a near copy (another encode, not frame-identical):
+    ///     its presence reports say so (`PresenceReport.ItemSummary.frameIdentical` false).
     func play<Player: CoordinatedPlayer>(
         _ player: Player, items: [MediaTimeline], name: String, output: EventOutput, publishInitialState: Bool,
+        nearItems: Set<String> = [],
         started: @escaping @Sendable (PlaybackCoordinator) async -> Void = { _ in }
     ) async throws {
         let itemIDs = Set(items.map(\.identifier))
         var summaries: [PresenceReport.ItemSummary] = []
         for item in items where !summaries.contains(where: { $0.item == item.identifier }) {
-            summaries.append(PresenceReport.ItemSummary(item: item.identifier, duration: item.duration))
+            summaries.append(PresenceReport.ItemSummary(
+                item: item.identifier, duration: item.duration, frameIdentical: nearItems.contains(item.identifier) ? false : nil))
         }
         try await playback.run(
             player, localItem: items.first?.identifier, canPresent: { itemIDs.contains($0) }, name: name, items: summaries,
@@ -173,7 +186,11 @@ struct PlaybackMemberService: Service, CustomStringConvertible {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await reportConnection() }
                 let answering = card.map { CoplayMemberCard.answer($0, in: member.session) }
-                defer { answering?.cancel() }
+                let nearCopies = NearCopyWatch.start(session: member.session, name: card?.name, output: output)
+                defer {
+                    answering?.cancel()
+                    nearCopies.cancel()
+                }
                 try await body()
                 group.cancelAll()
             }

@@ -2,6 +2,7 @@ import Foundation
 import GroupSessions
 import NIOCore
 import NIOPosix
+import PlaybackCoordinator
 
 #if canImport(Glibc)
 import Glibc
@@ -76,6 +77,42 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
             \(file) is not the session's media: its fingerprint is \(local), the session plays "\(title)" \
             with fingerprint \(session)
             """)
+    }
+
+    /// None of the member's copies is the session's item (nor a near copy of it).
+    static func noMatchingCopy(_ media: MemberMedia, activity: WatchTogetherActivity) -> Self {
+        let named = media.copies.filter(\.named)
+        let session = activity.duration.map { " (\(TimeText.position($0)), stream identity \(activity.item))" }
+            ?? " (stream identity \(activity.item))"
+        let folder = media.copies.count - named.count
+        var text: String
+        if let first = named.first {
+            let yours = named.map { copy in
+                "\(URL(fileURLWithPath: copy.path).lastPathComponent) (\(TimeText.position(copy.timeline.duration)), \(copy.timeline.identifier))"
+            }.joined(separator: ", ")
+            text = "\(first.path) is not the session's media: the session plays \"\(activity.title)\"\(session); yours: \(yours). "
+        } else {
+            text = "none of your copies is the session's media: the session plays \"\(activity.title)\"\(session). "
+        }
+        if folder > 0 { text += "None of the \(folder) video files of --media-dir has its video packets. " }
+        text += activity.exactCopies == true
+            ? "The host accepts exact copies only (its file, or a remux of it)."
+            : "A copy joins when it has the same video packets (the same file, or a remux into another container), or is another encode whose duration is within \(MemberMedia.nearTolerance) s of the session's."
+        return Self(.mediaMismatch, text)
+    }
+
+    /// A near copy, and the host accepts exact copies only.
+    static func exactCopiesRequired(file: String, title: String) -> Self {
+        Self(.mediaMismatch, """
+            \(file) is not the session's media exactly: it is another encode of the same duration as "\(title)", \
+            and the host accepts exact copies only (coplay host --exact-copies): use the host's file or a remux of it \
+            (the same video packets in any container)
+            """)
+    }
+
+    /// `join --media-dir` found no video file and no file was named.
+    static func noCopies(folders: [String]) -> Self {
+        Self(.mediaMismatch, "no video files in --media-dir \(folders.joined(separator: ", ")): name your copy of the session's media, or a folder that holds it")
     }
 
     /// The file has no video frames to present.

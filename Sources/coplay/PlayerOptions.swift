@@ -66,6 +66,21 @@ struct MemberRunner {
     var imperfections: HeadlessPlayerCore.Imperfections
     var players: PlayerOptions
     var logger: Logger
+    /// What the member plays once its session's activity is known (`join`: its copies resolved
+    /// against the session's item), in place of ``media``, and the items it plays from near copies.
+    var resolve: (@Sendable (PlaybackMember) async throws -> ResolvedMedia)?
+
+    /// The media a member plays, the session's item first.
+    struct ResolvedMedia: Sendable {
+        var media: [(timeline: MediaTimeline, path: String)]
+        /// Items played from near copies (not frame-identical).
+        var nearItems: Set<String> = []
+    }
+
+    private func resolved(_ member: PlaybackMember) async throws -> ResolvedMedia {
+        if let resolve { return try await resolve(member) }
+        return ResolvedMedia(media: media)
+    }
 
     /// Media titles (file names) by item identifier, for people.
     static func titles(_ media: [(timeline: MediaTimeline, path: String)]) -> [String: String] {
@@ -98,29 +113,33 @@ struct MemberRunner {
     }
 
     private func runPlayer(open: @escaping @Sendable () async throws -> PlaybackMember) async throws {
-        let items = media.map(\.timeline)
         let human = output.human
         guard players.usesMPV else {
             let member = try await open()
+            let resolved = try await resolved(member)
+            let media = resolved.media
             let player = member.headlessPlayer(
                 media[0].timeline, name: name, extraItems: media.dropFirst().map(\.timeline), imperfections: imperfections)
-            try await serve(member) {
+            try await serve(member, file: media[0].path) {
                 try await member.play(
-                    player, items: items, name: name, output: output, publishInitialState: publishInitialState,
-                    started: { human?.attach($0) })
+                    player, items: media.map(\.timeline), name: name, output: output, publishInitialState: publishInitialState,
+                    nearItems: resolved.nearItems, started: { human?.attach($0) })
             }
             return
         }
         // The connection is stamped with the shared clock once there is one.
         let reference = LateReference()
-        let mpvItems = media.map { MPVPlayer.Item(timeline: $0.timeline, path: $0.path) }
         let leavingRate = Mutex<Double?>(nil)
         /// Whether the member runs (from then on its service group handles SIGINT/SIGTERM).
         let serving = Mutex(false)
+        let firstNamed = media.first.map { MPVPlayer.Item(timeline: $0.timeline, path: $0.path) }
         let body: @Sendable (MPVConnection) async throws -> Void = { [name, output, publishInitialState, logger] mpv in
             // Before joining: a file mpv cannot play is an error now, not a broken member later.
-            try await MPVPlayer.preload(mpvItems[0], on: mpv)
+            if let firstNamed { try await MPVPlayer.preload(firstNamed, on: mpv) }
             let member = try await open()
+            let resolved = try await resolved(member)
+            let items = resolved.media.map(\.timeline)
+            let mpvItems = resolved.media.map { MPVPlayer.Item(timeline: $0.timeline, path: $0.path) }
             reference.set(member.playback.reference)
             // Once the session is lost, mpv closing in the teardown is a consequence, not news: its
             // notices would come before the error that says why ("mpv quit" when the relay forgot the session).
@@ -131,10 +150,10 @@ struct MemberRunner {
                 logger: playerLogger)
             serving.withLock { $0 = true }
             do {
-                try await serve(member) {
+                try await serve(member, file: mpvItems[0].path) {
                     try await member.play(
                         player, items: items, name: name, output: output, publishInitialState: publishInitialState,
-                        started: { human?.attach($0) })
+                        nearItems: resolved.nearItems, started: { human?.attach($0) })
                 }
             } catch {
                 let rate = await player.groupRate()
@@ -210,9 +229,9 @@ struct MemberRunner {
         }
     }
 
-    private func serve(_ member: PlaybackMember, _ body: @escaping @Sendable () async throws -> Void) async throws {
+    private func serve(_ member: PlaybackMember, file: String, _ body: @escaping @Sendable () async throws -> Void) async throws {
         let card = CoplayMemberCard(
-            name: name, player: players.usesMPV ? "mpv" : "headless", file: URL(fileURLWithPath: media[0].path).lastPathComponent)
+            name: name, player: players.usesMPV ? "mpv" : "headless", file: URL(fileURLWithPath: file).lastPathComponent)
         try await PlaybackMemberService(member: member, output: output, card: card, body: body).runUntilDone(logger: logger)
     }
 }

@@ -2,15 +2,18 @@ import ArgumentParser
 import Foundation
 import MediaProbe
 
-/// `coplay probe FILE...`: container, streams and fingerprint of media files (via MediaProbe).
+/// `coplay probe FILE...`: container, streams, fingerprint and stream identity of media files (via MediaProbe).
 struct ProbeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "probe",
-        abstract: "Show the container, streams, frame rates and fingerprint of media files.",
+        abstract: "Show the container, streams, frame rates, fingerprint and stream identity of media files.",
         discussion: """
             Files are probed concurrently with libavformat (nothing is decoded) and printed in the order given.
+            The fingerprint (v2:SIZE:SHA256) names the file's bytes; the stream identity (v3:SHA256) names its \
+            video packets, so a remux into another container (ffmpeg -c copy) has the same identity and another \
+            encode does not. Sessions name their items by stream identity: `coplay control item v3:…`.
             --json prints ffprobe's JSON layout (-show_format -show_streams) for the fields both tools have, plus
-            "fingerprint"; one object for one file, one object per line for several. --frames reads every packet:
+            "fingerprint" and "stream_identity"; one object for one file, one object per line for several. --frames reads every packet:
             frame counts ("nb_read_packets") and, with --json, each video stream's "frame_times" in seconds.
             A file that cannot be probed prints an error on standard error; the others are still printed and the
             exit status is 1.
@@ -35,7 +38,7 @@ struct ProbeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let options = MediaProbe.Options(scanPackets: frames, timeout: .milliseconds(Int64(timeout * 1000)))
+        let options = MediaProbe.Options(scanPackets: frames, streamIdentity: true, timeout: .milliseconds(Int64(timeout * 1000)))
         let probe = MediaProbe.shared
         let results = await withTaskGroup(of: (Int, Result<MediaInfo, any Error>).self) { group in
             for (index, file) in files.enumerated() {

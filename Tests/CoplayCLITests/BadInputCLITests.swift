@@ -31,10 +31,10 @@ struct BadInputCLITests {
         #expect(result.stderr.contains("--reconnect-for needs seconds between 1 and 86400"), "\(result.stderr)")
     }
 
-    @Test("control item with something that is not a media fingerprint is refused before connecting")
+    @Test("control item with something that is not a stream identity (or a media fingerprint) is refused before connecting")
     func itemNotAFingerprint() async throws {
         let result = try await CoplayProcess.run(["control", Self.invite, "item", "v1:nonexistent"], timeout: 30)
         #expect(result.status != 0)
-        #expect(result.stderr.contains("item needs a media fingerprint as `coplay probe` prints it"), "\(result.stderr)")
+        #expect(result.stderr.contains("item needs a stream identity as `coplay probe` prints it"), "\(result.stderr)")
     }
 }

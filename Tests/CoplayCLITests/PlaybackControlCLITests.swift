@@ -19,12 +19,12 @@ struct PlaybackControlCLITests {
         return path
     }
 
-    /// The content fingerprint (the item identifier) as `coplay probe --json` prints it.
+    /// The stream identity (the item identifier) as `coplay probe --json` prints it.
     static func fingerprint(of path: String) async throws -> String {
         let result = try await CoplayProcess.run(["probe", "--json", path], timeout: 60)
         try #require(result.status == 0, "probe failed: \(result.stderr)")
         let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
-        return try #require(object?["fingerprint"] as? String)
+        return try #require(object?["stream_identity"] as? String)
     }
 
     struct Frame {

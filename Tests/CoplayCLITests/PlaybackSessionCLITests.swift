@@ -231,12 +231,14 @@ struct PlaybackSessionCLITests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let media = try await Self.makeMedia(in: directory)
+        // Other media: another clip, 10 s instead of 40 (the same packets with other bytes around them
+        // would be the same stream, and a re-encode of the same length a near copy: both join).
         let other = directory.appendingPathComponent("other.mp4").path
-        try FileManager.default.copyItem(atPath: media, toPath: other)
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: other))
-        try handle.seekToEnd()
-        try handle.write(contentsOf: Data(repeating: 0, count: 16))  // same frames, other bytes
-        try handle.close()
+        let made = try await CoplayProcess.run(
+            ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25", "-t", "10", "-c:v", "libx264",
+             "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-y", other],
+            executable: URL(fileURLWithPath: "/usr/bin/ffmpeg"))
+        try #require(made.status == 0, "ffmpeg failed: \(made.stderr)")
 
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
@@ -252,7 +254,7 @@ struct PlaybackSessionCLITests {
         let refusedControl = try await CoplayProcess.run(["control", wrong, "play"], timeout: 60)
         #expect(refusedControl.status != 0)
 
-        // Other media: the fingerprint differs from the session's.
+        // Other media: neither its stream identity nor its duration is the session's.
         let mismatch = try await CoplayProcess.run(["join", invite, other], timeout: 60)
         #expect(mismatch.status != 0)
         #expect(mismatch.stderr.contains("is not the session's media"), "\(mismatch.stderr)")

@@ -40,12 +40,13 @@ struct ProbeCommandTests {
         #expect(result.status == 0)
         #expect(result.stderr.isEmpty)
         let lines = result.stdout.split(separator: "\n").map(String.init)
-        try #require(lines.count == 7, "\(result.stdout)")
+        try #require(lines.count == 8, "\(result.stdout)")
         #expect(lines[0].hasPrefix("\(Self.sample("cfr-29.97.mov")): mov,mp4,m4a,3gp,3g2,mj2, 3.003000 s"))
         #expect(lines[1].contains("video") && lines[1].contains("h264") && lines[1].contains("320x240") && lines[1].contains("30000/1001 fps"))
         #expect(lines[2].contains("audio") && lines[2].contains("aac") && lines[2].contains("48000 Hz") && lines[2].hasSuffix("eng"))
         #expect(lines[3].hasPrefix("  fingerprint v2:"))
-        #expect(lines[4].hasPrefix("\(Self.sample("tone.flac")): flac, 3.000000 s"))
+        #expect(lines[4].hasPrefix("  stream identity v3:"))  // video only: tone.flac has none
+        #expect(lines[5].hasPrefix("\(Self.sample("tone.flac")): flac, 3.000000 s"))
     }
 
     @Test("--json follows ffprobe's names, types and values for the shared fields", arguments: ["cfr-50.ts", "cfr-29.97.mov", "tone.opus"])
@@ -67,6 +68,7 @@ struct ProbeCommandTests {
         #expect(myFormat["nb_streams"] as? Int == theirFormat["nb_streams"] as? Int)
         let fingerprint = try #require(mine["fingerprint"] as? String)
         #expect(fingerprint.hasPrefix("v2:"))
+        #expect(((mine["stream_identity"] as? String)?.hasPrefix("v3:") ?? false) == (name != "tone.opus"))
 
         let myStreams = try #require(mine["streams"] as? [[String: Any]])
         let theirStreams = try #require(theirs["streams"] as? [[String: Any]])

@@ -153,7 +153,7 @@ import Testing
             "presence: a player with its name and items",
             .presence(PresenceReport(
                 sentAt: sent, observedDelay: .milliseconds(12), preroll: .milliseconds(40), item: "clip", name: "Ana",
-                items: [.init(item: "clip", duration: 60), .init(item: "other", duration: nil)]))
+                items: [.init(item: "clip", duration: 60), .init(item: "other", duration: nil), .init(item: "v3:ab12", duration: 40, frameIdentical: false)]))
         ),
     ]
 

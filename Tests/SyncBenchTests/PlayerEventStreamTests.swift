@@ -21,6 +21,14 @@ struct PlayerEventStreamTests {
         #expect(stream.events[2].target == 12.5)
     }
 
+    @Test("a player's own nearCopy line (originator = player) marks a stream that is not frame-identical; another member's does not")
+    func nearCopy() throws {
+        let own = #"{"type":"nearCopy","v":1,"realtime":1,"player":"bob","originator":"bob","originatorId":"4286b046ed731588","item":"v3:ab","detail":"x.mp4, duration +0.040 s"}"#
+        let other = #"{"type":"nearCopy","v":1,"realtime":1,"player":"alice","originator":"bob","originatorId":"4286b046ed731588","item":"v3:ab"}"#
+        #expect(try PlayerEventStream(player: "bob", jsonLines: Data(own.utf8)).events.contains(where: \.isOwnNearCopy))
+        #expect(try !PlayerEventStream(player: "alice", jsonLines: Data(other.utf8)).events.contains(where: \.isOwnNearCopy))
+    }
+
     @Test("a malformed line is an error naming the player and line number")
     func malformed() {
         let text = "{\"type\":\"frame\",\"realtime\":1}\n{\"type\":\"frame\"}\n"

@@ -10,7 +10,9 @@ struct BenchScenarioAnalyzeCommand: AsyncParsableCommand {
         discussion: """
             Each FILE is one player's event stream (JSON Lines; every line has "type" and "realtime", \
             frame lines also "index" and "pts"), the player named after the file (without extension). \
-            Writes summary.json, report.md and skew.svg to --out and prints the Markdown table. \
+            Writes summary.json, report.md and skew.svg to --out and prints the Markdown table. A stream \
+            whose player played a near copy (its own nearCopy event) is left out: only frame-identical \
+            players count. \
             Definitions: docs/benchmarks.md.
             """
     )
@@ -43,8 +45,15 @@ struct BenchScenarioAnalyzeCommand: AsyncParsableCommand {
             guard let data = FileManager.default.contents(atPath: url.path) else {
                 throw ValidationError("cannot read \(file)")
             }
-            streams.append(try PlayerEventStream(player: url.deletingPathExtension().lastPathComponent, jsonLines: data))
+            let stream = try PlayerEventStream(player: url.deletingPathExtension().lastPathComponent, jsonLines: data)
+            // Only frame-identical players count: one that played a near copy (another encode) shows other frames.
+            if stream.events.contains(where: \.isOwnNearCopy) {
+                Console.err.write("coplay bench analyze: left out \(file): it played a near copy (another encode, not frame-identical)\n")
+                continue
+            }
+            streams.append(stream)
         }
+        guard streams.count >= 2 else { throw ValidationError("fewer than two frame-identical event streams to compare") }
         let analysis = ScenarioAnalysis(
             name: name, streams: streams,
             configuration: .init(pairingWindow: pairingWindow, frameDuration: frameRate.map { 1 / $0 }))

@@ -33,13 +33,17 @@ enum CoplayProcess {
     /// The environment every coplay the tests start gets: this process's, with `XDG_STATE_HOME` in a
     /// temporary directory of this test run, so that `coplay serve` (which keeps sessions in
     /// `$XDG_STATE_HOME/coplay/relay-HOST-PORT` by default) never writes into the real home, and
-    /// relays of parallel tests (on different ports) never share a directory.
+    /// relays of parallel tests (on different ports) never share a directory; `XDG_CACHE_HOME` likewise.
     static let environment: [String: String] = {
         var environment = ProcessInfo.processInfo.environment
         let state = FileManager.default.temporaryDirectory
             .appendingPathComponent("coplay-cli-tests-\(ProcessInfo.processInfo.processIdentifier)-state")
         try? FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
         environment["XDG_STATE_HOME"] = state.path
+        // `--media-dir`'s fingerprint cache ($XDG_CACHE_HOME/coplay/fingerprints.json) too.
+        let cache = FileManager.default.temporaryDirectory
+            .appendingPathComponent("coplay-cli-tests-\(ProcessInfo.processInfo.processIdentifier)-cache")
+        environment["XDG_CACHE_HOME"] = cache.path
         return environment
     }()
 
