@@ -131,13 +131,15 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     ///     at an item's duration).
     ///   - publishInitialState: publish "paused at 0" first, so that the group has a state (the
     ///     member that created the session does this).
+    ///   - queue: with `publishInitialState`, the items the group's queue starts with (the first
+    ///     is the initial state's entry), and `repeatMode` its repeat mode.
     ///   - onEvent: every event of the coordinator and the player, as they happen.
     ///   - started: called once the coordinator runs (an app's controls drive it from here).
     /// - Throws: what the player's ``CoordinatedPlayer/run(coordinator:)`` threw (its process crashed).
     public func run<Player: CoordinatedPlayer>(
         _ player: Player, localItem: String?, canPresent: (@Sendable (String) -> Bool)? = nil, name: String? = nil,
         items: [PresenceReport.ItemSummary] = [],
-        publishInitialState: Bool = false,
+        publishInitialState: Bool = false, queue: [QueueItem] = [], repeatMode: RepeatMode = .off,
         onEvent: @escaping @Sendable (PlaybackEvent) -> Void = { _ in },
         started: @escaping @Sendable (PlaybackCoordinator) async -> Void = { _ in }
     ) async throws {
@@ -157,7 +159,10 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
             group.addTask { for await event in coordinator.events { onEvent(event) } }
             group.addTask { [logger] in
                 if publishInitialState {
-                    do { try await coordinator.pause() } catch {
+                    do {
+                        if !queue.isEmpty { try await Self.startQueue(queue, repeat: repeatMode, on: coordinator) }
+                        try await coordinator.pause()
+                    } catch {
                         logger.notice("could not publish the initial state", metadata: ["error": "\(error)"])
                     }
                 }
@@ -225,6 +230,31 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
         try await playback.run(
             made, localItem: localItem, canPresent: canPresent, name: name, publishInitialState: publishInitialState,
             onEvent: onEvent, started: started)
+    }
+}
+
+extension GroupPlayback {
+    /// Queues `items` (and sets the repeat mode) once this member has the group's queue, and waits
+    /// until the channel delivered the entries back, so the initial state that follows plays the
+    /// first entry.
+    ///
+    /// - Throws: ``PlaybackCoordinatorError/queueNotReceived`` if the queue did not arrive, or the
+    ///   entries did not come back, within 10 s.
+    static func startQueue(_ items: [QueueItem], repeat mode: RepeatMode, on coordinator: PlaybackCoordinator) async throws {
+        func poll(_ condition: () async -> Bool) async -> Bool {
+            for _ in 0..<1_000 {
+                if await condition() { return true }
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+            return false
+        }
+        guard await poll({ await coordinator.hasQueue }) else { throw PlaybackCoordinatorError.queueNotReceived }
+        let entries = try await coordinator.makeQueueEntries(items)
+        try await coordinator.editQueue(.add(entries, at: .end))
+        if mode != .off { try await coordinator.editQueue(.repeatMode(mode)) }
+        guard await poll({ let queue = await coordinator.queue; return queue.entry(entries[0].id) != nil && queue.repeatMode == mode }) else {
+            throw PlaybackCoordinatorError.queueNotReceived
+        }
     }
 }
 

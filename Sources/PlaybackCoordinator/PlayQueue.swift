@@ -30,6 +30,26 @@ public struct QueueEntry: Hashable, Sendable, Codable {
     }
 }
 
+/// An item as a member queues it: a ``QueueEntry`` before it has an id and an author.
+public struct QueueItem: Hashable, Sendable {
+    /// The item's identifier (its fingerprint).
+    public var item: String
+    /// The title people see.
+    public var title: String
+    /// The duration in seconds, if known.
+    public var duration: Double?
+    /// The video frame rate, if known.
+    public var frameRate: Double?
+
+    /// Creates an item to queue.
+    public init(item: String, title: String, duration: Double? = nil, frameRate: Double? = nil) {
+        self.item = item
+        self.title = title
+        self.duration = duration
+        self.frameRate = frameRate
+    }
+}
+
 /// What the group plays when an entry ends.
 public enum RepeatMode: String, Hashable, Sendable, Codable, CaseIterable {
     /// The next entry in play order; nothing after the last.

@@ -238,6 +238,47 @@ public actor PlaybackCoordinator {
         try await send(try core.proposeItem(identifier, at: itemTime, now: try synchronizedNow()))
     }
 
+    // MARK: Queue
+
+    /// The group's queue as this member has it (see ``hasQueue``).
+    public var queue: PlayQueue { core.queue }
+
+    /// Whether this member has the group's queue (it asks for it on joining).
+    public var hasQueue: Bool { core.hasQueue }
+
+    /// The queue entry the group plays, if it plays from the queue.
+    public var currentEntry: QueueEntry? { core.currentEntry }
+
+    /// Proposes an edit of the group's queue (applied when the channel delivers it back).
+    public func editQueue(_ edit: QueueEdit) async throws {
+        try await send(core.proposeQueueEdit(edit, now: try synchronizedNow()))
+    }
+
+    /// Entries for `items` with ids unique in the session, added by this member.
+    public func makeQueueEntries(_ items: [QueueItem]) throws -> [QueueEntry] {
+        let now = try synchronizedNow()
+        return items.enumerated().map { index, item in
+            QueueEntry(
+                id: PlayQueue.entryID(participant: core.participant, sentAt: now, index: index), item: item.item, title: item.title,
+                duration: item.duration, frameRate: item.frameRate, addedBy: core.participant)
+        }
+    }
+
+    /// Moves the group to the next entry of the queue.
+    public func coordinateNext() async throws {
+        try await send(try core.proposeNext(now: try synchronizedNow()))
+    }
+
+    /// Moves the group to the previous entry of the queue.
+    public func coordinatePrevious() async throws {
+        try await send(try core.proposePrevious(now: try synchronizedNow()))
+    }
+
+    /// Moves the group to the entry at 1-based `position` of the queue's play order.
+    public func coordinateJump(toPosition position: Int) async throws {
+        try await send(try core.proposeJump(toPosition: position, now: try synchronizedNow()))
+    }
+
     /// Tells the coordinator which item the local player has loaded, without proposing it.
     public func setLocalItem(_ identifier: String?) {
         perform(core.setLocalItem(identifier))

@@ -11,7 +11,7 @@ import PlaybackCoordinator
 struct ControlCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "control",
-        abstract: "Send one command to a playback session: play, pause, seek TIME, rate R, item ID or suspend SECONDS.",
+        abstract: "Send one command to a playback session: play, pause, seek TIME, rate R, item ID, suspend SECONDS, or a queue command.",
         usage: "coplay control [<invite>] <action> [<value>] [<options>]",
         discussion: """
             ACTION is one of: play, pause, seek TIME, rate R, item ID, suspend SECONDS; one command per run. \
@@ -29,6 +29,10 @@ struct ControlCommand: AsyncParsableCommand {
             item (host/join --item): a member without it keeps its current item and ignores the group's \
             commands until the group returns to an item it has.
 
+            Queue commands (a session hosted with several files, `coplay host A B C`): next, previous, \
+            jump N (N is a position as `coplay queue` prints it), repeat off|one|all, shuffle on|off. The \
+            group moves from the start of the chosen entry, playing or paused as it was.
+
             suspend SECONDS suspends this member as a player would while it buffers: every player stops \
             at the same instant and the group waits; SECONDS later (at most the group's suspension \
             timeout, \(Int(PlaybackMember.coordinatorConfiguration.suspensionTimeout.secondsValue)) s) the \
@@ -43,13 +47,16 @@ struct ControlCommand: AsyncParsableCommand {
               coplay control --invite-file invite.txt seek 1:30
               coplay control --invite-file invite.txt rate 0.5
               coplay control --invite-file invite.txt item 'v3:…'   (an item the players loaded with --item or --media-dir; ID as `coplay probe` prints it)
+              coplay control --invite-file invite.txt next
+              coplay control --invite-file invite.txt jump 3
+              coplay control --invite-file invite.txt repeat all
               coplay control --invite-file invite.txt suspend 2
               COPLAY_INVITE="$(cat invite.txt)" coplay control suspend 1.5 --reason stallRecovery
             """
     )
 
     enum Action: String, ExpressibleByArgument, CaseIterable {
-        case play, pause, seek, rate, item, suspend
+        case play, pause, seek, rate, item, suspend, next, previous, jump, `repeat`, shuffle
     }
 
     /// The suspension reasons the group waits for (`PlaybackMember.coordinatorConfiguration`'s
@@ -112,7 +119,7 @@ struct ControlCommand: AsyncParsableCommand {
             throw ValidationError("unknown action '\(word)': coplay control knows \(verbs)")
         }
         let value = rest.popFirst()
-        let takesValue = ![.play, .pause].contains(action)
+        let takesValue = ![.play, .pause, .next, .previous].contains(action)
         if let extra = takesValue ? rest.first : value {
             throw ValidationError(
                 "'\(extra)': coplay control sends one command per run (run it again for the next one, e.g. coplay control --invite-file FILE pause)")
@@ -148,6 +155,18 @@ struct ControlCommand: AsyncParsableCommand {
             }
         case .suspend:
             _ = try Self.suspension(value)
+        case .next, .previous:
+            break
+        case .jump:
+            guard let value, let position = Int(value), position >= 1 else {
+                throw ValidationError("jump needs a position in the queue, 1 or more, as `coplay queue` prints it (got '\(value ?? "")')")
+            }
+        case .repeat:
+            guard let value, RepeatMode(rawValue: value) != nil else {
+                throw ValidationError("repeat needs off, one or all (got '\(value ?? "")')")
+            }
+        case .shuffle:
+            guard let value, ["on", "off"].contains(value) else { throw ValidationError("shuffle needs on or off (got '\(value ?? "")')") }
         }
         if reason != nil && parsed.action != .suspend { throw ValidationError("--reason applies to suspend only") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
@@ -182,13 +201,17 @@ struct ControlCommand: AsyncParsableCommand {
             let heard = await Self.poll(for: .seconds(4)) { await coordinator.heardFromEveryMember }
             if heard, let problem = await coordinator.itemUnavailability(parsed.value ?? "") { throw problem }
         }
+        if [.next, .previous, .jump, .repeat, .shuffle].contains(action) {
+            try await sendQueueCommand(parsed, through: coordinator, as: me)
+            return
+        }
         switch action {
         case .play: try await coordinator.play()
         case .pause: try await coordinator.pause()
         case .seek: try await coordinator.coordinateSeek(to: TimeText.seconds(parsed.value ?? "") ?? 0)
         case .rate: try await coordinator.coordinateRateChange(to: Double(parsed.value ?? "") ?? 0)
         case .item: try await coordinator.transitionToItem(identifier: parsed.value ?? "")
-        case .suspend: return  // handled by SuspendControl
+        case .suspend, .next, .previous, .jump, .repeat, .shuffle: return  // handled by SuspendControl and below
         }
         guard await Self.poll(for: .seconds(10), { await coordinator.state?.originator == me }) else {
             throw PlaybackSetupError.commandNotConfirmed(action.rawValue)
@@ -197,6 +220,41 @@ struct ControlCommand: AsyncParsableCommand {
             Console.out.line(
                 "\(action.rawValue) accepted: revision \(state.revision), item time \(state.anchorItemTime) s "
                     + "(\(TimeText.position(state.anchorItemTime))), rate \(state.rate), at reference \(state.anchorReferenceTime.seconds)")
+        }
+    }
+
+    /// Sends a queue command once the group's queue arrived; prints what the group does.
+    private func sendQueueCommand(_ parsed: Parsed, through coordinator: PlaybackCoordinator, as me: PlaybackParticipantID) async throws {
+        guard await Self.poll(for: .seconds(5), { await coordinator.hasQueue }) else { throw PlaybackCoordinatorError.queueNotReceived }
+        // Moving to an entry is checked against what the members have (their presence reports,
+        // about once a second), as `item` is.
+        if [.next, .previous, .jump].contains(parsed.action) {
+            _ = await Self.poll(for: .seconds(4)) { await coordinator.heardFromEveryMember }
+        }
+        let before = await coordinator.queue
+        switch parsed.action {
+        case .next: try await coordinator.coordinateNext()
+        case .previous: try await coordinator.coordinatePrevious()
+        case .jump: try await coordinator.coordinateJump(toPosition: Int(parsed.value ?? "") ?? 0)
+        case .repeat: try await coordinator.editQueue(.repeatMode(RepeatMode(rawValue: parsed.value ?? "") ?? .off))
+        case .shuffle:
+            try await coordinator.editQueue(.shuffle(seed: parsed.value == "on" ? UInt32.random(in: 0...UInt32.max) : nil))
+        default: return
+        }
+        if [.repeat, .shuffle].contains(parsed.action) {
+            guard await Self.poll(for: .seconds(10), { await coordinator.queue != before }) else {
+                throw PlaybackSetupError.commandNotConfirmed(parsed.action.rawValue)
+            }
+            let queue = await coordinator.queue
+            Console.out.line("\(parsed.action.rawValue) accepted: repeat \(queue.repeatMode.rawValue), shuffle \(queue.shuffleSeed == nil ? "off" : "on")")
+            return
+        }
+        guard await Self.poll(for: .seconds(10), { await coordinator.state?.originator == me }) else {
+            throw PlaybackSetupError.commandNotConfirmed(parsed.action.rawValue)
+        }
+        if let entry = await coordinator.currentEntry {
+            let position = await coordinator.queue.position(of: entry.id).map { "\($0)" } ?? "?"
+            Console.out.line("\(parsed.action.rawValue) accepted: entry \(position), \(entry.title)")
         }
     }
 

@@ -14,6 +14,7 @@ struct Coplay: AsyncParsableCommand {
             HostCommand.self,
             JoinCommand.self,
             PeopleCommand.self,
+            QueueCommand.self,
             ProbeCommand.self,
             ServeCommand.self,
             TimeCommand.self,

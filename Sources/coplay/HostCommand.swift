@@ -4,11 +4,12 @@ import GroupSessions
 import PlaybackCoordinator
 import ServiceLifecycle
 
-/// `coplay host FILE`: creates a session, prints its invite, and plays as a member.
+/// `coplay host FILE [FILE…]`: creates a session, prints its invite, and plays as a member (several
+/// files: the group's queue).
 struct HostCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "host",
-        abstract: "Create a playback session for FILE, print its invite, and play as a member.",
+        abstract: "Create a playback session for FILE (several files: a queue), print its invite, and play as a member.",
         discussion: """
             The first line of standard output is the invite (coplay://HOST:PORT/SESSION?aead=...#SECRET): \
             give it to `coplay join` and `coplay control`. The second is the link for browsers \
@@ -21,6 +22,12 @@ struct HostCommand: AsyncParsableCommand {
             session exists: `coplay join --invite-file FILE` and `coplay control --invite-file FILE` read it \
             there, so the secret never appears in a process's arguments. The host keeps running when the \
             reader of its output goes away (`coplay host … | head -1`): it stops printing and plays on.
+
+            Several files make the group's queue, in that order: at the end of one entry every player \
+            moves to the next at the same instant (--repeat all starts over after the last; one repeats \
+            the entry). `coplay control INVITE next`, `previous`, `jump N`, `repeat MODE`, `shuffle on|off` \
+            move through it and `coplay queue INVITE` prints it. Members need a copy of each entry they \
+            are to play (the files on their command line, --item or --media-dir).
 
             --player mpv plays in mpv instead of the headless player (see `coplay join --help`). \
             --item and --media-dir add media the group can switch to (coplay control INVITE item ID); the \
@@ -38,8 +45,14 @@ struct HostCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The media file to play.")
-    var file: String
+    @Argument(help: "The media file to play; several files make the group's queue, played in order.")
+    var files: [String]
+
+    /// The session's item: the first file.
+    var file: String { files[0] }
+
+    @Option(name: .customLong("repeat"), help: ArgumentHelp("With several files: what follows the end of an entry: off (stop after the last), one (the same entry again) or all (the first after the last).", valueName: "MODE"))
+    var repeatMode: RepeatMode = .off
 
     @Option(
         name: .long,
@@ -96,6 +109,7 @@ struct HostCommand: AsyncParsableCommand {
     @OptionGroup(title: "Simulation (benchmarks and tests)") var simulation: PlaybackSimulationOptions
 
     func validate() throws {
+        guard !files.isEmpty else { throw ValidationError("name the media file to play (several: the group's queue)") }
         _ = try TimeEndpoint(parsing: try relays().first)
         _ = try suite()
         if let pin, Invite.keyPin(parsing: pin) == nil {
@@ -122,7 +136,7 @@ struct HostCommand: AsyncParsableCommand {
         let (firstRelay, otherRelays) = try relays()
         let endpoint = try TimeEndpoint(parsing: firstRelay)
         let logger = options.logger("coplay.host")
-        let copies = try await options.copies(named: [file])
+        let copies = try await options.copies(named: files)
         let media = copies.allItems
         let timeline = media[0].timeline
         let fingerprint = copies.copies[0].fingerprint
@@ -143,9 +157,18 @@ struct HostCommand: AsyncParsableCommand {
         }()
         let output = options.output(media: media)
         let inviteFile = self.inviteFile
-        let runner = MemberRunner(
+        var runner = MemberRunner(
             media: media, name: options.name ?? "host", publishInitialState: true, output: output,
             imperfections: simulation.imperfections, players: players, logger: logger)
+        if files.count > 1 {
+            runner.queue = copies.copies.prefix(files.count).map { copy in
+                QueueItem(
+                    item: copy.timeline.identifier, title: URL(fileURLWithPath: copy.path).lastPathComponent,
+                    duration: copy.timeline.duration,
+                    frameRate: copy.timeline.duration > 0 ? Double(copy.timeline.frameCount) / copy.timeline.duration : nil)
+            }
+            runner.repeatMode = repeatMode
+        }
         let drift = simulation.clockDriftPPM
         let reconnect = options.reconnectPolicy
         try await runner.run {
@@ -168,3 +191,5 @@ struct HostCommand: AsyncParsableCommand {
         }
     }
 }
+
+extension RepeatMode: ExpressibleByArgument {}

@@ -126,7 +126,7 @@ struct PlaybackMember: Sendable {
     ///     its presence reports say so (`PresenceReport.ItemSummary.frameIdentical` false).
     func play<Player: CoordinatedPlayer>(
         _ player: Player, items: [MediaTimeline], name: String, output: EventOutput, publishInitialState: Bool,
-        nearItems: Set<String> = [],
+        nearItems: Set<String> = [], queue: [QueueItem] = [], repeatMode: RepeatMode = .off,
         started: @escaping @Sendable (PlaybackCoordinator) async -> Void = { _ in }
     ) async throws {
         let itemIDs = Set(items.map(\.identifier))
@@ -137,7 +137,7 @@ struct PlaybackMember: Sendable {
         }
         try await playback.run(
             player, localItem: items.first?.identifier, canPresent: { itemIDs.contains($0) }, name: name, items: summaries,
-            publishInitialState: publishInitialState, onEvent: { output.print($0) }, started: started)
+            publishInitialState: publishInitialState, queue: queue, repeatMode: repeatMode, onEvent: { output.print($0) }, started: started)
     }
 }
 

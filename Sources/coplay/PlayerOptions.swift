@@ -62,6 +62,9 @@ struct MemberRunner {
     var media: [(timeline: MediaTimeline, path: String)]
     var name: String
     var publishInitialState: Bool
+    /// `host FILE FILE…`: the group's queue to start with (empty: no queue), and its repeat mode.
+    var queue: [QueueItem] = []
+    var repeatMode: RepeatMode = .off
     var output: EventOutput
     var imperfections: HeadlessPlayerCore.Imperfections
     var players: PlayerOptions
@@ -123,7 +126,7 @@ struct MemberRunner {
             try await serve(member, file: media[0].path) {
                 try await member.play(
                     player, items: media.map(\.timeline), name: name, output: output, publishInitialState: publishInitialState,
-                    nearItems: resolved.nearItems, started: { human?.attach($0) })
+                    nearItems: resolved.nearItems, queue: queue, repeatMode: repeatMode, started: { human?.attach($0) })
             }
             return
         }
@@ -133,7 +136,7 @@ struct MemberRunner {
         /// Whether the member runs (from then on its service group handles SIGINT/SIGTERM).
         let serving = Mutex(false)
         let firstNamed = media.first.map { MPVPlayer.Item(timeline: $0.timeline, path: $0.path) }
-        let body: @Sendable (MPVConnection) async throws -> Void = { [name, output, publishInitialState, logger] mpv in
+        let body: @Sendable (MPVConnection) async throws -> Void = { [name, output, publishInitialState, queue, repeatMode, logger] mpv in
             // Before joining: a file mpv cannot play is an error now, not a broken member later.
             if let firstNamed { try await MPVPlayer.preload(firstNamed, on: mpv) }
             let member = try await open()
@@ -153,7 +156,7 @@ struct MemberRunner {
                 try await serve(member, file: mpvItems[0].path) {
                     try await member.play(
                         player, items: items, name: name, output: output, publishInitialState: publishInitialState,
-                        nearItems: resolved.nearItems, started: { human?.attach($0) })
+                        nearItems: resolved.nearItems, queue: queue, repeatMode: repeatMode, started: { human?.attach($0) })
                 }
             } catch {
                 let rate = await player.groupRate()
