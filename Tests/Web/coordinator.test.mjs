@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { CoordinatorCore, PlaybackCoordinatorError, defaultConfiguration } from "../../Web/static/coordinator.js";
-import { decodeMessage, decodeReason, encodeMessage } from "../../Web/static/messages.js";
+import { decodeMessage, decodeQueueEdit, decodeReason, encodeMessage, encodePlayQueue } from "../../Web/static/messages.js";
 import { jsonEqual, parseJSON, stringifyJSON } from "../../Web/static/json.js";
 
 const directory = join(dirname(fileURLToPath(import.meta.url)), "..", "Vectors", "coordinator");
@@ -20,6 +20,13 @@ const files = [
 ];
 
 const big = (value) => (value === undefined || value === null ? null : BigInt(value));
+
+/**
+ * How a vector names an error (CoordinatorVectorTests.code(of:step:)): the constructor's name for
+ * these, the error's description for the others (itemUnavailable, queueNotReceived, noEntry).
+ */
+const NAMED_CODES = new Set(["noItem", "invalidRate", "invalidItemTime", "unknownSuspension", "seekPastEnd"]);
+const errorCode = (failure) => (NAMED_CODES.has(failure.code) ? failure.code : failure.message);
 
 /** Runs a vector; returns one expectation-shaped value per step. */
 function run(vector) {
@@ -73,6 +80,18 @@ function run(vector) {
         case "proposeItem":
           actions = core.proposeItem(step.item, step.itemTime ?? 0, now);
           break;
+        case "proposeQueueEdit":
+          actions = core.proposeQueueEdit(decodeQueueEdit(step.edit), now);
+          break;
+        case "proposeNext":
+          actions = core.proposeNext(now);
+          break;
+        case "proposePrevious":
+          actions = core.proposePrevious(now);
+          break;
+        case "proposeJump":
+          actions = core.proposeJump(step.position, now);
+          break;
         case "setLocalItem":
           actions = core.setLocalItem(step.item ?? null);
           break;
@@ -93,7 +112,7 @@ function run(vector) {
       }
     } catch (failure) {
       if (!(failure instanceof PlaybackCoordinatorError)) throw failure;
-      error = failure.code;
+      error = errorCode(failure);
     }
     for (const action of actions) if (action.type === "send") outbox.push(action.message);
     return {
@@ -107,9 +126,17 @@ function run(vector) {
         id: p.id, name: p.name, suspensions: p.suspensions.map((s) => `${s.id} ${s.reason}`),
       })),
       suspensionReasons: core.suspensionReasons.length === 0 ? undefined : core.suspensionReasons,
+      // Absent while the queue equals an empty PlayQueue, as Swift writes it.
+      queue: core.queue.isInitial ? undefined : encodePlayQueue(core.queue),
     };
   });
 }
+
+/** The fields of an event a vector records (VectorEvent in CoordinatorVectorTests.swift). */
+const VECTOR_EVENT_FIELDS = [
+  "type", "player", "originator", "originatorName", "item", "itemTime", "rate", "referenceTime", "revision", "reason", "suspension",
+  "waits", "timedOut", "detail",
+];
 
 /** An action in the vectors' JSON shape. */
 function actionJSON(action) {
@@ -118,8 +145,12 @@ function actionJSON(action) {
       return { send: { message: encodeMessage(action.message), retainKey: action.retainKey ?? undefined } };
     case "command":
       return { command: action.command };
-    case "event":
-      return { event: action.event };
+    case "event": {
+      // VectorEvent's fields only (CoordinatorVectorTests.swift): the vectors do not record `entry`.
+      const event = {};
+      for (const key of VECTOR_EVENT_FIELDS) if (action.event[key] !== undefined) event[key] = action.event[key];
+      return { event };
+    }
   }
 }
 

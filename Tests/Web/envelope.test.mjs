@@ -90,7 +90,7 @@ test("CoordinationMessage JSON as Swift writes it (keys in any order)", () => {
   assert.deepEqual(encodeMessage(presence), { kind: "presence", v: 1, sentAt: 5n, observedDelayNs: 3_000_000n, prerollNs: 0n, name: "alice" });
   assert.deepEqual(decodeMessage(parseJSON(stringifyJSON(encodeMessage(presence)))), presence);
   // The state's fields sit beside kind, command and sentAt; a proposal's revision (0) is left out.
-  const state = { state: { state: { item: "clip", rate: 1, anchorItemTime: 2.5, anchorReferenceTime: 9n, originator: "a", revision: 0n, intendedRate: 1, duration: null }, command: "play", sentAt: 8n } };
+  const state = { state: { state: { item: "clip", rate: 1, anchorItemTime: 2.5, anchorReferenceTime: 9n, originator: "a", revision: 0n, intendedRate: 1, duration: null, entry: null }, command: "play", sentAt: 8n, follows: null } };
   assert.deepEqual(encodeMessage(state), { kind: "state", v: 1, sentAt: 8n, command: "play", item: "clip", rate: 1, intendedRate: 1, anchorItemTime: 2.5, anchorReferenceTime: 9n, originator: "a" });
   assert.deepEqual(decodeMessage(parseJSON(stringifyJSON(encodeMessage(state)))), state);
   assert.throws(() => encodeMessage({ nope: {} }), TypeError);

@@ -123,7 +123,7 @@ test("two members: retained state for the late joiner, same sequence for sender 
   assert.equal(alice.state, "joined");
   assert.deepEqual(aliceEvents, [{ type: "joined", member: participantName(0xaaaan) }]);
 
-  const state = { state: { state: { item: "clip", rate: 1, anchorItemTime: 0, anchorReferenceTime: 1790000000100000000n, originator: alice.localName, revision: 0n, intendedRate: 1, duration: null }, command: "play", sentAt: 1790000000000000000n } };
+  const state = { state: { state: { item: "clip", rate: 1, anchorItemTime: 0, anchorReferenceTime: 1790000000100000000n, originator: alice.localName, revision: 0n, intendedRate: 1, duration: null, entry: null }, command: "play", sentAt: 1790000000000000000n, follows: null } };
   assert.equal(await aliceChannel.send(state, "coplay.playback.state"), 1n);
   await settle();
   assert.deepEqual(aliceEvents.at(-1), { type: "message", message: state, sender: alice.localName, sequence: 2n });

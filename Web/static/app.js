@@ -217,7 +217,9 @@ function renameLogMembers() {
   }
 }
 
-const COMMAND_EVENTS = new Set(["play", "pause", "seek", "rate", "item"]);
+// The events of accepted commands, queue commands included (the page shows no queue yet: those are
+// not logged, but the first of them is the group's state as the page found it).
+const COMMAND_EVENTS = new Set(["play", "pause", "seek", "rate", "item", "next", "previous", "jump"]);
 
 /** Coordinator and player events -> log lines. */
 function onPlaybackEvent(event) {

@@ -1,5 +1,6 @@
-// A port of Sources/PlaybackCoordinator/CoordinatorCore.swift (with the small value types it uses:
-// CoordinatorConfiguration, PlaybackState, TimelineSegment, PlaybackCommand, PlaybackEvent).
+// A port of Sources/PlaybackCoordinator/CoordinatorCore.swift and CoordinatorCore+Queue.swift (with
+// the small value types they use: CoordinatorConfiguration, PlaybackState, TimelineSegment,
+// PlaybackCommand, PlaybackEvent; the queue itself is in queue.js).
 //
 // RULE: this file and CoordinatorCore.swift change together. Names, order and structure are kept
 // parallel so the two can be read side by side, and the shared vectors in
@@ -12,7 +13,9 @@
 //   - item times and rates: Number (seconds, Double in Swift);
 //   - ParticipantID: string; revisions and sequence numbers: BigInt;
 //   - SuspensionReason: its Swift description ("buffering", "custom:NAME");
-//   - messages: see messages.js ({state}, {suspension}, {presence}, {unsupported: {kind, version}});
+//   - messages: see messages.js ({state}, {suspension}, {presence}, {queueEdit}, {queueRequest},
+//     {queueSnapshot}, {unsupported: {kind, version}}); a state proposal is {state, command, sentAt, follows};
+//   - the queue's values (entries, edits, positions): see queue.js;
 //   - channel events: {type: "joined"|"left", member} or {type: "message", message, sender, sequence};
 //   - actions: {type: "send", message, retainKey} | {type: "command", command} | {type: "event", event};
 //   - commands: {kind: "play"|"pause"|"seek"|"buffer", itemTime, referenceTime, rate?, completionDueDate?,
@@ -20,6 +23,7 @@
 //   - events: PlaybackEvent's fields without `realtime` (the shell stamps it), nulls left out.
 
 import { STATE_KEY, suspensionKey, unsupportedDescription } from "./messages.js";
+import { PlayQueue, QueueReplica } from "./queue.js";
 
 // MARK: Time arithmetic (ReferenceTime / Duration as BigInt nanoseconds)
 
@@ -63,8 +67,8 @@ export function defaultConfiguration() {
   };
 }
 
-/** PlaybackState.init: intendedRate defaults to `rate`, or 1 when paused; revision to 0. */
-export function makeState({ item, rate, anchorItemTime, anchorReferenceTime, originator, revision = 0n, intendedRate = null, duration = null }) {
+/** PlaybackState.init: intendedRate defaults to `rate`, or 1 when paused; revision to 0; `entry` (the queue entry's id) to null. */
+export function makeState({ item, rate, anchorItemTime, anchorReferenceTime, originator, revision = 0n, intendedRate = null, duration = null, entry = null }) {
   return {
     item,
     rate,
@@ -74,7 +78,17 @@ export function makeState({ item, rate, anchorItemTime, anchorReferenceTime, ori
     revision,
     intendedRate: intendedRate ?? (rate > 0 ? rate : 1),
     duration,
+    entry,
   };
+}
+
+/**
+ * PlaybackState.sameTimeline(as:): whether both states put the group on the same timeline (the same
+ * item and entry, anchor, rate, intended rate and duration), whoever proposed them, whatever their revisions.
+ */
+export function sameTimeline(a, b) {
+  return a.item === b.item && (a.entry ?? null) === (b.entry ?? null) && a.rate === b.rate && a.anchorItemTime === b.anchorItemTime
+    && a.anchorReferenceTime === b.anchorReferenceTime && a.intendedRate === b.intendedRate && (a.duration ?? null) === (b.duration ?? null);
 }
 
 /** TimelineSegment.init (`ended`: the item's end, held at rate 0). */
@@ -127,7 +141,7 @@ const compareStrings = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
 /** PlaybackEvent with `realtime` left out and nil fields dropped, in Swift's field order. */
 function playbackEvent(type, fields) {
   const event = { type };
-  for (const key of ["player", "originator", "originatorName", "item", "itemTime", "rate", "referenceTime", "revision", "reason", "suspension", "waits", "timedOut", "index", "pts", "errorMs", "detail"]) {
+  for (const key of ["player", "originator", "originatorName", "item", "itemTime", "rate", "referenceTime", "revision", "reason", "suspension", "waits", "timedOut", "index", "pts", "errorMs", "detail", "entry"]) {
     const value = fields[key];
     if (value !== null && value !== undefined) event[key] = value;
   }
@@ -142,7 +156,9 @@ export class PlaybackCoordinatorError extends Error {
   constructor(code, message) {
     super(message);
     this.name = "PlaybackCoordinatorError";
-    this.code = code; // "invalidRate" | "invalidItemTime" | "noItem" | "unknownSuspension" | "seekPastEnd" | "itemUnavailable"
+    // "invalidRate" | "invalidItemTime" | "noItem" | "unknownSuspension" | "seekPastEnd" | "itemUnavailable"
+    // | "queueNotReceived" | "noEntry"
+    this.code = code;
   }
   static seekPastEnd(time, duration) {
     return new PlaybackCoordinatorError("seekPastEnd", `cannot seek to ${time} s: the item is ${duration} s long (seek between 0 and ${duration})`);
@@ -164,6 +180,14 @@ export class PlaybackCoordinatorError extends Error {
   }
   static unknownSuspension(id) {
     return new PlaybackCoordinatorError("unknownSuspension", `unknown or already ended suspension ${id}`);
+  }
+  /** A queue command before this member received the group's queue (it asked on joining). */
+  static queueNotReceived() {
+    return new PlaybackCoordinatorError("queueNotReceived", "the group's queue has not arrived yet (it is asked for on joining)");
+  }
+  /** A queue command with nothing to move to; `detail` says what is missing, for people. */
+  static noEntry(detail) {
+    return new PlaybackCoordinatorError("noEntry", detail);
   }
 }
 
@@ -225,6 +249,14 @@ export class CoordinatorCore {
     this.reportedUnsupported = new Set(); // "SENDER KIND VERSION" of unsupported messages already reported
     this.localSuspensions = []; // {id, reason, waits}, in the order they began
     this.openSuspensionsByMember = new Map(); // member -> [{id, reason}] delivered, not ended
+    /** This member's copy of the group's queue (queue.js). */
+    this.queueReplica = new QueueReplica(participant);
+    // The state proposals received before this member had the queue (and the answer's state):
+    // {proposal, sender, sequence}, replayed on that state if it differs from the retained one it started from.
+    this.joinLog = [];
+    // The transition to the next entry this member proposed: {revision, end} (the revision it
+    // follows and the end instant it assumed; proposed again only if either changes).
+    this.proposedTransition = null;
   }
 
   // MARK: Lead
@@ -353,7 +385,13 @@ export class CoordinatorCore {
   segments() {
     const state = this.state;
     if (state === null) return [];
-    const end = state.duration ?? this.items.find((summary) => summary.item === state.item)?.duration ?? null;
+    return this.segmentsEndingAt(state.duration ?? this.items.find((summary) => summary.item === state.item)?.duration ?? null);
+  }
+
+  /** The effective timeline, ending at the item time `end` when given (not null). */
+  segmentsEndingAt(end) {
+    const state = this.state;
+    if (state === null) return [];
     if (end !== null && state.anchorItemTime >= end) {
       return [makeSegment(state.anchorReferenceTime, end, 0, false, null, state.rate > 0)];
     }
@@ -414,6 +452,7 @@ export class CoordinatorCore {
             // The retained messages are all in: the player's first commands.
             if (this.configuration.holdsCommandsUntilJoined) actions = actions.concat(this.announce(now));
           }
+          actions = actions.concat(this.queueReplica.joinedSelf(this.otherMembers, now));
         }
         return actions;
       }
@@ -422,11 +461,15 @@ export class CoordinatorCore {
         this.reports.delete(event.member);
         if (event.member !== this.participant) this.openSuspensionsByMember.delete(event.member);
         const actions = [eventAction(playbackEvent("left", { player: this.label(this.participant), originator: event.member, originatorName: this.names.get(event.member) ?? null, referenceTime: referenceSeconds(now) }))];
-        return actions.concat(this.endSuspensions(event.member, now));
+        return actions.concat(this.endSuspensions(event.member, now), this.queueReplica.left(event.member, this.otherMembers, now));
       }
       case "message": {
         const message = event.message;
-        if (message.state) return this.acceptProposal(message.state, event.sender, event.sequence, now);
+        this.queueReplica.processed(event.sequence);
+        if (message.state) {
+          if (!this.queueReplica.isComplete) this.joinLog.push({ proposal: message.state, sender: event.sender, sequence: event.sequence });
+          return this.acceptProposal(message.state, event.sender, event.sequence, now);
+        }
         if (message.suspension) return this.acceptNotice(message.suspension, event.sender, now);
         if (message.presence) {
           const report = message.presence;
@@ -434,6 +477,18 @@ export class CoordinatorCore {
           this.reports.set(event.sender, report);
           if (report.name !== null && report.name !== undefined && report.name !== "") this.names.set(event.sender, report.name);
           return [];
+        }
+        if (message.queueEdit) return this.receiveQueueEdit(message.queueEdit, event.sender, event.sequence, now);
+        if (message.queueRequest) {
+          this.queueReplica.receiveRequest(event.sender, event.sequence, this.members, this.state, now);
+          return this.queueReplica.tick(now, this.members);
+        }
+        if (message.queueSnapshot) {
+          const wasComplete = this.queueReplica.isComplete;
+          this.queueReplica.receivePart(message.queueSnapshot, event.sender, event.sequence);
+          let actions = this.queueReplica.tick(now, this.members);
+          if (!wasComplete && this.queueReplica.isComplete) actions = actions.concat(this.queueReceived(now));
+          return actions;
         }
         if (message.unsupported) return this.reportUnsupported(message.unsupported, event.sender, now);
         return [];
@@ -457,21 +512,42 @@ export class CoordinatorCore {
     }))];
   }
 
+  /** The other current members (`members` without this one). */
+  get otherMembers() {
+    return new Set([...this.members].filter((member) => member !== this.participant));
+  }
+
   acceptProposal(proposal, sender, sequence, now) {
     if (this.state !== null && sequence <= this.state.revision) return [];
-    const next = { ...proposal.state, revision: sequence };
+    // A transition applies only to the entry and end instant it was computed from: the first one
+    // ordered wins, the others (every member proposes it) change nothing; a restatement only when
+    // it is the group's state.
+    if ((proposal.command === "advance" && !this.transitionApplies(proposal))
+      || (proposal.command === "restate" && this.state !== null && !sameTimeline(this.state, proposal.state))) {
+      return this.restateIfReplaced(proposal, sender, now);
+    }
+    if (proposal.command === "restate" && this.state !== null) {
+      this.state = { ...this.state, revision: sequence };
+      return [];
+    }
+    const next = { ...proposal.state, entry: proposal.state.entry ?? null, revision: sequence };
     const previousItem = this.state?.item ?? null;
+    const previousEntry = this.state === null ? null : this.state.entry ?? null;
     this.state = next;
-    const actions = [
-      eventAction(playbackEvent(proposal.command, {
+    const actions = [];
+    if (proposal.command !== "advance" && proposal.command !== "restate") {
+      actions.push(eventAction(playbackEvent(proposal.command, {
         player: this.label(this.participant), originator: next.originator, originatorName: this.names.get(next.originator) ?? null, item: next.item, itemTime: next.anchorItemTime,
-        rate: next.rate, referenceTime: referenceSeconds(next.anchorReferenceTime), revision: sequence,
-      })),
-    ];
-    if (previousItem !== next.item) {
+        rate: next.rate, referenceTime: referenceSeconds(next.anchorReferenceTime), revision: sequence, entry: next.entry,
+      })));
+    }
+    if (previousItem !== next.item || previousEntry !== next.entry) {
+      const automatic = proposal.command === "advance";
       actions.push(eventAction(playbackEvent("itemChanged", {
-        player: this.label(this.participant), originator: next.originator, originatorName: this.names.get(next.originator) ?? null, item: next.item,
-        referenceTime: referenceSeconds(next.anchorReferenceTime), revision: sequence, detail: previousItem === null ? null : `from ${previousItem}`,
+        player: this.label(this.participant), originator: automatic ? null : next.originator,
+        originatorName: automatic ? null : this.names.get(next.originator) ?? null, item: next.item,
+        referenceTime: referenceSeconds(next.anchorReferenceTime), revision: sequence, reason: CoordinatorCore.changeReason(proposal.command),
+        detail: previousItem === null ? null : `from ${previousItem}`, entry: next.entry,
       })));
       if (next.item !== this.localItem && this.canPresent !== null && this.canPresent(next.item) === true) this.localItem = next.item;
     }
@@ -711,6 +787,8 @@ export class CoordinatorCore {
         referenceTime: referenceSeconds(end.start), revision: this.state.revision,
       })));
     }
+    actions.push(...this.queueReplica.tick(now, this.members));
+    actions.push(...this.proposeTransitionIfDue(now));
     const horizon = now - seconds(60);
     this.foldWaits(horizon);
     this.ownPending = this.ownPending.filter((entry) => !(entry.begin + entry.timeout < horizon));
@@ -738,6 +816,9 @@ export class CoordinatorCore {
     const segments = this.segments();
     const end = segments[segments.length - 1];
     if (end !== undefined && end.ended && this.reportedEnd !== end.start) deadline = minBig(deadline ?? end.start, end.start);
+    for (const due of [this.queueReplica.nextDeadline, this.transitionDue]) {
+      if (due !== null) deadline = minBig(deadline ?? due, due);
+    }
     return deadline;
   }
 
@@ -825,7 +906,16 @@ export class CoordinatorCore {
       next = makeState({
         item: state.item, rate, anchorItemTime: Math.max(0, this.effectiveItemTime(anchor) ?? 0),
         anchorReferenceTime: anchor, originator: this.participant, intendedRate: rate > 0 ? rate : state.intendedRate,
-        duration: this.durationOf(state.item),
+        duration: this.durationOf(state.item), entry: state.entry ?? null,
+      });
+    } else if (this.firstQueueEntry() !== null) {
+      // The first play of a queue: the local item's entry, or the first entry.
+      const entry = this.firstQueueEntry();
+      if (this.localItem === null) this.localItem = entry.item;
+      label = rate === 0 ? "pause" : "play";
+      next = makeState({
+        item: entry.item, rate, anchorItemTime: 0, anchorReferenceTime: anchor, originator: this.participant,
+        duration: entry.duration ?? this.durationOf(entry.item), entry: entry.id,
       });
     } else {
       if (this.localItem === null) throw PlaybackCoordinatorError.noItem();
@@ -836,6 +926,12 @@ export class CoordinatorCore {
       });
     }
     return [send({ state: { state: next, command: label, sentAt: now } }, STATE_KEY)];
+  }
+
+  /** The entry a first play starts a queue from: the local item's entry, or the first entry without a local item; null otherwise. */
+  firstQueueEntry() {
+    const order = this.queue.playOrder;
+    return order.find((entry) => entry.item === this.localItem) ?? (this.localItem === null ? order[0] ?? null : null);
   }
 
   /** Proposes play at the intended rate. */
@@ -852,7 +948,7 @@ export class CoordinatorCore {
     if (duration !== null && itemTime > duration) throw PlaybackCoordinatorError.seekPastEnd(itemTime, duration);
     const next = makeState({
       item, rate: this.state?.rate ?? 0, anchorItemTime: itemTime, anchorReferenceTime: this.proposalAnchor(now),
-      originator: this.participant, intendedRate: this.state?.intendedRate ?? null, duration,
+      originator: this.participant, intendedRate: this.state?.intendedRate ?? null, duration, entry: this.state?.entry ?? null,
     });
     return [send({ state: { state: next, command: "seek", sentAt: now } }, STATE_KEY)];
   }
@@ -976,5 +1072,218 @@ export class CoordinatorCore {
       id: record.id, participant: record.participant, reason: record.reason, begin: record.begin,
       deadline: CoordinatorCore.deadline(record), end: record.end, waits: record.counted,
     };
+  }
+
+  // MARK: Queue (CoordinatorCore+Queue.swift)
+  //
+  // A transition is an ordinary state, anchored at the instant the playing entry ends, at item time
+  // 0 of the entry the queue plays next. Every member computes that instant from the same state and
+  // proposes the same state a lead (plus TRANSITION_NOTICE) before it; the first proposal in the
+  // channel's order applies and the others change nothing (a proposal's `follows`).
+
+  /** How much earlier than the lead a member proposes the transition at an entry's end (BigInt ns). */
+  static TRANSITION_NOTICE = milliseconds(500);
+
+  /** The group's queue as this member has it (a PlayQueue; empty until it arrived, see hasQueue). */
+  get queue() {
+    return this.queueReplica.queue;
+  }
+
+  /** Whether this member has the group's queue: it joined an empty session, or a member answered its request. */
+  get hasQueue() {
+    return this.queueReplica.isComplete;
+  }
+
+  /** The entry the group plays, if it plays from the queue and the entry is still queued; else null. */
+  get currentEntry() {
+    const id = this.state?.entry ?? null;
+    return id === null ? null : this.queue.entry(id);
+  }
+
+  /** Proposes an edit of the queue (queue.js's QueueEdit); it applies when the channel delivers it back. */
+  proposeQueueEdit(edit, now) {
+    return this.queueReplica.send(edit, now);
+  }
+
+  /**
+   * Proposes moving the group to the next entry (the first, before anything played). Throws
+   * PlaybackCoordinatorError queueNotReceived before the queue arrived, noEntry after the last entry
+   * when repeat is not `all`.
+   */
+  proposeNext(now) {
+    if (!this.hasQueue) throw PlaybackCoordinatorError.queueNotReceived();
+    const queue = this.queue;
+    const entry = queue.entryForNext(this.state?.entry ?? null);
+    if (entry === null) {
+      throw PlaybackCoordinatorError.noEntry(queue.isEmpty ? "the queue is empty" : `there is no entry after the last one (repeat is ${queue.repeatMode})`);
+    }
+    return this.proposeEntry(entry, "next", now);
+  }
+
+  /** Proposes moving the group to the previous entry. */
+  proposePrevious(now) {
+    if (!this.hasQueue) throw PlaybackCoordinatorError.queueNotReceived();
+    const queue = this.queue;
+    const entry = queue.entryForPrevious(this.state?.entry ?? null);
+    if (entry === null) {
+      throw PlaybackCoordinatorError.noEntry(queue.isEmpty ? "the queue is empty" : `there is no entry before the first one (repeat is ${queue.repeatMode})`);
+    }
+    return this.proposeEntry(entry, "previous", now);
+  }
+
+  /** Proposes moving the group to the entry at 1-based `position` of the play order. */
+  proposeJump(position, now) {
+    if (!this.hasQueue) throw PlaybackCoordinatorError.queueNotReceived();
+    const entry = this.queue.entryAtPosition(position);
+    if (entry === null) throw PlaybackCoordinatorError.noEntry(`there is no entry ${position}: the queue has ${this.queue.entries.length}`);
+    return this.proposeEntry(entry, "jump", now);
+  }
+
+  /** Proposes playing `entry` from its start, keeping the group's motion (playing stays playing at the same rate; paused stays paused). */
+  proposeEntry(entry, command, now) {
+    const problem = this.itemUnavailability(entry.item);
+    if (problem !== null) throw problem;
+    if ((this.canPresent !== null && this.canPresent(entry.item) === true) || this.items.some((summary) => summary.item === entry.item)) {
+      this.localItem = entry.item;
+    }
+    const next = makeState({
+      item: entry.item, rate: this.state?.rate ?? 0, anchorItemTime: 0, anchorReferenceTime: this.proposalAnchor(now),
+      originator: this.participant, intendedRate: this.state?.intendedRate ?? null, duration: entry.duration ?? this.durationOf(entry.item),
+      entry: entry.id,
+    });
+    return [send({ state: { state: next, command, sentAt: now, follows: null } }, STATE_KEY)];
+  }
+
+  // MARK: Transitions
+
+  /**
+   * The instant the group's timeline reaches the state's own duration (waits included), which every
+   * member computes alike: only the state's duration counts here, not a member's file. Null when none.
+   */
+  groupEnd() {
+    const duration = this.state?.duration ?? null;
+    if (duration === null) return null;
+    const all = this.segmentsEndingAt(duration);
+    const last = all[all.length - 1];
+    return last !== undefined && last.ended ? last.start : null;
+  }
+
+  /** When this member proposes the transition at the end of the playing entry, if it has one to propose; else null. */
+  get transitionDue() {
+    const state = this.state;
+    if (state === null || (state.entry ?? null) === null || !(state.rate > 0) || !this.hasQueue) return null;
+    const end = this.groupEnd();
+    if (end === null) return null;
+    const proposed = this.proposedTransition;
+    if (proposed !== null && proposed.revision === state.revision && proposed.end === end) return null;
+    return end - this.lead - CoordinatorCore.TRANSITION_NOTICE;
+  }
+
+  /** Proposes the next entry at the playing entry's end, once due. */
+  proposeTransitionIfDue(now) {
+    const due = this.transitionDue;
+    const state = this.state;
+    if (due === null || !(now >= due) || state === null || (state.entry ?? null) === null) return [];
+    const end = this.groupEnd();
+    if (end === null) return [];
+    const entry = state.entry;
+    this.proposedTransition = { revision: state.revision, end };
+    const next = this.queue.entryAfterEnd(entry);
+    if (next === null) return [];
+    const following = makeState({
+      item: next.item, rate: state.rate, anchorItemTime: 0, anchorReferenceTime: end, originator: this.participant,
+      intendedRate: state.intendedRate, duration: next.duration ?? this.durationOf(next.item), entry: next.id,
+    });
+    return [send({ state: { state: following, command: "advance", sentAt: now, follows: entry } }, STATE_KEY)];
+  }
+
+  /**
+   * Whether a transition proposal applies: the group plays the entry it follows, and the group's end
+   * of it (with the waits known at this point of the channel's order) is its anchor. A member
+   * without a state takes it (a joiner reading the retained state).
+   */
+  transitionApplies(proposal) {
+    const state = this.state;
+    if (state === null) return true;
+    const follows = proposal.follows ?? null;
+    if (follows === null || (state.entry ?? null) !== follows) return false;
+    const end = this.groupEnd();
+    return end !== null && end === proposal.state.anchorReferenceTime;
+  }
+
+  /**
+   * After this member's own transition (or restatement) was ordered and changed nothing: the relay
+   * now keeps it as the retained state, which is not the group's state unless it says the same.
+   * Sends the group's state again, so a joiner starts from the right one.
+   */
+  restateIfReplaced(proposal, sender, now) {
+    const state = this.state;
+    if (sender !== this.participant || state === null || sameTimeline(state, proposal.state)) return [];
+    return [send({ state: { state, command: "restate", sentAt: now, follows: null } }, STATE_KEY)];
+  }
+
+  /** Why the group's entry changed, for itemChanged events (null for commands that do not change it). */
+  static changeReason(command) {
+    switch (command) {
+      case "advance": return "end";
+      case "next": case "previous": case "jump": case "item": return command;
+      default: return null;
+    }
+  }
+
+  // MARK: Queue messages
+
+  receiveQueueEdit(notice, sender, sequence, now) {
+    this.queueReplica.receiveEdit(notice.edit, sender, sequence, this.state?.entry ?? null, now);
+    let actions = this.queueReplica.tick(now, this.members);
+    if (this.hasQueue) actions = actions.concat(this.queueEvent("queueChanged", sender, CoordinatorCore.describe(notice.edit), now));
+    return actions;
+  }
+
+  /**
+   * The queue arrived (an answer, or the retained copy): take the answer's state if it is not the
+   * one this member started from, and replay on it the proposals ordered after the request.
+   */
+  queueReceived(now) {
+    const actions = this.queueEvent("queueChanged", null, "received", now);
+    const log = this.joinLog;
+    this.joinLog = [];
+    const taken = this.queueReplica.takeAnsweredState();
+    if (taken === null || taken.state === null) return actions;
+    const before = this.state;
+    this.state = { ...taken.state, entry: taken.state.entry ?? null };
+    for (const entry of log) {
+      if (entry.sequence > taken.through) this.acceptProposal(entry.proposal, entry.sender, entry.sequence, now);
+    }
+    const after = this.state;
+    if (before !== null && after !== null && before.revision === after.revision && sameTimeline(before, after)) return actions;
+    if (after !== null && after.item !== this.localItem && this.canPresent !== null && this.canPresent(after.item) === true) this.localItem = after.item;
+    this.announced = [];
+    this.announcedRevision = null;
+    return actions.concat(this.announce(now));
+  }
+
+  queueEvent(type, originator, detail, now) {
+    return [eventAction(playbackEvent(type, {
+      player: this.label(this.participant), originator, originatorName: originator === null ? null : this.names.get(originator) ?? null,
+      referenceTime: referenceSeconds(now), detail, entry: this.state?.entry ?? null,
+    }))];
+  }
+
+  /** An edit in words, for events. */
+  static describe(edit) {
+    switch (edit.op) {
+      case "add": {
+        const titles = edit.entries.slice(0, 3).map((entry) => entry.title).join(", ") + (edit.entries.length > 3 ? ", …" : "");
+        const place = edit.at === "end" ? "at the end" : edit.at === "start" ? "at the start" : "after another entry";
+        return `added ${edit.entries.length} (${titles}) ${place}`;
+      }
+      case "remove": return `removed ${edit.ids.length}`;
+      case "move": return "moved an entry";
+      case "clear": return "cleared the queue";
+      case "repeat": return `repeat ${edit.mode}`;
+      case "shuffle": return edit.seed === null || edit.seed === undefined ? "shuffle off" : "shuffle on";
+      default: return edit.op;
+    }
   }
 }

@@ -8,8 +8,9 @@
 // suspension reasons their Swift `description` ("buffering", "custom:NAME"). Absent optionals are
 // left out (null reads as absent); fields a reader does not know are ignored.
 //
-// In JS a message is {state: proposal} | {suspension: notice} | {presence: report}, or
-// {unsupported: {kind, version}} for a kind this page does not know or a newer version of one: the
+// In JS a message is {state: proposal} | {suspension: notice} | {presence: report} |
+// {queueEdit: notice} | {queueRequest: request} | {queueSnapshot: part} (queue.js describes the
+// queue's values), or {unsupported: {kind, version}} for a kind this page does not know or a newer version of one: the
 // coordinator reports it once per sender and ignores it. Add a kind in KINDS below (and in Swift).
 
 import { fromUTF8, utf8 } from "./bytes.js";
@@ -110,6 +111,7 @@ export function encodeState(s) {
   };
   if (s.revision !== null && s.revision !== undefined && BigInt(s.revision) !== 0n) json.revision = s.revision;
   if (s.duration !== null && s.duration !== undefined) json.duration = s.duration;
+  if (s.entry !== null && s.entry !== undefined) json.entry = s.entry;
   return json;
 }
 
@@ -125,19 +127,24 @@ export function decodeState(value) {
     revision: optional(v.revision, uint64, "revision") ?? 0n,
     intendedRate: double(v.intendedRate, "intendedRate"),
     duration: optional(v.duration, double, "duration"),
+    entry: optional(v.entry, string, "entry"),
   };
 }
 
-const COMMAND_LABELS = ["play", "pause", "seek", "rate", "item"];
+/** CommandLabel's raw values: the commands, the queue commands, and `advance` and `restate` (nobody's command). */
+const COMMAND_LABELS = ["play", "pause", "seek", "rate", "item", "next", "previous", "jump", "advance", "restate"];
 
+/** StateProposal -> its fields: `sentAt`, `command`, `follows` (an `advance`'s) and the state's, flat. */
 function encodeProposal(p) {
-  return { sentAt: p.sentAt, command: p.command, ...encodeState(p.state) };
+  const json = { sentAt: p.sentAt, command: p.command };
+  if (p.follows !== null && p.follows !== undefined) json.follows = p.follows;
+  return { ...json, ...encodeState(p.state) };
 }
 
 function decodeProposal(v) {
   const command = string(v.command, "command");
   if (!COMMAND_LABELS.includes(command)) throw new MessageDecodingError(`unknown command ${command}`);
-  return { state: decodeState(v), command, sentAt: int64(v.sentAt, "sentAt") };
+  return { state: decodeState(v), command, sentAt: int64(v.sentAt, "sentAt"), follows: optional(v.follows, string, "follows") };
 }
 
 function encodeNotice(n) {
@@ -245,6 +252,165 @@ function decodeReport(v) {
   };
 }
 
+// MARK: The queue's messages (QueueMessages+Codable.swift; PlayQueue's synthesized Codable)
+
+const REPEAT_MODES = ["off", "one", "all"];
+
+function uint32(value, what) {
+  const v = integer(value, what);
+  if (v < 0n || v > 0xffffffffn) throw new MessageDecodingError(`${what} is out of the UInt32 range`);
+  return Number(v);
+}
+
+function int(value, what) {
+  return Number(int64(value, what));
+}
+
+function array(value, decode, what) {
+  if (!Array.isArray(value)) throw new MessageDecodingError(`${what} is not an array`);
+  return value.map((element) => decode(element, what));
+}
+
+function repeatMode(value, what) {
+  const mode = string(value, what);
+  if (!REPEAT_MODES.includes(mode)) throw new MessageDecodingError(`unknown repeat mode ${mode}`);
+  return mode;
+}
+
+/** QueueEntry -> JSON (`duration` and `frameRate` left out when unknown). */
+export function encodeQueueEntry(e) {
+  const json = { id: e.id, item: e.item, title: e.title };
+  if (e.duration !== null && e.duration !== undefined) json.duration = e.duration;
+  if (e.frameRate !== null && e.frameRate !== undefined) json.frameRate = e.frameRate;
+  json.addedBy = e.addedBy;
+  return json;
+}
+
+/** JSON -> QueueEntry. */
+export function decodeQueueEntry(value) {
+  const v = object(value, "QueueEntry");
+  return {
+    id: string(v.id, "id"),
+    item: string(v.item, "item"),
+    title: string(v.title, "title"),
+    duration: optional(v.duration, double, "duration"),
+    frameRate: optional(v.frameRate, double, "frameRate"),
+    addedBy: string(v.addedBy, "addedBy"),
+  };
+}
+
+/** QueuePosition: `"end"`, `"start"` or `{"after": ENTRY_ID}`, the same in JS. */
+function encodePosition(position) {
+  return position === "end" || position === "start" ? position : { after: position.after };
+}
+
+function decodePosition(value, what) {
+  if (typeof value === "string") {
+    if (value === "end" || value === "start") return value;
+    throw new MessageDecodingError(`unknown queue position ${value}`);
+  }
+  return { after: string(object(value, what).after, "after") };
+}
+
+/** QueueEdit -> JSON: its JS form is the wire form (queue.js), `seed` left out when shuffle is off. */
+export function encodeQueueEdit(edit) {
+  switch (edit.op) {
+    case "add": return { op: "add", entries: edit.entries.map(encodeQueueEntry), at: encodePosition(edit.at) };
+    case "remove": return { op: "remove", ids: [...edit.ids] };
+    case "move": return { op: "move", id: edit.id, to: encodePosition(edit.to) };
+    case "clear": return { op: "clear" };
+    case "repeat": return { op: "repeat", mode: edit.mode };
+    case "shuffle": return edit.seed === null || edit.seed === undefined ? { op: "shuffle" } : { op: "shuffle", seed: edit.seed };
+    default: throw new TypeError(`unknown queue edit ${edit.op}`);
+  }
+}
+
+/** JSON -> QueueEdit. */
+export function decodeQueueEdit(value) {
+  const v = object(value, "QueueEdit");
+  const op = string(v.op, "op");
+  switch (op) {
+    case "add": return { op, entries: array(v.entries, decodeQueueEntry, "entries"), at: decodePosition(v.at, "at") };
+    case "remove": return { op, ids: array(v.ids, string, "ids") };
+    case "move": return { op, id: string(v.id, "id"), to: decodePosition(v.to, "to") };
+    case "clear": return { op };
+    case "repeat": return { op, mode: repeatMode(v.mode, "mode") };
+    case "shuffle": return { op, seed: optional(v.seed, uint32, "seed") };
+    default: throw new MessageDecodingError(`unknown queue edit ${op}`);
+  }
+}
+
+/** PlayQueue.RemovedEntry -> JSON (`successor` left out when none). */
+function encodeRemovedEntry(removed) {
+  const json = { id: removed.id };
+  if (removed.successor !== null && removed.successor !== undefined) json.successor = removed.successor;
+  return json;
+}
+
+function decodeRemovedEntry(value) {
+  const v = object(value, "RemovedEntry");
+  return { id: string(v.id, "id"), successor: optional(v.successor, string, "successor") };
+}
+
+/**
+ * PlayQueue (queue.js) -> JSON, as Swift's synthesized Codable writes it: `entries`, `repeatMode`,
+ * and `shuffleSeed` and `removedPlaying` when set (the coordinator vectors' `queue`).
+ */
+export function encodePlayQueue(queue) {
+  const json = { entries: queue.entries.map(encodeQueueEntry), repeatMode: queue.repeatMode };
+  if (queue.shuffleSeed !== null && queue.shuffleSeed !== undefined) json.shuffleSeed = queue.shuffleSeed;
+  if (queue.removedPlaying !== null && queue.removedPlaying !== undefined) json.removedPlaying = encodeRemovedEntry(queue.removedPlaying);
+  return json;
+}
+
+function encodeQueueEditNotice(n) {
+  return { sentAt: n.sentAt, edit: encodeQueueEdit(n.edit) };
+}
+
+function decodeQueueEditNotice(v) {
+  return { edit: decodeQueueEdit(v.edit), sentAt: int64(v.sentAt, "sentAt") };
+}
+
+function encodeQueueRequest(r) {
+  return { sentAt: r.sentAt };
+}
+
+function decodeQueueRequest(v) {
+  return { sentAt: int64(v.sentAt, "sentAt") };
+}
+
+/** QueueSnapshotPart -> its fields (absent optionals left out; `state` nested, with its revision). */
+function encodeSnapshotPart(p) {
+  const json = { snapshot: p.snapshot };
+  if (p.request !== null && p.request !== undefined) json.request = p.request;
+  json.through = p.through;
+  json.part = p.part;
+  json.parts = p.parts;
+  json.entries = p.entries.map(encodeQueueEntry);
+  json.repeatMode = p.repeatMode;
+  if (p.shuffleSeed !== null && p.shuffleSeed !== undefined) json.shuffleSeed = p.shuffleSeed;
+  if (p.removedPlaying !== null && p.removedPlaying !== undefined) json.removedPlaying = encodeRemovedEntry(p.removedPlaying);
+  if (p.state !== null && p.state !== undefined) json.state = encodeState(p.state);
+  json.sentAt = p.sentAt;
+  return json;
+}
+
+function decodeSnapshotPart(v) {
+  return {
+    snapshot: string(v.snapshot, "snapshot"),
+    request: optional(v.request, uint64, "request"),
+    through: uint64(v.through, "through"),
+    part: int(v.part, "part"),
+    parts: int(v.parts, "parts"),
+    entries: array(v.entries, decodeQueueEntry, "entries"),
+    repeatMode: repeatMode(v.repeatMode, "repeatMode"),
+    shuffleSeed: optional(v.shuffleSeed, uint32, "shuffleSeed"),
+    removedPlaying: optional(v.removedPlaying, decodeRemovedEntry, "removedPlaying"),
+    state: optional(v.state, decodeState, "state"),
+    sentAt: int64(v.sentAt, "sentAt"),
+  };
+}
+
 // MARK: CoordinationMessage
 
 /**
@@ -256,9 +422,12 @@ export const KINDS = {
   state: { version: 1, encode: encodeProposal, decode: decodeProposal },
   suspension: { version: 1, encode: encodeNotice, decode: decodeNotice },
   presence: { version: 1, encode: encodeReport, decode: decodeReport },
+  queueEdit: { version: 1, encode: encodeQueueEditNotice, decode: decodeQueueEditNotice },
+  queueRequest: { version: 1, encode: encodeQueueRequest, decode: decodeQueueRequest },
+  queueSnapshot: { version: 1, encode: encodeSnapshotPart, decode: decodeSnapshotPart },
 };
 
-/** The kind of a JS message ({state} | {suspension} | {presence} | {unsupported}): its key. */
+/** The kind of a JS message ({state} | {suspension} | … | {unsupported}): its key. */
 function kindOf(message) {
   const kinds = Object.keys(message).filter((key) => key === "unsupported" || Object.hasOwn(KINDS, key));
   if (kinds.length !== 1 || message[kinds[0]] === null || message[kinds[0]] === undefined) throw new TypeError("not a CoordinationMessage");
@@ -338,4 +507,9 @@ export const STATE_KEY = "coplay.playback.state";
 /** The retain key of one participant's latest suspension notice. */
 export function suspensionKey(participant) {
   return `coplay.playback.suspension.${participant}`;
+}
+
+/** The retain key of part `part` of the retained copy of the queue (CoordinationMessage.queueSnapshotKey(part:)). */
+export function queueSnapshotKey(part) {
+  return `coplay.queue.snapshot.${part}`;
 }
