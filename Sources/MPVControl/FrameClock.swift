@@ -83,16 +83,55 @@ public struct FrameClock: Sendable {
     }
 
     /// The error (item seconds the player runs ahead of `motion`; negative: behind), from the
-    /// last ``window`` tight changes (at or after `since`, when given), or `nil` without any.
+    /// last ``window`` tight changes (at or after `since`, when given), or, without any, from the
+    /// envelope of the wide ones (``envelopeError(for:since:)``); `nil` when neither is tight enough.
     public func error(for motion: CommandSchedule.Motion, since: ReferenceTime? = nil) -> Double? {
+        guard let oldest = oldestUsable(for: motion, since: since) else { return nil }
+        let tight = changes.suffix(4 * window).filter { $0.uncertainty <= maximumUncertainty && $0.instant >= oldest }
+        let recent = tight.suffix(window).map { $0.position - motion.itemTime(at: $0.instant) }
+        guard !recent.isEmpty else { return envelopeError(for: motion, since: since) }
+        let sorted = recent.sorted()
+        return sorted.count.isMultiple(of: 2) ? (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2 : sorted[sorted.count / 2]
+    }
+
+    /// How far a change may be off a constant error (seconds), in ``envelopeError(for:since:)``.
+    public static let envelopeJitter = 0.0003
+
+    /// The error from the recent changes taken together, when none alone is tight: each change's
+    /// bracket says the error lies between the position minus the group's item time at its end and
+    /// minus that at its start; with the error constant over the window, it lies in the intersection
+    /// of those intervals (each widened by ``envelopeJitter``), taken tightest first, skipping one that
+    /// would leave nothing. Like NTP's delay envelope: wide brackets at random phases narrow it down
+    /// to well under any one of them. On two busy cores most brackets are 1-5 ms wide and the tight
+    /// ones alone were too few: the error went unmeasured, and the players stayed 15-40 ms apart.
+    ///
+    /// - Returns: the middle of the intersection when at least three changes made it and its half
+    ///   width is at most twice ``maximumUncertainty``, else `nil`.
+    public func envelopeError(for motion: CommandSchedule.Motion, since: ReferenceTime? = nil) -> Double? {
+        guard let oldest = oldestUsable(for: motion, since: since) else { return nil }
+        let recent = changes.suffix(4 * window).filter { $0.instant >= oldest }.sorted { $0.uncertainty < $1.uncertainty }
+        var low = -Double.infinity
+        var high = Double.infinity
+        var used = 0
+        for change in recent {
+            let from = max(low, change.position - motion.itemTime(at: change.after) - Self.envelopeJitter)
+            let to = min(high, change.position - motion.itemTime(at: change.before) + Self.envelopeJitter)
+            if from <= to {
+                low = from
+                high = to
+                used += 1
+            }
+        }
+        guard used >= 3, (high - low) / 2 <= 2 * maximumUncertainty else { return nil }
+        return (low + high) / 2
+    }
+
+    /// The earliest instant a change may have to be used in an estimate.
+    private func oldestUsable(for motion: CommandSchedule.Motion, since: ReferenceTime?) -> ReferenceTime? {
         guard let newest = changes.last else { return nil }
         var oldest = max(motion.referenceTime, newest.instant - .secondsRounded(maximumAge))
         if let since { oldest = max(oldest, since) }
-        let tight = changes.suffix(4 * window).filter { $0.uncertainty <= maximumUncertainty && $0.instant >= oldest }
-        let recent = tight.suffix(window).map { $0.position - motion.itemTime(at: $0.instant) }
-        guard !recent.isEmpty else { return nil }
-        let sorted = recent.sorted()
-        return sorted.count.isMultiple(of: 2) ? (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2 : sorted[sorted.count / 2]
+        return oldest
     }
 
     /// A coarse error from the last sample alone (for large errors): the position shown minus where

@@ -21,8 +21,13 @@ import PlaybackCoordinator
 /// playing it watches `time-pos` change from frame to frame (sampling just before and after each
 /// predicted change, ``FrameClock``), and corrects the error: inside ``Configuration/deadband``
 /// nothing, up to ``Configuration/seekThreshold`` a `speed` trim that removes the error over
-/// ``Configuration/trimWindow``, beyond it a re-anchoring seek. At a pause instant it pauses, then
-/// seeks exactly to the group's item time, so every player stops on the same frame.
+/// ``Configuration/trimWindow``, beyond it a re-anchoring seek (at most
+/// ``Configuration/maximumReanchors`` in ``Configuration/reanchorWindow``; beyond, a trim). On a
+/// file with audio it reads `audio-pts` instead, the audio clock mpv times the video by
+/// (``AudioClock``): a start through a real audio server can stand still for a while after its first
+/// 100 ms, and the audio clock shows that at once, where `time-pos` shows no frame change at all.
+/// At a pause instant it pauses, then seeks exactly to the group's item time, so every player stops
+/// on the same frame.
 ///
 /// **The person's actions.** mpv's `pause`, `speed` and `seek` notifications that the adapter did
 /// not cause itself (it remembers what it just set) become `pause`/`play`, rate changes and seeks
@@ -72,6 +77,17 @@ public actor MPVPlayer: CoordinatedPlayer {
         /// How far mpv's audio clock steps back per unit of speed change on a file with audio
         /// (seconds; measured 0.19 s with mpv's default audio buffer).
         public var audioBuffer: Double = 0.19
+        /// The sampling interval of `audio-pts` while a file with audio plays (seconds).
+        public var audioSampling: Double = 0.01
+        /// `audio-pts` samples taken sooner than this after an unpause are not used (seconds): while
+        /// the output starts, mpv may still report the paused position's audio.
+        public var audioSettle: Double = 0.03
+        /// At most this many re-anchoring seeks in ``reanchorWindow``; beyond, errors are trimmed.
+        /// A start through a real audio server can stall once more (see ``AudioClock``): a second
+        /// re-anchoring is allowed, but never a loop.
+        public var maximumReanchors: Int = 3
+        /// The window of ``maximumReanchors`` (seconds).
+        public var reanchorWindow: Double = 20
 
         public init() {}
     }
@@ -138,6 +154,12 @@ public actor MPVPlayer: CoordinatedPlayer {
     private var applied: CommandSchedule.Motion?
     private var playing = false
     private var frameClock = FrameClock()
+    /// On a file with audio, the error from `audio-pts` (``AudioClock``); samples before
+    /// ``audioValidFrom`` are ignored.
+    private var audioClock = AudioClock()
+    private var audioValidFrom: ReferenceTime?
+    /// When the controller's last re-anchoring seeks were (``Configuration/maximumReanchors``).
+    private var reanchors: [ReferenceTime] = []
     private var trim = 1.0
     private var lastCorrection: ReferenceTime?
     /// When the speed last changed: the controller judges only frame changes after it (plus a frame,
@@ -530,6 +552,7 @@ public actor MPVPlayer: CoordinatedPlayer {
         let ahead = (current.rate - next.rate) * (boundary - next.referenceTime).secondsValue
         let plan = RateCatchUp.plan(timeline: timeline, changeInFrame: frame, ahead: ahead, maximumTrim: configuration.maximumTrim)
         frameClock.reset()
+        audioClock.reset()
         applied = next
         lastCorrection = reference.now()
         guard let plan else {
@@ -614,6 +637,8 @@ public actor MPVPlayer: CoordinatedPlayer {
         try await setPause(false)
         playing = true
         frameClock.reset()
+        audioClock.reset()
+        audioValidFrom = reference.now().map { $0 + .secondsRounded(configuration.audioSettle) }
         learnLatency = true
         lastCorrection = reference.now()
     }
@@ -623,6 +648,10 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// - Parameter deadline: wake no later than this (the next motion's preparation).
     private func track(_ motion: CommandSchedule.Motion, before deadline: ReferenceTime?) async throws {
         guard let item = items[motion.item] else { return }
+        if hasAudio {
+            try await trackAudio(motion, item: item, before: deadline)
+            return
+        }
         let reply = try await connection.get("time-pos")
         if let position = reply.data.number, reply.succeeded {
             frameClock.record(position: position, at: ReferenceTime(seconds: reply.midpoint))
@@ -664,6 +693,27 @@ public actor MPVPlayer: CoordinatedPlayer {
         try await Task.sleep(for: .secondsRounded(pause))
     }
 
+    /// One step of tracking on a file with audio: one `audio-pts` sample (``AudioClock``), and a
+    /// correction when due. The audio clock moves smoothly, so no frame change needs predicting.
+    private func trackAudio(_ motion: CommandSchedule.Motion, item: Item, before deadline: ReferenceTime?) async throws {
+        let reply = try await connection.get("audio-pts")
+        if reply.succeeded, let position = reply.data.number {
+            let instant = ReferenceTime(seconds: reply.midpoint)
+            if audioValidFrom.map({ instant >= $0 }) ?? true {
+                audioClock.record(position: position, at: instant, roundTrip: reply.received - reply.sent)
+            }
+        }
+        guard let now = reference.now() else { return }
+        if let last = lastCorrection, (now - last).secondsValue >= configuration.correctionInterval {
+            lastCorrection = now
+            try await correct(motion, item: item)
+            if !playing { return }
+        }
+        var pause = configuration.audioSampling
+        if let deadline { pause = min(pause, max(0, (deadline - now).secondsValue)) }
+        try await Task.sleep(for: .secondsRounded(pause))
+    }
+
     /// Looks at the error and trims the speed, or seeks.
     private func correct(_ motion: CommandSchedule.Motion, item: Item) async throws {
         let frameInterval = item.timeline.duration / Double(max(1, item.timeline.frameCount))
@@ -671,7 +721,8 @@ public actor MPVPlayer: CoordinatedPlayer {
         // With audio, mpv's clock steps back by (speed change) x its audio buffer while a trim lasts
         // (measured: -(s-1) x 0.19 s), and video follows it: that step is not an error to correct.
         let audioStep = hasAudio ? motion.rate * (trim - 1) * configuration.audioBuffer : 0
-        let fine = frameClock.error(for: motion, since: settled).map { $0 + audioStep }
+        let fine = (hasAudio ? audioClock.error(for: motion, since: settled) : frameClock.error(for: motion, since: settled))
+            .map { $0 + audioStep }
         let now = reference.now()
         if fine != nil { lastFineAt = now }
         guard let error = fine ?? frameClock.coarseError(for: motion, frameInterval: frameInterval) else { return }
@@ -686,7 +737,8 @@ public actor MPVPlayer: CoordinatedPlayer {
         }
         // A coarse error (no tight bracket yet) is only trusted beyond a whole frame more.
         let threshold = configuration.seekThreshold + (fine == nil ? frameInterval : 0) + (ratePlan?.size ?? 0)
-        if abs(error) > threshold {
+        if abs(error) > threshold, let now, reanchorAllowed(at: now) {
+            reanchors.append(now)
             emit(PlaybackEvent(type: .correction, realtime: realtime(), player: participant, errorMs: error * 1000, detail: "seek"))
             try await restart(motion)
             return
@@ -717,6 +769,14 @@ public actor MPVPlayer: CoordinatedPlayer {
         }
     }
 
+    /// Whether a re-anchoring seek may be made now: fewer than ``Configuration/maximumReanchors`` in
+    /// the last ``Configuration/reanchorWindow``. Beyond that the error is trimmed: a seek that keeps
+    /// landing off (a start that stalls again) must not become a loop.
+    private func reanchorAllowed(at now: ReferenceTime) -> Bool {
+        reanchors.removeAll { (now - $0).secondsValue > configuration.reanchorWindow }
+        return reanchors.count < configuration.maximumReanchors
+    }
+
     // MARK: mpv operations
 
     private func load(_ identifier: String, coordinator: PlaybackCoordinator) async throws {
@@ -726,6 +786,7 @@ public actor MPVPlayer: CoordinatedPlayer {
         }
         playing = false
         frameClock.reset()
+        audioClock.reset()
         try await setPause(true)
         let action = try await Self.openAction(for: item.path, on: connection)
         if action == .alreadyOpen {
@@ -781,6 +842,7 @@ public actor MPVPlayer: CoordinatedPlayer {
         if late { coordinator?.reportReadiness(.ready) }
         recordSeek((ContinuousClock.now - started).secondsValue)
         frameClock.reset()
+        audioClock.reset()
     }
 
     /// Remembers how long an exact seek took (``expectedSeek``).

@@ -45,6 +45,9 @@ extension BenchReport {
                     if let sampler = r.sampler, let bracket = sampler.bracket {
                         text += " (bracket p50 \(Self.ms(bracket.p50Ms)) / p99 \(Self.ms(bracket.p99Ms)) / max \(Self.ms(bracket.maxMs)) ms"
                         text += ", \(sampler.widerThan1ms) of \(bracket.count) wider than 1 ms"
+                        if let dating = sampler.datingError {
+                            text += "; re-dated from neighbouring frames (FrameCadence): dating error p50 \(Self.ms(dating.p50Ms)) / p99 \(Self.ms(dating.p99Ms)) / max \(Self.ms(dating.maxMs)) ms"
+                        }
                         if let roundTrip = sampler.roundTrip {
                             text += "; IPC round trip p50 \(Self.ms(roundTrip.p50Ms)) / p99 \(Self.ms(roundTrip.p99Ms)) ms"
                         }

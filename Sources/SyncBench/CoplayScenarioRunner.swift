@@ -661,6 +661,10 @@ public struct CoplayScenarioRunner: Sendable {
                 notes.append("sampler of \(record.player) stopped early: \(record.ended!)")
             }
             writeSamplerRecords(records)
+            // Each frame at the date its neighbours allow (FrameCadence), not only its own bracket.
+            for record in records {
+                everyone.first { $0.name == record.player }?.redateSampled(record)
+            }
         }
 
         var streams = everyone.map { player in

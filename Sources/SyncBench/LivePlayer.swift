@@ -138,6 +138,23 @@ public final class LivePlayer: Sendable {
         }
     }
 
+    /// Moves the frames the sampler saw to the dates ``FrameCadence`` gave them: `record`'s
+    /// transitions, each frame event found by its index and its first date.
+    public func redateSampled(_ record: MPVFrameSampler.Record) {
+        guard record.dated.count == record.transitions.count else { return }
+        var moves: [Int: [(from: Double, to: Double)]] = [:]
+        for (frame, dated) in zip(record.transitions, record.dated) {
+            moves[frame.index, default: []].append((frame.realtime, dated.realtime))
+        }
+        state.withLockedValue { state in
+            for k in state.events.indices where state.events[k].type == "frame" {
+                guard let index = state.events[k].index, let move = moves[index]?.first(where: { $0.from == state.events[k].realtime })
+                else { continue }
+                state.events[k].realtime = move.to
+            }
+        }
+    }
+
     /// The latest effect of `action` on this player (CLOCK_REALTIME), if any.
     public func lastEffect(_ action: String) -> Double? {
         state.withLockedValue { state in

@@ -60,16 +60,20 @@ public final class MPVFrameSampler: Sendable {
 
         /// The transitions' bracket widths, seconds.
         public var brackets: [Double] { transitions.map(\.bracket) }
+        /// The transitions re-dated from their neighbours (``FrameCadence``), in the same order; filled
+        /// when sampling stops.
+        public var dated: [FrameCadence.Dated] = []
 
         /// Everything seen, one JSON object per line in time order (`frame` with `index`, `pts`,
-        /// `before`, `after`; `jump` with `from`, `to`; `pause` with `paused`; all with `realtime`),
+        /// `before`, `after`, and once stopped `dated`, `datingMs` (``FrameCadence``); `jump` with `from`, `to`; `pause` with `paused`; all with `realtime`),
         /// for looking into a run.
         public func jsonLines() -> Data {
-            var lines: [(Double, String)] = transitions.map { frame in
+            var lines: [(Double, String)] = transitions.enumerated().map { k, frame in
                 (frame.realtime, String(
                     format: "{\"type\":\"frame\",\"realtime\":%.6f,\"index\":%d,\"pts\":%.6f,\"before\":%.6f,\"after\":%.6f,\"bracketMs\":%.3f%@}",
                     frame.realtime, frame.index, frame.pts, frame.before, frame.after, frame.bracket * 1000,
-                    (frame.predicted.map { String(format: ",\"predictedMs\":%.3f", ($0 - frame.realtime) * 1000) } ?? "")
+                    (k < dated.count ? String(format: ",\"dated\":%.6f,\"datingMs\":%.3f", dated[k].realtime, dated[k].uncertainty * 1000) : "")
+                        + (frame.predicted.map { String(format: ",\"predictedMs\":%.3f", ($0 - frame.realtime) * 1000) } ?? "")
                         + (frame.roundTrips.map { String(format: ",\"roundTripsMs\":[%.3f,%.3f]", $0.before * 1000, $0.after * 1000) } ?? "")))
             }
             lines += jumps.map { jump in
@@ -294,7 +298,10 @@ public final class MPVFrameSampler: Sendable {
         for task in running { await task.value }
         if !running.isEmpty { try? await ownGroup?.shutdownGracefully() }
         return state.withLockedValue { state in
-            if state.record.stopped == nil { state.record.stopped = RealtimeClock.now() }
+            if state.record.stopped == nil {
+                state.record.stopped = RealtimeClock.now()
+                state.record.dated = FrameCadence.redate(state.record)
+            }
             return state.record
         }
     }

@@ -31,8 +31,10 @@ public struct SampledPlayback: Sendable {
     ///   - commands: `command` events (their `player` is the originator).
     public func streams(records: [MPVFrameSampler.Record], commands: [BenchEvent]) -> [PlayerEventStream] {
         records.map { record in
-            var events = record.transitions.map { frame in
-                BenchEvent.frame(index: frame.index, pts: frame.pts, realtime: frame.realtime, player: record.player)
+            // Each frame at the date its neighbours allow (FrameCadence), when the record has them.
+            let dated = record.dated.count == record.transitions.count ? record.dated.map(\.realtime) : record.transitions.map(\.realtime)
+            var events = zip(record.transitions, dated).map { frame, realtime in
+                BenchEvent.frame(index: frame.index, pts: frame.pts, realtime: realtime, player: record.player)
             }
             events += commands.filter { $0.player == record.player }
             events += effects(record, commands: commands)

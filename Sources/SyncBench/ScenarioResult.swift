@@ -66,6 +66,10 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
         public var bracket: Latency?
         /// Frames whose bracket was wider than 1 ms (after a resume, a seek or a missed prediction).
         public var widerThan1ms: Int
+        /// The frames' dating error after re-dating them from their neighbours (``FrameCadence``):
+        /// half the interval each change lies in (count, p50, p99, max). The skew is computed from
+        /// those dates.
+        public var datingError: Latency?
         /// IPC round trips of the samples (count, p50, p99, max).
         public var roundTrip: Latency?
         /// How late the sampler wrote its requests after the instants it planned (count, p50, p99, max):
@@ -81,6 +85,7 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
             let brackets = records.flatMap(\.brackets).map { $0 * 1000 }
             bracket = Latency(milliseconds: brackets)
             widerThan1ms = brackets.filter { $0 > 1 }.count
+            datingError = Latency(milliseconds: records.flatMap(\.dated).map { $0.uncertainty * 1000 })
             roundTrip = Latency(milliseconds: records.flatMap(\.roundTrips).map { $0 * 1000 })
             lateness = Latency(milliseconds: records.flatMap(\.lateness).map { $0 * 1000 })
             let rates = records.compactMap { record -> Double? in

@@ -65,6 +65,10 @@ struct BenchMPVCLITests {
         #expect((bracket["count"] as? Int ?? 0) >= 100)
         #expect((bracket["p50Ms"] as? Double ?? -1) > 0)
         #expect(sampler["roundTrip"] is [String: Any])
+        // Every frame re-dated from its neighbours (FrameCadence), never less precisely than its own bracket.
+        let dating = try #require(sampler["datingError"] as? [String: Any])
+        #expect(dating["count"] as? Int == bracket["count"] as? Int)
+        #expect((dating["maxMs"] as? Double ?? .infinity) <= (bracket["maxMs"] as? Double ?? 0) / 2 + 1e-6, "\(dating) \(bracket)")
         // The pause and the suspension: each mpv's picture written and compared.
         let pauses = try #require(row["pauseFrames"] as? [String: Any])
         #expect(pauses["pauses"] as? Int == 2)

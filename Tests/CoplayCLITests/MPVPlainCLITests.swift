@@ -432,8 +432,25 @@ struct MPVPlainCLITests {
         }
     }
 
+    /// How far apart two mpvs play, from `audio-pts` (the audio clock both sound and video follow,
+    /// smooth where `time-pos` moves a frame at a time) read one after the other, each read dated by
+    /// the midpoint of its request and reply: the median over `reads` pairs whose round trips were
+    /// short, in item seconds at `rate`.
+    static func audioGap(_ a: MPVConnection, _ b: MPVConnection, rate: Double, reads: Int = 15) async throws -> Double? {
+        var gaps: [Double] = []
+        for _ in 0..<reads {
+            let x = try await a.get("audio-pts")
+            let y = try await b.get("audio-pts")
+            if let px = x.data.number, let py = y.data.number, x.received - x.sent < 0.002, y.received - y.sent < 0.002 {
+                gaps.append(abs((px - py) - (x.midpoint - y.midpoint) * rate))
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return gaps.isEmpty ? nil : gaps.sorted()[gaps.count / 2]
+    }
+
     @Test(
-        "sound through a real audio server (PulseAudio null sink): a plain mpv with --ao=pulse plays at 1.25x in step with the group",
+        "sound through a real audio server (PulseAudio null sink): two plain mpv with --ao=pulse start together and stay within half a frame, at 1x and after a change to 1.25x, with a handful of re-anchoring seeks at most",
         .timeLimit(.minutes(5)))
     func audioServerRateChange() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.mpv), "mpv is missing: scripts/install-deps.sh installs it")
@@ -449,10 +466,8 @@ struct MPVPlainCLITests {
         try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
         let native = runtime.appendingPathComponent("native").path
         let server = try await Child(
-            [
-                "PULSE_RUNTIME_PATH=\(runtime.path)", pulseaudio, "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no",
-                "-L", "module-native-protocol-unix socket=\(native) auth-anonymous=1", "-L", "module-null-sink sink_name=room",
-            ], executable: URL(fileURLWithPath: "/usr/bin/env"))
+            ["PULSE_RUNTIME_PATH=\(runtime.path)", pulseaudio] + Self.audioServerArguments(socket: native),
+            executable: URL(fileURLWithPath: "/usr/bin/env"))
         children.append(server)
         let deadline = ContinuousClock.now + .seconds(30)
         while !FileManager.default.fileExists(atPath: native), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
@@ -479,35 +494,57 @@ struct MPVPlainCLITests {
             // Sound goes to the server, not to a null output.
             #expect(try await person.get("current-ao").data == .string("pulse"))
         }
+        let halfFrame = 0.5 / 30
 
-        for command in [["play"], ["rate", "1.25"]] {
-            let result = try await CoplayProcess.run(["control", invite] + command, timeout: 60)
-            #expect(result.status == 0, "control \(command) failed: \(result.stderr)")
-            try await Task.sleep(for: .seconds(1))
-        }
+        // The first start of each mpv's sound. A start through the audio server can stall after the
+        // output's first 100 ms (docs/mpv.md, "Sound"); the members see it on the audio clock and
+        // re-anchor. Within a few seconds the two play within half a frame, and stay there.
+        let play = try await CoplayProcess.run(["control", invite, "play"], timeout: 60)
+        #expect(play.status == 0, "control play failed: \(play.stderr)")
+        try await Self.expectInStep(people, rate: 1, within: halfFrame, "at 1x after the first start")
+
+        let rate = try await CoplayProcess.run(["control", invite, "rate", "1.25"], timeout: 60)
+        #expect(rate.status == 0, "control rate failed: \(rate.stderr)")
         #expect(await host.out.wait(for: .seconds(30)) { lines in
             PlaybackSessionCLITests.events(lines).contains { $0["type"] as? String == "rate" && ($0["rate"] as? Double) == 1.25 }
         })
-        try await Task.sleep(for: .seconds(8))
+        try await Task.sleep(for: .seconds(1))
+        try await Self.expectInStep(people, rate: 1.25, within: halfFrame, "at 1.25x")
         for (person, member) in zip(people, members) {
-            let rate = try await Self.advanceRate(person, over: 2)
-            #expect(rate.map { abs($0 - 1.25) < 0.07 } == true, "mpv advanced at \(rate ?? .nan) item s per s at rate 1.25")
+            let advance = try await Self.advanceRate(person, over: 2)
+            #expect(advance.map { abs($0 - 1.25) < 0.07 } == true, "mpv advanced at \(advance ?? .nan) item s per s at rate 1.25")
+            // Re-anchoring seeks are capped (MPVPlayer.Configuration.maximumReanchors in 20 s): a
+            // start that stalls again is never a loop.
             let seeks = Self.correctionSeeks(member)
-            #expect(seeks <= 5, "\(seeks) re-anchoring seeks")
-            print("plain mpv through PulseAudio at 1.25x: \(seeks) re-anchoring seeks, advancing at \(rate ?? .nan)")
+            #expect(seeks <= 2 * MPVPlayer.Configuration().maximumReanchors, "\(seeks) re-anchoring seeks")
+            print("plain mpv through PulseAudio: \(seeks) re-anchoring seeks, advancing at \(advance ?? .nan) at 1.25x")
         }
-        // The two mpvs show the same frame: read one after the other, at most a frame apart.
-        var gaps: [Double] = []
-        for _ in 0..<20 {
-            let a = try await people[0].get("time-pos")
-            let b = try await people[1].get("time-pos")
-            if let pa = a.data.number, let pb = b.data.number {
-                gaps.append(abs((pa - pb) - (a.midpoint - b.midpoint) * 1.25))
-            }
-            try await Task.sleep(for: .milliseconds(100))
+    }
+
+    /// The audio server's arguments (after `pulseaudio`), as scripts/audio-server.sh gives them.
+    static func audioServerArguments(socket: String) -> [String] {
+        [
+            "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no",
+            "-L", "module-native-protocol-unix socket=\(socket) auth-anonymous=1", "-L", "module-null-sink sink_name=room",
+        ]
+    }
+
+    /// Expects the two mpvs to come within `tolerance` of each other (``audioGap(_:_:rate:reads:)``)
+    /// within 15 s, and then to stay there over three more looks a second apart.
+    static func expectInStep(_ people: [MPVConnection], rate: Double, within tolerance: Double, _ what: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(15)
+        var gap = try await audioGap(people[0], people[1], rate: rate)
+        while (gap ?? .infinity) > tolerance, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(250))
+            gap = try await audioGap(people[0], people[1], rate: rate)
         }
-        let median = gaps.sorted()[gaps.count / 2]
-        #expect(median <= 1.0 / 30 + 0.005, "the two mpvs were \(median * 1000) ms apart (median of \(gaps.count) reads)")
-        print("plain mpv through PulseAudio at 1.25x: the two mpvs \(median * 1000) ms apart (median of \(gaps.count) reads)")
+        #expect((gap ?? .infinity) <= tolerance, "\(what): the two mpvs were \((gap ?? .nan) * 1000) ms apart after 15 s")
+        var later: [Double] = []
+        for _ in 0..<3 {
+            try await Task.sleep(for: .seconds(1))
+            later.append(try await audioGap(people[0], people[1], rate: rate) ?? .infinity)
+        }
+        #expect(later.allSatisfy { $0 <= tolerance }, "\(what): the two mpvs drifted apart: \(later.map { $0 * 1000 }) ms")
+        print("plain mpv through PulseAudio \(what): \(later.map { String(format: "%.2f", $0 * 1000) }) ms apart")
     }
 }

@@ -88,6 +88,34 @@ struct FrameClockTests {
         #expect(abs(coarse - 0.2) <= 0.021)
     }
 
+    @Test("only wide brackets (3-5 ms, at random phases, as on a busy machine): the envelope still measures the error within about a ms", arguments: [0.004, -0.012, 0])
+    func envelope(offset: Double) throws {
+        var clock = FrameClock()
+        var generator = SplitMix(seed: 7)
+        var t = 0.001
+        while t < 1 {
+            let shown = ((t + offset) * 25).rounded(.down) / 25
+            clock.record(position: shown, at: Self.start + .secondsRounded(t))
+            t += 0.003 + 0.002 * generator.unit()
+        }
+        #expect(clock.changes.allSatisfy { $0.uncertainty > clock.maximumUncertainty })
+        let error = try #require(clock.error(for: Self.motion))
+        #expect(abs(error - offset) <= 2 * clock.maximumUncertainty + FrameClock.envelopeJitter)
+    }
+
+    /// A small deterministic generator for the sample spacing.
+    struct SplitMix {
+        var state: UInt64
+        init(seed: UInt64) { state = seed }
+        mutating func unit() -> Double {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
+        }
+    }
+
     @Test("a jump backwards (a seek) starts afresh")
     func seekResets() {
         var clock = Self.sampled(offset: 0, interval: 0.0004, until: 0.5)
