@@ -88,13 +88,19 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
         let states = session.states
         let initial = session.activeParticipants
         let logger = self.logger
+        let local = localParticipant
         let forward = Task {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     var known = Set<PlaybackParticipantID>()
                     func update(_ members: Set<Participant>) {
                         let now = Set(members.map(Self.participant))
-                        for joined in now.subtracting(known).sorted() { order.yield(.joined(joined)) }
+                        // The members already there before the local one: the core takes its own
+                        // `joined` as "everyone present is known" (a joiner asks them for the queue;
+                        // alone, it starts from the retained copy).
+                        let joined = now.subtracting(known).sorted()
+                        for member in joined where member != local { order.yield(.joined(member)) }
+                        if joined.contains(local) { order.yield(.joined(local)) }
                         for left in known.subtracting(now).sorted() { order.yield(.left(left)) }
                         known = now
                     }

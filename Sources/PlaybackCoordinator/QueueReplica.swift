@@ -84,13 +84,15 @@ struct QueueReplica: Sendable {
     /// A member left: a joiner whose answerers are all gone asks again, or starts from the retained
     /// copy when it is alone now.
     mutating func left(_ member: PlaybackParticipantID, others: Set<PlaybackParticipantID>, now: ReferenceTime) -> [CoordinatorAction] {
+        scheduledAnswers.removeAll { $0.requester == member }
         guard !isComplete, !ownRequests.isEmpty || requestInFlight else { return [] }
         if others.isEmpty {
             adoptRetained()
             return []
         }
-        scheduledAnswers.removeAll { $0.requester == member }
-        let answering = answerers.values.contains { others.contains($0) }
+        let answering = answers.contains { snapshot, parts in
+            parts.first.flatMap(\.request).map(ownRequests.contains) == true && answerers[snapshot].map(others.contains) == true
+        }
         guard !answering, !requestInFlight else { return [] }
         requestInFlight = true
         answerDeadline = now + Self.answerTimeout
@@ -123,6 +125,7 @@ struct QueueReplica: Sendable {
         if sender == participant {
             requestInFlight = false
             ownRequests.append(sequence)
+            completeIfAnswered()
             return
         }
         // Only a member that has the queue answers (one that waits for its own answer does not
@@ -140,13 +143,24 @@ struct QueueReplica: Sendable {
         }
         // Somebody answered: nobody else needs to.
         scheduledAnswers.removeAll { $0.request == request }
-        guard !isComplete, ownRequests.contains(request) else { return }
+        guard !isComplete else { return }
+        // Kept whoever asked: the answer to this member's request can arrive before the channel
+        // has handed its own request back to it.
         answers[part.snapshot, default: []].append(part)
         answerers[part.snapshot] = sender
-        if let copy = QueueSnapshotPart.assemble(answers[part.snapshot]!) {
+        completeIfAnswered()
+    }
+
+    /// Completes with the first whole answer to one of this member's requests, if there is one.
+    private mutating func completeIfAnswered() {
+        for snapshot in answers.keys.sorted() {
+            guard let parts = answers[snapshot], let request = parts.first?.request, ownRequests.contains(request),
+                let copy = QueueSnapshotPart.assemble(parts)
+            else { continue }
             queue = copy
-            answeredState = (answers[part.snapshot]!.first { $0.part == 0 }?.state, part.through)
-            finish(from: part.through)
+            answeredState = (parts.first { $0.part == 0 }?.state, parts[0].through)
+            finish(from: parts[0].through)
+            return
         }
     }
 

@@ -58,7 +58,7 @@ test("decoded values carry their units: durations BigInt nanoseconds, item times
   const report = decodeMessage(presence.json).presence;
   assert.equal(report.observedDelay, 12_000_000n);
   assert.equal(report.preroll, 40_000_000n);
-  assert.deepEqual(report.items, [{ item: "clip", duration: 60 }, { item: "other", duration: null }]);
+  assert.deepEqual(report.items, [{ item: "clip", duration: 60 }, { item: "other", duration: null }, { item: "v3:ab12", duration: 40, frameIdentical: false }]);
   const withHistory = vector.messages.find((m) => m.json.kind === "suspension" && m.json.history?.suspensions?.length > 0);
   const notice = decodeMessage(withHistory.json).suspension;
   assert.equal(notice.timeout, 2_500_000_000n);

@@ -224,16 +224,23 @@ function encodeReport(r) {
   return json;
 }
 
-/** PresenceReport.ItemSummary -> JSON (duration left out when unknown). */
+/**
+ * PresenceReport.ItemSummary -> JSON (duration left out when unknown; frameIdentical only when a
+ * member says it plays the item from a near copy, false).
+ */
 function encodeItemSummary(summary) {
   const json = { item: summary.item };
   if (summary.duration !== null && summary.duration !== undefined) json.duration = summary.duration;
+  if (summary.frameIdentical !== null && summary.frameIdentical !== undefined) json.frameIdentical = summary.frameIdentical;
   return json;
 }
 
 function decodeItemSummary(value) {
   const v = object(value, "ItemSummary");
-  return { item: string(v.item, "item"), duration: optional(v.duration, double, "duration") };
+  const summary = { item: string(v.item, "item"), duration: optional(v.duration, double, "duration") };
+  const frameIdentical = optional(v.frameIdentical, bool, "frameIdentical");
+  if (frameIdentical !== null) summary.frameIdentical = frameIdentical;
+  return summary;
 }
 
 function decodeItemSummaries(value) {

@@ -327,13 +327,14 @@ export class QueueReplica {
 
   /** A member left: a joiner whose answerers are all gone asks again, or starts from the retained copy when it is alone now. */
   left(member, others, now) {
+    this.scheduledAnswers = this.scheduledAnswers.filter((answer) => answer.requester !== member);
     if (this.isComplete || !(this.ownRequests.length > 0 || this.requestInFlight)) return [];
     if (others.size === 0) {
       this.adoptRetained();
       return [];
     }
-    this.scheduledAnswers = this.scheduledAnswers.filter((answer) => answer.requester !== member);
-    const answering = [...this.answerers.values()].some((answerer) => others.has(answerer));
+    const answering = [...this.answers.entries()].some(([snapshot, parts]) =>
+      parts[0] !== undefined && this.ownRequests.includes(parts[0].request) && others.has(this.answerers.get(snapshot)));
     if (answering || this.requestInFlight) return [];
     this.requestInFlight = true;
     this.answerDeadline = now + QueueReplica.ANSWER_TIMEOUT;
@@ -361,6 +362,7 @@ export class QueueReplica {
     if (sender === this.participant) {
       this.requestInFlight = false;
       this.ownRequests.push(sequence);
+      this.completeIfAnswered();
       return;
     }
     // Only a member that has the queue answers (one that waits for its own answer does not know
@@ -379,15 +381,25 @@ export class QueueReplica {
     }
     // Somebody answered: nobody else needs to.
     this.scheduledAnswers = this.scheduledAnswers.filter((answer) => answer.request !== request);
-    if (this.isComplete || !this.ownRequests.includes(request)) return;
+    if (this.isComplete) return;
+    // Kept whoever asked: the answer to this member's request can arrive before the channel has
+    // handed its own request back to it.
     appendTo(this.answers, part.snapshot, part);
     this.answerers.set(part.snapshot, sender);
-    const parts = this.answers.get(part.snapshot);
-    const copy = assembleSnapshot(parts);
-    if (copy !== null) {
+    this.completeIfAnswered();
+  }
+
+  /** Completes with the first whole answer to one of this member's requests, if there is one. */
+  completeIfAnswered() {
+    for (const snapshot of [...this.answers.keys()].sort(compareStrings)) {
+      const parts = this.answers.get(snapshot);
+      if (parts[0] === undefined || !this.ownRequests.includes(parts[0].request)) continue;
+      const copy = assembleSnapshot(parts);
+      if (copy === null) continue;
       this.queue = copy;
-      this.answeredState = { state: parts.find((p) => p.part === 0)?.state ?? null, through: part.through };
-      this.finish(part.through);
+      this.answeredState = { state: parts.find((p) => p.part === 0)?.state ?? null, through: parts[0].through };
+      this.finish(parts[0].through);
+      return;
     }
   }
 
