@@ -250,7 +250,11 @@ extension GroupPlayback {
         }
         guard await poll({ await coordinator.hasQueue }) else { throw PlaybackCoordinatorError.queueNotReceived }
         let entries = try await coordinator.makeQueueEntries(items)
-        try await coordinator.editQueue(.add(entries, at: .end))
+        // In edits of at most a snapshot part's entries, each well inside a message's size limit.
+        for start in stride(from: 0, to: entries.count, by: QueueSnapshotPart.maximumEntries) {
+            let chunk = Array(entries[start..<min(start + QueueSnapshotPart.maximumEntries, entries.count)])
+            try await coordinator.editQueue(.add(chunk, at: .end))
+        }
         if mode != .off { try await coordinator.editQueue(.repeatMode(mode)) }
         guard await poll({ let queue = await coordinator.queue; return queue.entry(entries[0].id) != nil && queue.repeatMode == mode }) else {
             throw PlaybackCoordinatorError.queueNotReceived
