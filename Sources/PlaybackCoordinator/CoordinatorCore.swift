@@ -84,7 +84,7 @@ public struct CoordinatorCore: Sendable {
     /// Every member's suspensions whose begin the channel delivered and whose end it did not, in
     /// the order they began (the local member's included, once delivered).
     private var openSuspensionsByMember: [PlaybackParticipantID: [(id: String, reason: SuspensionReason)]] = [:]
-    /// This member's copy of the group's queue (``CoordinatorCore+Queue``).
+    /// This member's copy of the group's queue (`CoordinatorCore+Queue.swift`).
     var queueReplica: QueueReplica
     /// The state proposals this member received before it had the queue (and the answer's
     /// state): replayed on that state if it differs from the retained one it started from.

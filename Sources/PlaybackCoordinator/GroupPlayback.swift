@@ -9,7 +9,7 @@ import Logging
 /// server (the relay's own, at the invite's address) until the estimate is good enough to present
 /// frames, and builds the coordination channel over the session. With an invite naming several
 /// nodes, the clock polls the first node that answers and moves to the next node of the invite when
-/// its node stops answering (ClockSync's `TimeSourceFailover`; a `timeSource` event says so). ``run(_:localItem:canPresent:name:items:publishInitialState:onEvent:started:)``
+/// its node stops answering (ClockSync's `TimeSourceFailover`; a `timeSource` event says so). ``run(_:localItem:canPresent:name:items:publishInitialState:queue:repeatMode:onEvent:started:)``
 /// then runs the clock's polling, the ``PlaybackCoordinator`` and the player as children of one task
 /// until the session ends (the member left, the group ended it, the relay was lost), the player ends
 /// (its process quit), or the calling task is cancelled; whichever comes first ends the others, and the
@@ -108,7 +108,7 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
 
     /// Builds a coordinator for `delegate` over this playback's channel and clock.
     ///
-    /// ``run(_:localItem:canPresent:name:items:publishInitialState:onEvent:started:)`` does this itself; a
+    /// ``run(_:localItem:canPresent:name:items:publishInitialState:queue:repeatMode:onEvent:started:)`` does this itself; a
     /// member without a player (one that only sends commands) uses it directly.
     public func makeCoordinator(
         delegate: any PlaybackControlDelegate, localItem: String? = nil, canPresent: (@Sendable (String) -> Bool)? = nil,
@@ -132,7 +132,8 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     ///   - publishInitialState: publish "paused at 0" first, so that the group has a state (the
     ///     member that created the session does this).
     ///   - queue: with `publishInitialState`, the items the group's queue starts with (the first
-    ///     is the initial state's entry), and `repeatMode` its repeat mode.
+    ///     is the initial state's entry); empty: no queue.
+    ///   - repeatMode: the queue's repeat mode (with `queue`).
     ///   - onEvent: every event of the coordinator and the player, as they happen.
     ///   - started: called once the coordinator runs (an app's controls drive it from here).
     /// - Throws: what the player's ``CoordinatedPlayer/run(coordinator:)`` threw (its process crashed).
