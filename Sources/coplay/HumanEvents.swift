@@ -202,7 +202,12 @@ final class HumanEvents: Sendable {
             // A command's own line said it; an entry's end is nobody's command.
             return event.reason == "end" ? "next in the queue: \(quoted(title(event.item ?? "")))" : nil
         case .queueChanged:
-            return event.originator == nil ? "received the group's queue" : "\(by) \(event.detail ?? "changed the queue")"
+            guard event.originator != nil else { return "received the group's queue" }
+            // The edit in words (`CoordinatorCore.describe`) reads as a verb, except the modes.
+            let detail = event.detail ?? "changed the queue"
+            if detail.hasPrefix("repeat ") { return "\(by) set repeat to \(detail.dropFirst("repeat ".count))" }
+            if detail.hasPrefix("shuffle ") { return "\(by) turned \(detail)" }
+            return "\(by) \(detail)"
         case .itemEnded:
             return "\(quoted(title(event.item ?? ""))) ended at \(at): everyone holds its last frame"
         case .commandIgnored:
