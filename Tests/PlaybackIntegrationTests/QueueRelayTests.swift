@@ -18,11 +18,8 @@ struct QueueRelayTests {
     }
 
     /// Three members each make 200 random edits at once: every queue ends identical; a late joiner
-    /// receives it, 1,000 more entries included. Passed 2 of 4 runs on 27 Nov 2026 (the machine
-    /// loaded by a CI build): in the failing runs two of the three members applied none of the edits,
-    /// not even their own, while reporting that they had the queue, and the queues converged to empty.
-    /// Not understood yet, so kept out of CI until it is.
-    @Test(.disabled("intermittent: in some runs two members apply no edits (see the comment)"))
+    /// receives it, 1,000 more entries included.
+    @Test
     func concurrentEdits() async throws {
         try await withLocalRelay { invite in
             var sessions: [GroupSession<TestActivity>] = []
@@ -86,11 +83,19 @@ struct QueueRelayTests {
                     }
                 }
             }
-            // Once every edit came back everywhere, the queues are identical.
-            await eventually("every member's queue is the same") {
-                var queues: [PlayQueue] = []
-                for coordinator in coordinators { queues.append(await coordinator.queue) }
-                return queues.allSatisfy { $0 == queues[0] }
+            // Then one marker entry each: the relay keeps each member's order, so a member that has
+            // applied all three markers has applied all 600 edits. (Equal queues alone are no sign:
+            // under load every member can still be at the same early point.)
+            for (index, coordinator) in coordinators.enumerated() {
+                let marker = try await coordinator.makeQueueEntries([QueueItem(item: "clip", title: "done m\(index)", duration: 30, frameRate: 25)])
+                try await coordinator.editQueue(.add(marker, at: .end))
+            }
+            await eventually("every member applied every edit") {
+                for coordinator in coordinators {
+                    let titles = Set(await coordinator.queue.entries.map(\.title))
+                    if !(0..<3).allSatisfy({ titles.contains("done m\($0)") }) { return false }
+                }
+                return true
             }
             let reference = await coordinators[0].queue
             for coordinator in coordinators { #expect(await coordinator.queue == reference) }
