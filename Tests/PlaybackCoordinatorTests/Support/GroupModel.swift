@@ -157,6 +157,9 @@ final class GroupModel {
     private var heap: [Scheduled] = []
     private var order: UInt64 = 0
     private var random: SeededRandom
+    /// Draws for the channel's own choices (the order of a joiner's first events), apart from
+    /// `random` so that adding them left every earlier seed's run, and its vectors, as they were.
+    private var channelRandom: SeededRandom
     private(set) var members: [Member] = []
     private var byName: [PlaybackParticipantID: Member] = [:]
     private var relayMembers: [PlaybackParticipantID] = []
@@ -185,6 +188,7 @@ final class GroupModel {
     init(_ options: Options) {
         self.options = options
         self.random = SeededRandom(seed: options.seed &* 0x2545_F491_4F6C_DD1D &+ 1)
+        self.channelRandom = SeededRandom(seed: options.seed &* 0x9E37_79B9_7F4A_7C15 &+ 7)
     }
 
     // MARK: Running
@@ -285,13 +289,20 @@ final class GroupModel {
 
     /// The relay admits a member: who is there, the retained messages in stamp order, then
     /// everyone learns of the newcomer.
+    ///
+    /// The joiner's channel (`GroupSessionCoordinationChannel`) yields the retained messages as
+    /// they arrive and the members present from the relay's welcome when its events are first
+    /// read, so the members already there come before or after the retained messages; its own
+    /// `joined` always comes after both (the core takes it as "everyone present is known").
     private func admit(_ member: Member) {
         guard member.alive else { return }
         relayMembers.append(member.name)
-        for other in relayMembers where other != member.name { sendDown(to: member, .joined(other)) }
+        let othersFirst = channelRandom.chance(0.5)
+        if othersFirst { for other in relayMembers where other != member.name { sendDown(to: member, .joined(other)) } }
         for (message, sender, stamp) in retained.values.sorted(by: { $0.2 < $1.2 }) {
             sendDown(to: member, .message(message, sender: sender, sequence: stamp))
         }
+        if !othersFirst { for other in relayMembers where other != member.name { sendDown(to: member, .joined(other)) } }
         member.checkFrom = member.lastDown + 1_000_000
         for other in relayMembers { if let target = byName[other] { sendDown(to: target, .joined(member.name)) } }
         if member.oneShot {
