@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { MediaLibrary, isMediaFile } from "../../Web/static/library.js";
 import { PlayQueue } from "../../Web/static/queue.js";
 import {
-  dropEdit, durationText, entriesForCopies, entryToPrepare, missingNotice, moveEdit, nextEntryWithCopy, nextRepeatMode, queueView, titleOf,
+  dropEdit, durationText, entriesForCopies, entryToPrepare, missingNotice, moveEdit, nextEntryWithCopy, nextRepeatMode, queueView,
 } from "../../Web/static/queuepanel.js";
 
 const digest = (c) => c.repeat(64);
@@ -144,16 +144,15 @@ test("a move someone else's edit overtook changes nothing instead of moving the 
   assert.deepEqual(ids(queue), ["b", "c"]);
 });
 
-test("entriesForCopies: ids from the member, the instant and the index; the fingerprint is the item; titles without extensions", () => {
+test("entriesForCopies: ids from the member, the instant and the index; the fingerprint is the item; the file name the title", () => {
   const entries = entriesForCopies(
     [{ fingerprint: fp(10, "a"), name: "Episode 1.mkv", duration: 1420.5 }, { fingerprint: fp(20, "b"), name: "notes", duration: null }],
     { participant: "0123456789abcdef", sentAt: 1790000000950000000n },
   );
   assert.deepEqual(entries, [
-    { id: "0123456789abcdef.1790000000950000000.0", item: fp(10, "a"), fingerprint: null, title: "Episode 1", duration: 1420.5, frameRate: null, addedBy: "0123456789abcdef" },
+    { id: "0123456789abcdef.1790000000950000000.0", item: fp(10, "a"), fingerprint: null, title: "Episode 1.mkv", duration: 1420.5, frameRate: null, addedBy: "0123456789abcdef" },
     { id: "0123456789abcdef.1790000000950000000.1", item: fp(20, "b"), fingerprint: null, title: "notes", duration: null, frameRate: null, addedBy: "0123456789abcdef" },
   ]);
-  assert.equal(titleOf(".mkv"), ".mkv");
 });
 
 test("missingNotice names the entry and its duration, and says the others go on", () => {

@@ -936,7 +936,7 @@ function queueRow(row, view) {
   if (!row.hasCopy) {
     const missing = document.createElement("span");
     missing.className = "missing";
-    missing.textContent = " · no copy here";
+    missing.textContent = " · no copy";
     meta.append(missing);
   }
   text.append(title, meta);

@@ -111,25 +111,19 @@ export function dropEdit(queue, id, before) {
 /**
  * Queue entries for copies the person adds (`{fingerprint, name, duration, frameRate}`), as
  * PlaybackCoordinator.makeQueueEntries makes them: ids from this member, the send instant (BigInt ns)
- * and the index. The item is the fingerprint (what every member can compute from its file); the title
- * the file's name without its extension.
+ * and the index. The item is the fingerprint (what every member can compute from its file; coplay's
+ * members know their files by it too); the title the file's name, as `coplay host` titles its files.
  */
 export function entriesForCopies(copies, { participant, sentAt }) {
   return copies.map((copy, index) => ({
     id: `${participant}.${sentAt}.${index}`,
     item: copy.fingerprint,
     fingerprint: null,
-    title: titleOf(copy.name),
+    title: String(copy.name),
     duration: Number.isFinite(copy.duration) ? copy.duration : null,
     frameRate: Number.isFinite(copy.frameRate) ? copy.frameRate : null,
     addedBy: participant,
   }));
-}
-
-/** A file name as a title: without its extension (kept when the name is nothing else). */
-export function titleOf(name) {
-  const stripped = String(name).replace(/\.[A-Za-z0-9]{1,5}$/, "");
-  return stripped.length > 0 ? stripped : String(name);
 }
 
 /**
