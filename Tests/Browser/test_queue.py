@@ -56,11 +56,12 @@ class QueueTests(BrowserTestCase):
         self.coplay.control(host.invite, "play")
         page.wait("p.queue.playing !== null && p.queue.rows.find((r) => r.playing)?.title === 'qc.mp4'", 20, "the page to move to qc")
         page.wait("p.sync && p.sync.playing && p.group.itemTime > 0.5", 10, "the page to play qc")
-        page.screenshot("queue.png")
+        page.screenshot("web-queue.png")
         if support.SCREENSHOTS:
-            page.page.locator("#queue-card").screenshot(path=str(support.ROOT / support.SCREENSHOTS / "queue-panel.png")
-                                                       if not support.SCREENSHOTS.startswith("/") else
-                                                       f"{support.SCREENSHOTS}/queue-panel.png")
+            # The panel alone, as people look at it.
+            directory = support.Path(support.SCREENSHOTS)
+            directory = directory if directory.is_absolute() else support.ROOT / directory
+            page.page.locator("#queue-card").screenshot(path=str(directory / "web-queue-panel.png"))
         changes = [e for e in page.events("itemChanged") if e.get("reason") == "end"]
         self.assertTrue(changes, f"an itemChanged at the end of qa: {page.events('itemChanged')}")
         change = changes[-1]
@@ -107,7 +108,7 @@ class QueueTests(BrowserTestCase):
         picker = page.js("() => document.getElementById('picker').innerText")
         self.assertIn("Choose your copy of “mb.mp4” (0:04)", picker)
         self.assertIn("others go on without waiting", picker)
-        page.screenshot("queue-missing.png")
+        page.screenshot("web-queue-missing.png")
         began = ben.wait_event(lambda e: e.get("type") == "suspensionBegan" and e.get("reason") == "coordinatedPlaybackNotPossible",
                                10, "ben to see the page's suspension")
         self.assertFalse(began.get("waits"), f"nobody waits for a missing copy: {began}")
