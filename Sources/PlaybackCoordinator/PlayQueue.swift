@@ -7,6 +7,10 @@ public struct QueueEntry: Hashable, Sendable, Codable {
     public var id: String
     /// The item's identifier (its fingerprint): each member plays its own copy of it.
     public var item: String
+    /// The file fingerprint (`v2:SIZE:DIGEST`) of the adding member's copy, when ``item`` is another
+    /// identity (a stream identity, `v3:…`): members that cannot compute that identity (browsers)
+    /// find their copy of the entry by it.
+    public var fingerprint: String?
     /// The title people see (the file's name when nothing better is known).
     public var title: String
     /// The item's duration in seconds, when the member that added it knew it.
@@ -18,11 +22,12 @@ public struct QueueEntry: Hashable, Sendable, Codable {
 
     /// Creates an entry.
     public init(
-        id: String, item: String, title: String, duration: Double? = nil, frameRate: Double? = nil,
+        id: String, item: String, fingerprint: String? = nil, title: String, duration: Double? = nil, frameRate: Double? = nil,
         addedBy: PlaybackParticipantID
     ) {
         self.id = id
         self.item = item
+        self.fingerprint = fingerprint
         self.title = title
         self.duration = duration
         self.frameRate = frameRate
@@ -34,6 +39,8 @@ public struct QueueEntry: Hashable, Sendable, Codable {
 public struct QueueItem: Hashable, Sendable {
     /// The item's identifier (its fingerprint).
     public var item: String
+    /// The file fingerprint (`v2:…`) when ``item`` is another identity (``QueueEntry/fingerprint``).
+    public var fingerprint: String?
     /// The title people see.
     public var title: String
     /// The duration in seconds, if known.
@@ -42,8 +49,9 @@ public struct QueueItem: Hashable, Sendable {
     public var frameRate: Double?
 
     /// Creates an item to queue.
-    public init(item: String, title: String, duration: Double? = nil, frameRate: Double? = nil) {
+    public init(item: String, fingerprint: String? = nil, title: String, duration: Double? = nil, frameRate: Double? = nil) {
         self.item = item
+        self.fingerprint = fingerprint
         self.title = title
         self.duration = duration
         self.frameRate = frameRate

@@ -259,7 +259,7 @@ public actor PlaybackCoordinator {
         let now = try synchronizedNow()
         return items.enumerated().map { index, item in
             QueueEntry(
-                id: PlayQueue.entryID(participant: core.participant, sentAt: now, index: index), item: item.item, title: item.title,
+                id: PlayQueue.entryID(participant: core.participant, sentAt: now, index: index), item: item.item, fingerprint: item.fingerprint, title: item.title,
                 duration: item.duration, frameRate: item.frameRate, addedBy: core.participant)
         }
     }

@@ -163,7 +163,8 @@ struct HostCommand: AsyncParsableCommand {
         if files.count > 1 {
             runner.queue = copies.copies.prefix(files.count).map { copy in
                 QueueItem(
-                    item: copy.timeline.identifier, title: URL(fileURLWithPath: copy.path).lastPathComponent,
+                    item: copy.timeline.identifier, fingerprint: copy.fingerprint == copy.timeline.identifier ? nil : copy.fingerprint,
+                    title: URL(fileURLWithPath: copy.path).lastPathComponent,
                     duration: copy.timeline.duration,
                     frameRate: copy.timeline.duration > 0 ? Double(copy.timeline.frameCount) / copy.timeline.duration : nil)
             }

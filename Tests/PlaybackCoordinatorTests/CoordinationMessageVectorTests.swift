@@ -71,6 +71,10 @@ import Testing
     static let entries = [
         QueueEntry(id: "0123456789abcdef.1790000000950000000.0", item: "v2:59189:5d1c", title: "Episode 1.mkv", duration: 1_420.5, frameRate: 23.976, addedBy: participant),
         QueueEntry(id: "0123456789abcdef.1790000000950000000.1", item: "v2:61002:9a0e", title: "Episode 2.mkv", addedBy: participant),
+        // A stream identity with the file's fingerprint (how `coplay host` queues files; browsers match by it).
+        QueueEntry(
+            id: "0123456789abcdef.1790000000950000000.2", item: "v3:1800:8c41", fingerprint: "v2:64210:77b3", title: "Episode 3.mkv",
+            duration: 1_388, frameRate: 25, addedBy: participant),
     ]
 
     /// The canonical messages, by name.

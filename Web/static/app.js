@@ -16,8 +16,12 @@ import { fingerprintOfBlob, fingerprintOfURL, fingerprintsMatch, parseFingerprin
 import { RelayErrorCode } from "./frame.js";
 import { AEADSuite, parseInvite } from "./invite.js";
 import { fileNameOfURL, parseFragment, resolveMediaURL, webSocketURL } from "./pageurl.js";
-import { VideoPlayer } from "./player.js";
-import { FrameGrid } from "./schedule.js";
+import { PlayerDeck } from "./deck.js";
+import { MediaLibrary, isMediaFile } from "./library.js";
+import {
+  dropEdit, durationText, entriesForCopies, entryToPrepare, missingNotice, moveEdit, nextEntryWithCopy, nextRepeatMode, queueView,
+} from "./queuepanel.js";
+import { FrameGrid, nsToMs } from "./schedule.js";
 import { GroupSession, openWebSocket } from "./session.js";
 import { CoordinatorShell } from "./shell.js";
 import { parsePosition, shownPosition } from "./transport.js";
@@ -25,7 +29,9 @@ import { parsePosition, shownPosition } from "./transport.js";
 // MARK: State
 
 const $ = (id) => document.getElementById(id);
-const video = $("video");
+const video = $("video"); // the page's first element (deck.js adds one per item it plays)
+/** The element on screen: the one showing the group's entry. */
+const shownVideo = () => player?.video ?? video;
 
 const state = {
   phase: "starting", // starting | connecting | syncing | media | checking | joining | joined | reconnecting | mismatch | error | ended
@@ -40,13 +46,17 @@ const state = {
   trims: 0,
   sawGroupState: false,
   halted: false, // the page gave up before joining: nothing more is loaded
+  missing: null, // {item, entry, suspension (a promise of its id)}: the group plays an entry this page has no copy of
 };
+
+/** The person's copies of the group's items (library.js). */
+const library = new MediaLibrary();
 
 let session = null;
 let syncedClock = null;
 let timeClient = null;
 let shell = null;
-let player = null;
+let player = null; // a PlayerDeck (deck.js): one VideoPlayer per item this page plays
 let pollAbort = null;
 
 const localMs = () => performance.timeOrigin + performance.now();
@@ -64,6 +74,12 @@ const control = Object.freeze({
     return act(() => shell.seek(Math.max(0, seconds)));
   },
   rate: (r) => setRate(Number(r)),
+  next: () => act(() => shell.next()),
+  previous: () => act(() => shell.previous()),
+  // A 1-based position in the queue's play order, as the panel numbers it.
+  jump: (position) => act(() => shell.jump(Number(position))),
+  repeat: (mode) => editQueue({ op: "repeat", mode }),
+  shuffle: (on) => editQueue({ op: "shuffle", seed: on ? randomSeed() : null }),
 });
 
 window.coplayPage = Object.freeze({
@@ -84,6 +100,17 @@ window.coplayPage = Object.freeze({
     return s ? { item: s.item, rate: s.rate, itemTime: shell.currentItemTime, revision: String(s.revision), waiting: shell.isWaiting } : null;
   },
   get activity() { return state.activity === null ? null : { ...state.activity }; },
+  // The queue as the panel shows it (queuepanel.js queueView), the entry the group plays, the entry
+  // this page has no copy of (null when it has the group's), the items with a loaded element and
+  // the element on top (its item).
+  get queue() {
+    if (shell === null) return null;
+    return {
+      ...currentQueueView(), playing: shell.state?.entry ?? null,
+      missing: state.missing === null ? null : { item: state.missing.item, title: state.missing.entry?.title ?? null },
+      loaded: player?.loadedItems ?? [], shown: player?.shownItem ?? null, copies: library.copies.map((c) => c.name),
+    };
+  },
   samples: () => (player === null ? [] : player.samples()),
   control,
 });
@@ -217,8 +244,8 @@ function renameLogMembers() {
   }
 }
 
-// The events of accepted commands, queue commands included (the page shows no queue yet: those are
-// not logged, but the first of them is the group's state as the page found it).
+// The events of accepted commands, queue commands included (the first of them is the group's state
+// as the page found it).
 const COMMAND_EVENTS = new Set(["play", "pause", "seek", "rate", "item", "next", "previous", "jump"]);
 
 /** Coordinator and player events -> log lines. */
@@ -230,6 +257,7 @@ function onPlaybackEvent(event) {
     const where = preciseTime(event.itemTime);
     logLine(event.rate > 0 ? `The group is playing (from ${where}${event.rate !== 1 ? ` at ${event.rate}×` : ""})` : `The group is paused at ${where}`, "info", event);
     updateUI();
+    followEntry();
     return;
   }
   switch (event.type) {
@@ -254,17 +282,31 @@ function onPlaybackEvent(event) {
     case "item":
       logLine("switched the video", "command", event, originatorLabel(event));
       break;
+    case "next":
+      logLine(`moved everyone to the next entry, ${entryName(event)}`, "command", event, originatorLabel(event));
+      break;
+    case "previous":
+      logLine(`went back to ${entryName(event)}`, "command", event, originatorLabel(event));
+      break;
+    case "jump":
+      logLine(`jumped to ${entryName(event)}`, "command", event, originatorLabel(event));
+      break;
     case "itemChanged":
-      if (event.detail) logLine(`The group now plays ${event.item === state.activity?.item ? state.activity?.title ?? "this video" : "another video"}`, "info", event);
+      if (event.reason === "end") logLine(`Now playing ${entryName(event)}`, "info", event);
+      else if (event.detail && event.entry === null) logLine(`The group now plays ${event.item === state.activity?.item ? state.activity?.title ?? "this video" : "another video"}`, "info", event);
+      followEntry();
+      break;
+    case "queueChanged":
+      if (event.detail !== "received") logLine(queueChangeText(event.detail), "command", event, event.originator === null ? undefined : originatorLabel(event));
+      onQueueChanged();
       break;
     case "itemEnded":
       logLine(`The video ended at ${preciseTime(event.itemTime)}: everyone holds its last frame`, "info", event);
       break;
     case "commandIgnored":
-      if (event.item !== state.activity?.item) {
-        player?.holdForeignItem(event.item);
-        logLine(`The group plays another video; this page only has ${state.activity?.title ?? "its own"}`, "warn", event);
-      }
+      // The group plays an item this page has no copy of (or not yet: the core names it before the
+      // queue arrived): followEntry says which entry and asks for it.
+      followEntry();
       break;
     case "suspensionBegan":
       logLine(`is ${reasonText(event.reason)}${event.waits ? " — everyone waits" : ""}`, "warn", event, originatorLabel(event));
@@ -300,11 +342,28 @@ function onPlaybackEvent(event) {
   updateUI();
 }
 
+/** An entry as log lines name it: “Title”, from the event's entry id (else its item). */
+function entryName(event) {
+  const entry = event.entry ? shell?.queue.entry(event.entry) : null;
+  if (entry) return `“${entry.title}”`;
+  if (event.item === state.activity?.item) return `“${state.activity.title}”`;
+  return "another video";
+}
+
+/** A queue edit as the log says it (CoordinatorCore.describe's words, as people say them). */
+function queueChangeText(detail) {
+  const text = String(detail ?? "changed the queue");
+  if (text.startsWith("repeat ")) return `set repeat to ${text.slice(7)}`;
+  if (text === "shuffle on") return "turned shuffle on";
+  if (text === "shuffle off") return "turned shuffle off";
+  return text.replace(/^(added|removed) 1 /, "$1 one ").replace(/^removed 1$/, "removed an entry").replace(/^removed (\d+)$/, "removed $1 entries");
+}
+
 function reasonText(reason) {
   if (reason === "buffering") return "loading";
   if (reason === "stallRecovery") return "stalled";
   if (reason === "playingInterstitial") return "playing something else";
-  if (reason === "coordinatedPlaybackNotPossible") return "unable to follow";
+  if (reason === "coordinatedPlaybackNotPossible") return "not following";
   if (reason === "userActionRequired") return "waiting for a click";
   return String(reason ?? "away").replace(/^custom:/, "");
 }
@@ -345,6 +404,8 @@ function togglePlay() {
 
 function bindControls() {
   $("play").addEventListener("click", togglePlay);
+  $("next").addEventListener("click", () => control.next());
+  $("previous").addEventListener("click", () => control.previous());
   $("rate").addEventListener("change", (e) => setRate(Number(e.target.value)));
   const seek = $("seek");
   seek.addEventListener("input", () => {
@@ -379,7 +440,8 @@ function bindControls() {
   time.addEventListener("focus", () => time.select());
   time.addEventListener("blur", () => time.removeAttribute("aria-invalid"));
   $("unmute").addEventListener("click", () => {
-    video.muted = false;
+    state.unmuted = true;
+    for (const element of document.querySelectorAll("#screen video")) element.muted = false;
     $("unmute").hidden = true;
   });
   document.addEventListener("keydown", (e) => {
@@ -389,7 +451,7 @@ function bindControls() {
       togglePlay();
     } else if (e.key === "ArrowLeft" || e.key === "ArrowRight") {
       e.preventDefault();
-      const now = shell?.currentItemTime ?? video.currentTime;
+      const now = shell?.currentItemTime ?? shownVideo().currentTime;
       control.seek(Math.max(0, now + (e.key === "ArrowLeft" ? -5 : 5)));
     }
   });
@@ -409,6 +471,7 @@ function updateControls() {
   $("seek").disabled = !live;
   $("time").disabled = !live;
   $("rate").disabled = !live;
+  updateQueuePanel();
 }
 
 // MARK: Periodic UI
@@ -499,7 +562,7 @@ function updatePeople() {
       tone = "";
     }
     if (m.delayMs !== null && !m.local) details.push(delayText(m.delayMs));
-    if (m.local) details.push(state.media?.name ?? "");
+    if (m.local) details.push(state.missing !== null ? `no copy of “${state.missing.entry?.title ?? "this video"}”` : (library.copyFor(group?.item ?? "")?.name ?? state.media?.name ?? ""));
     detail.textContent = details.filter(Boolean).join(" · ") || (m.local ? "this browser" : "member");
     person.append(name, detail);
     badge.textContent = badgeText;
@@ -538,10 +601,15 @@ function updateUI() {
     $("rate").value = String(group.rate);
   }
 
-  const duration = Number.isFinite(video.duration) ? video.duration : Number(state.activity?.duration) || 0;
+  const shown = shownVideo();
+  const entryTitle = shell?.currentEntry?.title ?? null;
+  if (state.joined && state.activity !== null) $("title").textContent = entryTitle ?? state.activity.title ?? state.media?.name ?? "Watch together";
+  const groupDuration = shell?.state?.duration ?? null;
+  const duration = Number.isFinite(groupDuration) && groupDuration > 0 ? groupDuration
+    : Number.isFinite(shown.duration) ? shown.duration : Number(state.activity?.duration) || 0;
   const seek = $("seek");
   // The group's time, but the end while the page shows the media's last picture (transport.js).
-  const position = shownPosition({ position: shell?.currentItemTime ?? video.currentTime, duration, atEnd: (player?.status.ended ?? false) || video.ended });
+  const position = shownPosition({ position: shell?.currentItemTime ?? shown.currentTime, duration, atEnd: (player?.status?.ended ?? false) || (state.missing === null && shown.ended) });
   if (seek.dataset.dragging !== "true") {
     seek.max = String(duration || 1);
     seek.value = String(duration > 0 ? Math.min(position, duration) : position);
@@ -551,7 +619,443 @@ function updateUI() {
   }
   $("duration").textContent = clockText(duration);
   updatePeople();
+  updateQueuePanel();
   renameLogMembers();
+}
+
+// MARK: The queue and this page's copies
+
+/** A fresh 32-bit shuffle seed. */
+function randomSeed() {
+  return crypto.getRandomValues(new Uint32Array(1))[0];
+}
+
+function editQueue(edit) {
+  return act(() => shell.editQueue(edit));
+}
+
+/** Whether this page has a copy of a queue entry. */
+const hasCopy = (entry) => library.copyForEntry(entry) !== null;
+
+function currentQueueView() {
+  return queueView({
+    queue: shell.queue, hasQueue: shell.hasQueue, playing: shell.state?.entry ?? null,
+    label: (id) => who(shell.label(id)), me: state.participantId, hasCopy, live: state.joined && state.phase === "joined",
+  });
+}
+
+/** The items this page can play go into its presence reports (the others see who has what). */
+function refreshItems() {
+  shell?.setItems(library.items());
+}
+
+/** The queue changed (an edit, or it arrived): learn its items, follow the group, prepare the next entry. */
+function onQueueChanged() {
+  if (shell === null) return;
+  library.learnEntries(shell.queue.entries);
+  refreshItems();
+  followEntry();
+  schedulePrepare(300);
+}
+
+/**
+ * Follows the group's entry: plays it when this page has a copy (ending a missing entry's
+ * suspension, so the group's commands come again), else names it and asks for the file.
+ */
+function followEntry() {
+  if (shell === null || !state.joined) return;
+  const group = shell.state;
+  if (group === null) return;
+  if (shell.hasQueue) library.learnEntries(shell.queue.entries);
+  if (library.has(group.item)) {
+    if (shell.core.localItem !== group.item) shell.setLocalItem(group.item);
+    endMissing();
+    schedulePrepare();
+  } else {
+    const entry = shell.currentEntry;
+    // Before the queue arrived the core cannot say which entry it is: the queue names it soon.
+    if (entry === null && (group.entry ?? null) !== null && !shell.hasQueue) return;
+    beginMissing(group, entry ?? { title: group.item === state.activity?.item ? state.activity.title : "the group's video", duration: group.duration ?? null });
+    schedulePrepare();
+  }
+  updateQueuePanel();
+}
+
+/**
+ * The group plays an entry this page has no copy of: its player stops at the state's instant, the
+ * page holds a coordinatedPlaybackNotPossible suspension (not a waiting reason: the others go on) and
+ * asks for the file.
+ */
+function beginMissing(group, entry) {
+  if (state.missing !== null && state.missing.item === group.item) {
+    state.missing.entry = entry;
+    showMissing();
+    return;
+  }
+  const suspension = state.missing?.suspension
+    ?? shell.beginSuspension("coordinatedPlaybackNotPossible").catch((error) => {
+      logLine(`Could not tell the group: ${error?.message ?? error}`, "bad");
+      return null;
+    });
+  state.missing = { item: group.item, entry, suspension };
+  player?.holdForeign(group.item, Math.max(nsToMs(group.anchorReferenceTime), Date.now() - 1000));
+  showMissing();
+  logLine(missingNotice(entry).short, "warn");
+}
+
+/** The group's entry is playable here again: end the suspension (the coordinator then gives the player the group's state). */
+function endMissing() {
+  const missing = state.missing;
+  if (missing === null) return;
+  state.missing = null;
+  if ($("picker").dataset.mode === "missing") {
+    $("picker").hidden = true;
+    delete $("picker").dataset.mode;
+  }
+  missing.suspension
+    .then((id) => (id === null ? null : shell.endSuspension(id)))
+    .catch((error) => logLine(`Could not tell the group: ${error?.message ?? error}`, "bad"));
+  logLine(`Back in step with the group: ${entryName({ entry: shell.state?.entry ?? null, item: shell.state?.item })}`, "info");
+}
+
+function showMissing() {
+  const missing = state.missing;
+  if (missing === null) return;
+  const nextWithCopy = shell.hasQueue && shell.state?.entry ? nextEntryWithCopy(shell.queue, shell.state.entry, hasCopy) : null;
+  const notice = missingNotice(missing.entry, { nextWithCopy });
+  const picker = $("picker");
+  picker.hidden = false;
+  picker.dataset.mode = "missing";
+  $("picker-title").textContent = notice.title;
+  $("picker-text").textContent = notice.text;
+  $("picker-button").textContent = "Choose files…";
+  $("picker-hint").textContent = "or drop the file or its folder here";
+  $("overlay").hidden = true;
+}
+
+let prepareTimer = null;
+
+/**
+ * Loads the entry the group plays next into a second element, a moment after a change (not while
+ * the new entry starts): the transition then starts it like any scheduled start.
+ */
+function schedulePrepare(delayMs = 1500) {
+  if (prepareTimer !== null) clearTimeout(prepareTimer);
+  prepareTimer = setTimeout(() => {
+    prepareTimer = null;
+    const group = shell?.state;
+    if (!group || !shell.hasQueue || player === null) return;
+    const playing = group.entry ?? null;
+    const next = state.missing !== null ? nextEntryWithCopy(shell.queue, playing, hasCopy) : entryToPrepare(shell.queue, playing, hasCopy);
+    if (next !== null && next.item !== group.item) player.prepare(next.item);
+  }, delayMs);
+}
+
+/** An item's frame grid: the activity's, else from its queue entry's frame rate. */
+function gridFor(item) {
+  if (item === state.activity?.item) return FrameGrid.fromActivity(state.activity);
+  const entry = shell?.queue.entries.find((e) => e.item === item || e.fingerprint === item);
+  if (!entry || !(entry.frameRate > 0)) return null;
+  return FrameGrid.fromActivity({ frameInterval: 1 / entry.frameRate, firstFrameTime: 0, duration: entry.duration });
+}
+
+/** A new element in the screen, under the one on top (deck.js). */
+function createVideo() {
+  const element = document.createElement("video");
+  element.className = "deck";
+  element.playsInline = true;
+  element.preload = "auto";
+  element.disablePictureInPicture = true;
+  element.muted = video.muted && !state.unmuted;
+  element.dataset.shown = "false";
+  $("screen").insertBefore(element, $("picker"));
+  return element;
+}
+
+/** The duration of a media file (its metadata, in a probe element), or null. */
+function probeDuration(blob) {
+  return new Promise((resolve) => {
+    const probe = document.createElement("video");
+    probe.preload = "metadata";
+    probe.muted = true;
+    const url = URL.createObjectURL(blob);
+    let timer = null;
+    const done = (value) => {
+      clearTimeout(timer);
+      probe.onloadedmetadata = null;
+      probe.onerror = null;
+      probe.removeAttribute("src");
+      probe.load();
+      URL.revokeObjectURL(url);
+      resolve(value);
+    };
+    timer = setTimeout(() => done(null), 5000);
+    probe.onloadedmetadata = () => done(Number.isFinite(probe.duration) && probe.duration > 0 ? probe.duration : null);
+    probe.onerror = () => done(null);
+    probe.src = url;
+  });
+}
+
+/** Fingerprints and probes media files into the library; returns their copies (others are skipped). */
+async function readCopies(files) {
+  const copies = [];
+  for (const file of files) {
+    if (!isMediaFile(file)) continue;
+    try {
+      const fingerprint = await fingerprintOfBlob(file);
+      const duration = await probeDuration(file);
+      copies.push(library.add({ fingerprint, name: file.name, size: file.size, source: file, duration }));
+    } catch (error) {
+      logLine(`Cannot read “${file.name}”: ${error?.message ?? error}`, "warn");
+    }
+  }
+  return copies;
+}
+
+/**
+ * Files the person gave after joining: copies for the group's entries (a missing one, later ones),
+ * and with `queue` also new entries at the end of the queue.
+ */
+async function takeFiles(files, { queue = false } = {}) {
+  if (files.length === 0) return;
+  const note = $("queue-note");
+  note.hidden = false;
+  delete note.dataset.tone;
+  note.textContent = `Checking ${files.length === 1 ? `“${files[0].name}”` : `${files.length} files`}…`;
+  const copies = await readCopies(files);
+  note.hidden = true;
+  if (copies.length === 0) {
+    logLine("None of those files is a video this page can play", "warn");
+    return;
+  }
+  refreshItems();
+  if (queue) {
+    await act(async () => {
+      const entries = entriesForCopies(copies, { participant: state.participantId, sentAt: shell.entryStamp() });
+      await shell.editQueue({ op: "add", entries, at: "end" });
+    });
+  } else {
+    const known = shell?.hasQueue ? copies.filter((copy) => shell.queue.entries.some((e) => library.copyForEntry(e) === copy)) : [];
+    logLine(known.length > 0
+      ? `Your copies of ${known.map((c) => `“${c.name}”`).join(", ")} are ready`
+      : `${copies.map((c) => `“${c.name}”`).join(", ")} ${copies.length === 1 ? "is" : "are"} not in the queue: add ${copies.length === 1 ? "it" : "them"} with “Add videos…”`, known.length > 0 ? "info" : "warn");
+  }
+  followEntry();
+  schedulePrepare(300);
+}
+
+/** The files of a drop, folders walked (at most 2,000 files, 8 levels deep). */
+async function filesOfDrop(dataTransfer) {
+  // The entries must be taken while the drop event runs.
+  const roots = [...(dataTransfer?.items ?? [])].map((item) => item.webkitGetAsEntry?.() ?? null).filter(Boolean);
+  if (roots.length === 0) return [...(dataTransfer?.files ?? [])];
+  const files = [];
+  const walk = async (entry, depth) => {
+    if (files.length >= 2000) return;
+    if (entry.isFile) {
+      files.push(await new Promise((resolve, reject) => entry.file(resolve, reject)));
+    } else if (entry.isDirectory && depth < 8) {
+      const reader = entry.createReader();
+      for (let batch = 0; batch < 200; batch += 1) {
+        const entries = await new Promise((resolve, reject) => reader.readEntries(resolve, reject));
+        if (entries.length === 0) break;
+        for (const child of entries) await walk(child, depth + 1);
+      }
+    }
+  };
+  for (const root of roots) {
+    try {
+      await walk(root, 0);
+    } catch (error) {
+      logLine(`Cannot read the dropped files: ${error?.message ?? error}`, "warn");
+    }
+  }
+  return files;
+}
+
+// MARK: The queue panel
+
+let drawnQueue = null; // the view last drawn (JSON), so a periodic update redraws only on changes
+let draggedEntry = null;
+
+function svgIcon(path, viewBox = "0 0 24 24") {
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", viewBox);
+  svg.setAttribute("aria-hidden", "true");
+  const p = document.createElementNS(ns, "path");
+  p.setAttribute("d", path);
+  svg.append(p);
+  return svg;
+}
+
+function miniButton(className, label, path, enabled, run) {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = `mini ${className}`;
+  button.title = label;
+  button.setAttribute("aria-label", label);
+  button.disabled = !enabled;
+  button.append(svgIcon(path));
+  button.addEventListener("click", (e) => {
+    e.stopPropagation();
+    run();
+  });
+  return button;
+}
+
+function queueRow(row, view) {
+  const li = document.createElement("li");
+  li.className = "queue-row";
+  li.dataset.id = row.id;
+  li.dataset.status = row.status;
+  li.dataset.playing = String(row.playing);
+  if (view.canReorder) li.draggable = true;
+
+  const position = document.createElement("button");
+  position.type = "button";
+  position.className = "queue-pos";
+  position.disabled = !row.canJump;
+  position.title = row.playing ? "Playing now" : `Play “${row.title}” for everyone`;
+  position.setAttribute("aria-label", row.playing ? `Entry ${row.position}, playing` : `Play entry ${row.position}`);
+  if (row.playing) position.append(svgIcon("M8 5.5v13l10.5-6.5z"));
+  else position.textContent = String(row.position);
+  position.addEventListener("click", () => control.jump(row.position));
+
+  const text = document.createElement("div");
+  text.className = "queue-text";
+  const title = document.createElement("span");
+  title.className = "queue-title";
+  title.textContent = row.title;
+  title.title = row.title;
+  const meta = document.createElement("span");
+  meta.className = "queue-meta";
+  const time = document.createElement("time");
+  time.textContent = row.duration;
+  meta.append(time, ` · added by ${row.addedBy}`);
+  if (!row.hasCopy) {
+    const missing = document.createElement("span");
+    missing.className = "missing";
+    missing.textContent = " · no copy";
+    meta.append(missing);
+  }
+  text.append(title, meta);
+
+  const actions = document.createElement("div");
+  actions.className = "queue-actions";
+  actions.append(
+    miniButton("up", "Move up", "M12 19V5M6 11l6-6 6 6", row.canUp, () => editQueue(moveEdit(shell.queue, row.id, -1))),
+    miniButton("down", "Move down", "M12 5v14M6 13l6 6 6-6", row.canDown, () => editQueue(moveEdit(shell.queue, row.id, 1))),
+    miniButton("remove", "Remove from the queue", "M6 6l12 12M18 6 6 18", state.joined, () => editQueue({ op: "remove", ids: [row.id] })),
+  );
+  li.append(position, text, actions);
+  li.addEventListener("dblclick", () => {
+    if (row.canJump) control.jump(row.position);
+  });
+  li.addEventListener("dragstart", (e) => {
+    draggedEntry = row.id;
+    li.classList.add("dragging");
+    e.dataTransfer.effectAllowed = "move";
+    e.dataTransfer.setData("text/x-coplay-entry", row.id);
+  });
+  li.addEventListener("dragend", () => {
+    draggedEntry = null;
+    li.classList.remove("dragging");
+  });
+  const below = (e) => e.clientY > li.getBoundingClientRect().top + li.offsetHeight / 2;
+  li.addEventListener("dragover", (e) => {
+    if (draggedEntry === null) return;
+    e.preventDefault();
+    li.classList.toggle("drag-over", !below(e));
+    li.classList.toggle("drag-over-end", below(e));
+  });
+  li.addEventListener("dragleave", () => li.classList.remove("drag-over", "drag-over-end"));
+  li.addEventListener("drop", (e) => {
+    if (draggedEntry === null) return;
+    e.preventDefault();
+    e.stopPropagation();
+    li.classList.remove("drag-over", "drag-over-end");
+    const index = shell.queue.entries.findIndex((entry) => entry.id === row.id);
+    const edit = dropEdit(shell.queue, draggedEntry, index + (below(e) ? 1 : 0));
+    draggedEntry = null;
+    if (edit !== null) editQueue(edit);
+  });
+  return li;
+}
+
+function updateQueuePanel() {
+  const card = $("queue-card");
+  if (shell === null || !state.joined) {
+    card.hidden = true;
+    return;
+  }
+  card.hidden = false;
+  const view = currentQueueView();
+  const hasEntries = view.rows.length > 0;
+  $("next").hidden = !hasEntries;
+  $("previous").hidden = !hasEntries;
+  $("next").disabled = !view.canNext;
+  $("previous").disabled = !view.canPrevious;
+  const key = JSON.stringify(view);
+  if (key === drawnQueue) return;
+  drawnQueue = key;
+  $("queue-summary").textContent = view.summary;
+  const repeat = $("queue-repeat");
+  repeat.dataset.mode = view.repeatMode;
+  const repeatLabel = `Repeat: ${view.repeatMode === "one" ? "this entry" : view.repeatMode === "all" ? "the whole queue" : "off"}`;
+  repeat.title = `${repeatLabel} (click: ${nextRepeatMode(view.repeatMode) === "one" ? "repeat this entry" : nextRepeatMode(view.repeatMode) === "all" ? "repeat the queue" : "repeat off"})`;
+  $("queue-repeat-label").textContent = repeatLabel;
+  repeat.disabled = !state.joined;
+  const shuffle = $("queue-shuffle");
+  shuffle.setAttribute("aria-pressed", String(view.shuffled));
+  shuffle.title = view.shuffled ? "Shuffle is on: one shuffled order, the same for everyone (click: off)" : "Shuffle: one shuffled order, the same for everyone";
+  const list = $("queue");
+  if (view.empty !== null) {
+    const li = document.createElement("li");
+    li.className = "empty";
+    li.textContent = view.empty;
+    list.replaceChildren(li);
+  } else {
+    list.replaceChildren(...view.rows.map((row) => queueRow(row, view)));
+  }
+  const note = $("queue-note");
+  if (note.textContent.startsWith("Checking")) return;
+  if (state.missing !== null) {
+    note.hidden = false;
+    note.dataset.tone = "warn";
+    note.textContent = missingNotice(state.missing.entry).short;
+  } else if (view.reorderHint !== null && hasEntries) {
+    note.hidden = false;
+    delete note.dataset.tone;
+    note.textContent = view.reorderHint;
+  } else {
+    note.hidden = true;
+  }
+}
+
+function bindQueuePanel() {
+  $("queue-repeat").addEventListener("click", () => control.repeat(nextRepeatMode(shell?.queue.repeatMode ?? "off")));
+  $("queue-shuffle").addEventListener("click", () => control.shuffle(shell?.queue.shuffleSeed === null));
+  $("queue-file").addEventListener("change", (e) => {
+    const files = [...(e.target.files ?? [])];
+    e.target.value = "";
+    takeFiles(files, { queue: true });
+  });
+  const card = $("queue-card");
+  card.addEventListener("dragover", (e) => {
+    if (draggedEntry !== null || !e.dataTransfer?.types?.includes("Files")) return;
+    e.preventDefault();
+    card.classList.add("drop-target");
+  });
+  card.addEventListener("dragleave", (e) => {
+    if (!card.contains(e.relatedTarget)) card.classList.remove("drop-target");
+  });
+  card.addEventListener("drop", async (e) => {
+    if (draggedEntry !== null || !e.dataTransfer?.types?.includes("Files")) return;
+    e.preventDefault();
+    card.classList.remove("drop-target");
+    takeFiles(await filesOfDrop(e.dataTransfer), { queue: true });
+  });
 }
 
 // MARK: Notices from the player
@@ -594,22 +1098,28 @@ function showPicker(title) {
 }
 
 function bindPicker() {
-  const take = (file) => {
-    if (!file) return;
-    mediaChosen?.(file);
+  // Before joining the files are for the session's video; after, copies of the group's entries.
+  const take = (files) => {
+    if (files.length === 0) return;
+    if (state.joined) takeFiles(files);
+    else mediaChosen?.(files);
   };
-  $("file").addEventListener("change", (e) => take(e.target.files?.[0]));
+  $("file").addEventListener("change", (e) => {
+    const files = [...(e.target.files ?? [])];
+    e.target.value = "";
+    take(files);
+  });
   const screen = $("screen");
   let depth = 0;
   screen.addEventListener("dragenter", (e) => {
-    if (state.joined || !e.dataTransfer?.types?.includes("Files")) return;
+    if (!e.dataTransfer?.types?.includes("Files")) return;
     e.preventDefault();
     depth += 1;
     screen.classList.add("dragging");
     $("drop-hint").hidden = false;
   });
   screen.addEventListener("dragover", (e) => {
-    if (!state.joined) e.preventDefault();
+    if (e.dataTransfer?.types?.includes("Files")) e.preventDefault();
   });
   screen.addEventListener("dragleave", () => {
     depth = Math.max(0, depth - 1);
@@ -618,12 +1128,12 @@ function bindPicker() {
       $("drop-hint").hidden = true;
     }
   });
-  screen.addEventListener("drop", (e) => {
+  screen.addEventListener("drop", async (e) => {
     e.preventDefault();
     depth = 0;
     screen.classList.remove("dragging");
     $("drop-hint").hidden = true;
-    if (!state.joined) take(e.dataTransfer?.files?.[0]);
+    take(await filesOfDrop(e.dataTransfer));
   });
 }
 
@@ -635,13 +1145,13 @@ function screenMessage(title, text) {
   $("picker-text").textContent = text;
 }
 
-/** Waits for a file from the picker or a drop. */
-function pickFile(title) {
+/** Waits for files from the picker or a drop (a dropped folder's files). */
+function pickFiles(title) {
   showPicker(title);
   return new Promise((resolve) => {
-    mediaChosen = (file) => {
+    mediaChosen = (files) => {
       mediaChosen = null;
-      resolve(file);
+      resolve(files);
     };
   });
 }
@@ -673,17 +1183,27 @@ async function obtainMedia(mediaParameter, title) {
       const result = await fingerprintOfURL(url);
       const crossOrigin = new URL(url).origin !== location.origin;
       loadVideo(result.blob ?? url, result.blob === null && crossOrigin);
-      return { name, fingerprint: result.fingerprint, size: result.size, source: "url" };
+      library.add({ fingerprint: result.fingerprint, name, size: result.size, source: result.blob ?? url, crossOrigin: result.blob === null && crossOrigin });
+      return { name, fingerprint: result.fingerprint, size: result.size, source: "url", copies: [] };
     } catch (error) {
       fail("Cannot read the video", `${name}: ${error?.message ?? error}. You can choose your own copy instead.`, { tone: "warn" });
     }
   }
-  const file = await pickFile(title);
+  let files = await pickFiles(title);
+  // A folder (or several files): its media files; one file is taken as it is.
+  if (files.length > 1) files = files.filter(isMediaFile);
+  if (files.length === 0) return obtainMedia(null, title);
   hideBanner();
   setPhase("checking");
-  $("picker-title").textContent = `Checking “${file.name}”…`;
-  const fingerprint = await fingerprintOfBlob(file);
-  return { name: file.name, fingerprint, size: file.size, source: "file", file };
+  $("picker-title").textContent = files.length === 1 ? `Checking “${files[0].name}”…` : `Checking ${files.length} files…`;
+  const copies = [];
+  for (const file of files) {
+    const fingerprint = await fingerprintOfBlob(file);
+    copies.push({ file, copy: library.add({ fingerprint, name: file.name, size: file.size, source: file }) });
+  }
+  // The session's video if it is among them (the activity may not be known yet: main() looks again).
+  const first = copies.find(({ copy }) => state.activity !== null && fingerprintsMatch(copy.fingerprint, state.activity.fingerprint)) ?? copies[0];
+  return { name: first.file.name, fingerprint: first.copy.fingerprint, size: first.file.size, source: "file", file: first.file, copies };
 }
 
 // MARK: Session
@@ -752,6 +1272,7 @@ function receiveActivity(name, body) {
 async function main() {
   bindControls();
   bindPicker();
+  bindQueuePanel();
   setInterval(updateUI, 250);
 
   let fragment;
@@ -872,7 +1393,9 @@ async function main() {
       setPhase("error");
       return fail("Cannot read the video", outcome.error?.message ?? String(outcome.error));
     }
-    const media = outcome.media;
+    let media = outcome.media;
+    const match = (media.copies ?? []).find(({ copy }) => fingerprintsMatch(copy.fingerprint, state.activity.fingerprint));
+    if (match !== undefined) media = { ...media, name: match.file.name, fingerprint: match.copy.fingerprint, size: match.file.size, file: match.file };
     if (fingerprintsMatch(media.fingerprint, state.activity.fingerprint)) {
       state.media = media;
       if (media.file) loadVideo(media.file);
@@ -912,11 +1435,20 @@ async function main() {
     nowMs: () => (syncedClock.isSynchronized ? localMs() + offsetMs() : null),
     offsetMs,
   };
-  player = new VideoPlayer({ video, clock, item: state.activity.item, grid: FrameGrid.fromActivity(state.activity) });
+  // The page's file is the session's item (its fingerprint was checked): the activity says how long it is.
+  library.learn({ item: state.activity.item, fingerprint: state.activity.fingerprint, duration: Number(state.activity.duration) });
+  if (state.media.source === "file") library.add({ fingerprint: state.media.fingerprint, name: state.media.name, size: state.media.size, source: state.media.file });
+  player = new PlayerDeck({ createVideo, library, clock, gridFor });
+  player.adopt(state.activity.item, video, objectURL);
+  player.show(state.activity.item);
   shell = new CoordinatorShell({
     channel, reference: { now: () => syncedClock.now() }, player, localItem: state.activity.item, name: state.name, backlog,
-    // The page's file is the session's item (its fingerprint was checked): the activity says how long it is.
-    items: [{ item: state.activity.item, duration: Number.isFinite(state.activity.duration) ? state.activity.duration : null }],
+    // Any item of the group this page has a copy of (library.js): the core follows the group to it.
+    canPresent: (item) => {
+      if (!library.has(item) && shell?.hasQueue) library.learnEntries(shell.queue.entries);
+      return library.has(item);
+    },
+    items: library.items(),
     log: (message, error) => console.warn(`coplay: ${message}`, error?.message ?? ""),
   });
   player.onreadiness = (readiness) => shell.reportReadiness(readiness);

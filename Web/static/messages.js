@@ -284,9 +284,11 @@ function repeatMode(value, what) {
   return mode;
 }
 
-/** QueueEntry -> JSON (`duration` and `frameRate` left out when unknown). */
+/** QueueEntry -> JSON (`fingerprint`, `duration` and `frameRate` left out when unknown). */
 export function encodeQueueEntry(e) {
-  const json = { id: e.id, item: e.item, title: e.title };
+  const json = { id: e.id, item: e.item };
+  if (e.fingerprint !== null && e.fingerprint !== undefined) json.fingerprint = e.fingerprint;
+  json.title = e.title;
   if (e.duration !== null && e.duration !== undefined) json.duration = e.duration;
   if (e.frameRate !== null && e.frameRate !== undefined) json.frameRate = e.frameRate;
   json.addedBy = e.addedBy;
@@ -299,6 +301,7 @@ export function decodeQueueEntry(value) {
   return {
     id: string(v.id, "id"),
     item: string(v.item, "item"),
+    fingerprint: optional(v.fingerprint, string, "fingerprint"),
     title: string(v.title, "title"),
     duration: optional(v.duration, double, "duration"),
     frameRate: optional(v.frameRate, double, "frameRate"),

@@ -7,7 +7,8 @@
 // must pass on both.
 //
 // Types in JS:
-//   - QueueEntry: {id, item, title, duration (seconds or null), frameRate (or null), addedBy};
+//   - QueueEntry: {id, item, fingerprint (the file's v2 fingerprint when item is another identity, or null),
+//     title, duration (seconds or null), frameRate (or null), addedBy};
 //   - RepeatMode: "off" | "one" | "all";
 //   - QueuePosition: "end" | "start" | {after: ENTRY_ID};
 //   - QueueEdit: its wire form (messages.js): {op: "add", entries, at} | {op: "remove", ids} |

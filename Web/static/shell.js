@@ -242,6 +242,56 @@ export class CoordinatorShell {
     await this.send(this.core.proposeItem(identifier, itemTime, this.synchronizedNow()));
   }
 
+  // MARK: Queue (PlaybackCoordinator's queue API)
+
+  /** The group's queue as this member has it (a PlayQueue; see hasQueue). */
+  get queue() {
+    return this.core.queue;
+  }
+
+  /** Whether the group's queue arrived (a joiner asks for it on joining). */
+  get hasQueue() {
+    return this.core.hasQueue;
+  }
+
+  /** The queue entry the group plays, or null. */
+  get currentEntry() {
+    return this.core.currentEntry;
+  }
+
+  /** Proposes an edit of the group's queue (queue.js's QueueEdit); it applies when the channel delivers it back. */
+  async editQueue(edit) {
+    await this.send(this.core.proposeQueueEdit(edit, this.synchronizedNow()));
+  }
+
+  /** The reference instant (BigInt ns) new entry ids are made from (PlaybackCoordinator.makeQueueEntries). */
+  entryStamp() {
+    return this.synchronizedNow();
+  }
+
+  /** Moves the group to the next entry. */
+  async next() {
+    await this.send(this.core.proposeNext(this.synchronizedNow()));
+  }
+
+  /** Moves the group to the previous entry. */
+  async previous() {
+    await this.send(this.core.proposePrevious(this.synchronizedNow()));
+  }
+
+  /** Moves the group to the entry at 1-based `position` of the play order. */
+  async jump(position) {
+    await this.send(this.core.proposeJump(position, this.synchronizedNow()));
+  }
+
+  /**
+   * The items this member can play, with durations (its presence reports tell the others; the
+   * group's timeline ends at an item's duration). Sent with the next presence report.
+   */
+  setItems(items) {
+    this.core.items = items;
+  }
+
   /** Tells the core which item the local player has loaded. */
   setLocalItem(identifier) {
     this.perform(this.core.setLocalItem(identifier));

@@ -1,0 +1,188 @@
+// The queue panel's view model and edits (Web/static/queuepanel.js) and the page's copies
+// (Web/static/library.js): pure, without the DOM.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+import { MediaLibrary, isMediaFile } from "../../Web/static/library.js";
+import { PlayQueue } from "../../Web/static/queue.js";
+import {
+  dropEdit, durationText, entriesForCopies, entryToPrepare, missingNotice, moveEdit, nextEntryWithCopy, nextRepeatMode, queueView,
+} from "../../Web/static/queuepanel.js";
+
+const digest = (c) => c.repeat(64);
+const fp = (size, c) => `v2:${size}:${digest(c)}`;
+const entry = (id, item, extra = {}) => ({ id, item, fingerprint: null, title: `Episode ${id}`, duration: 60, frameRate: 25, addedBy: "host", ...extra });
+const queueOf = (entries, options = {}) => {
+  const queue = new PlayQueue();
+  queue.apply({ op: "add", entries, at: "end" });
+  if (options.repeat) queue.apply({ op: "repeat", mode: options.repeat });
+  if (options.seed !== undefined) queue.apply({ op: "shuffle", seed: options.seed });
+  return queue;
+};
+const ids = (queue) => queue.entries.map((e) => e.id);
+
+// MARK: The library
+
+test("library: a copy plays an item named by its fingerprint, or by a stream identity whose fingerprint it learned", () => {
+  const library = new MediaLibrary();
+  library.add({ fingerprint: fp(1000, "a"), name: "Episode 1.mkv", source: "blob-a" });
+  library.add({ fingerprint: fp(2000, "b"), name: "Episode 2.mkv", source: "blob-b", duration: 61 });
+  // An entry the page queued: its item is the fingerprint.
+  assert.equal(library.copyFor(fp(2000, "b"))?.name, "Episode 2.mkv");
+  // The host queues stream identities: unknown until an entry or the activity names the fingerprint.
+  assert.equal(library.copyFor("v3:1:x"), null);
+  assert.equal(library.copyForEntry(entry("1", "v3:1:x", { fingerprint: fp(1000, "a") }))?.name, "Episode 1.mkv");
+  assert.equal(library.has("v3:1:x"), true, "learned from the entry");
+  // Another file of the same size is not a copy.
+  assert.equal(library.copyForEntry(entry("3", "v3:3:x", { fingerprint: fp(1000, "c") })), null);
+  // v1 fingerprints (older sessions) match on size and digest.
+  assert.equal(library.copyFor(`v1:2000:-:${digest("b")}`)?.name, "Episode 2.mkv");
+  // A copy added twice is kept once.
+  library.add({ fingerprint: fp(1000, "a"), name: "again.mkv", source: "other" });
+  assert.equal(library.copies.length, 2);
+});
+
+test("library: learn says when an item became playable; items lists what the page can play, with durations", () => {
+  const library = new MediaLibrary();
+  assert.equal(library.learn({ item: "v3:1:x", fingerprint: fp(1000, "a"), duration: 1420.5 }), false, "no copy yet");
+  library.add({ fingerprint: fp(1000, "a"), name: "a.mkv", source: "a", duration: 1420.4 });
+  assert.equal(library.learn({ item: "v3:1:x", fingerprint: fp(1000, "a") }), false, "already playable");
+  assert.equal(library.learn({ item: "v3:2:x", fingerprint: fp(1000, "a") }), true, "a second identity of the same file");
+  assert.equal(library.learn({ item: "v3:bad", fingerprint: "not a fingerprint" }), false);
+  assert.deepEqual(library.items(), [
+    { item: "v3:1:x", duration: 1420.5 },
+    { item: "v3:2:x", duration: 1420.4 },
+    { item: fp(1000, "a"), duration: 1420.4 },
+  ]);
+});
+
+test("isMediaFile: by type, else by extension", () => {
+  assert.equal(isMediaFile({ name: "x", type: "video/mp4" }), true);
+  assert.equal(isMediaFile({ name: "Episode 1.MKV", type: "" }), true);
+  assert.equal(isMediaFile({ name: "notes.txt", type: "text/plain" }), false);
+  assert.equal(isMediaFile({ name: "cover.jpg", type: "" }), false);
+});
+
+// MARK: The view model
+
+test("queueView: rows in play order with title, duration, who added it, which plays and which this page lacks", () => {
+  const queue = queueOf([entry("1", "i1", { addedBy: "me" }), entry("2", "i2", { duration: 3723 }), entry("3", "i3", { duration: null })]);
+  const view = queueView({
+    queue, hasQueue: true, playing: "2", label: (id) => (id === "host" ? "host" : id), me: "me", hasCopy: (e) => e.id !== "2",
+  });
+  assert.deepEqual(view.rows.map((r) => [r.position, r.title, r.duration, r.addedBy, r.playing, r.status]), [
+    [1, "Episode 1", "1:00", "you", false, "ready"],
+    [2, "Episode 2", "1:02:03", "host", true, "missing"],
+    [3, "Episode 3", "—", "host", false, "ready"],
+  ]);
+  assert.deepEqual(view.rows.map((r) => [r.canUp, r.canDown, r.canJump]), [[false, true, true], [true, true, false], [true, false, true]]);
+  assert.equal(view.summary, "3 entries · 1:03:03+");
+  assert.equal(view.canNext, true);
+  assert.equal(view.canPrevious, true);
+  assert.equal(view.empty, null);
+});
+
+test("queueView: next and previous at the ends follow the repeat mode; shuffled queues are not reordered", () => {
+  const label = (id) => id;
+  const base = { hasQueue: true, label, me: "me", hasCopy: () => true };
+  const off = queueView({ ...base, queue: queueOf([entry("1", "a"), entry("2", "b")]), playing: "2" });
+  assert.equal(off.canNext, false, "after the last with repeat off");
+  assert.equal(off.canPrevious, true);
+  const all = queueView({ ...base, queue: queueOf([entry("1", "a"), entry("2", "b")], { repeat: "all" }), playing: "2" });
+  assert.equal(all.canNext, true, "repeat all wraps around");
+  const shuffled = queueView({ ...base, queue: queueOf([entry("1", "a"), entry("2", "b"), entry("3", "c")], { seed: 7 }), playing: null });
+  assert.equal(shuffled.shuffled, true);
+  assert.equal(shuffled.canReorder, false);
+  assert.ok(shuffled.rows.every((r) => !r.canUp && !r.canDown));
+  assert.match(shuffled.reorderHint, /shuffle off/);
+  assert.deepEqual(shuffled.rows.map((r) => r.id), new PlayQueue({ ...queueOf([entry("1", "a"), entry("2", "b"), entry("3", "c")], { seed: 7 }) }).playOrder.map((e) => e.id));
+  const empty = queueView({ ...base, queue: new PlayQueue(), playing: null });
+  assert.match(empty.empty, /empty/);
+  assert.equal(empty.canNext, false);
+  const waiting = queueView({ ...base, hasQueue: false, queue: new PlayQueue(), playing: null });
+  assert.match(waiting.empty, /Getting/);
+  const offline = queueView({ ...base, live: false, queue: queueOf([entry("1", "a"), entry("2", "b")]), playing: "1" });
+  assert.ok(offline.rows.every((r) => !r.canJump && !r.canUp && !r.canDown));
+  assert.equal(offline.canNext, false);
+});
+
+// MARK: Edits
+
+test("moveEdit and dropEdit name the entry and its new predecessor; applied, they move it where the button or drop said", () => {
+  const entries = ["a", "b", "c", "d"].map((id) => entry(id, id));
+  const cases = [
+    [() => moveEdit(queueOf(entries), "c", -1), ["a", "c", "b", "d"]],
+    [() => moveEdit(queueOf(entries), "b", -1), ["b", "a", "c", "d"]],
+    [() => moveEdit(queueOf(entries), "b", 1), ["a", "c", "b", "d"]],
+    [() => moveEdit(queueOf(entries), "c", 1), ["a", "b", "d", "c"]],
+    [() => dropEdit(queueOf(entries), "a", 4), ["b", "c", "d", "a"]],
+    [() => dropEdit(queueOf(entries), "d", 0), ["d", "a", "b", "c"]],
+    [() => dropEdit(queueOf(entries), "a", 2), ["b", "a", "c", "d"]],
+    [() => dropEdit(queueOf(entries), "d", 1), ["a", "d", "b", "c"]],
+  ];
+  for (const [make, expected] of cases) {
+    const queue = queueOf(entries);
+    const edit = make();
+    assert.notEqual(edit, null);
+    queue.apply(edit);
+    assert.deepEqual(ids(queue), expected, JSON.stringify(edit));
+  }
+  assert.equal(moveEdit(queueOf(entries), "a", -1), null, "the first cannot go up");
+  assert.equal(moveEdit(queueOf(entries), "d", 1), null, "the last cannot go down");
+  assert.equal(dropEdit(queueOf(entries), "b", 1), null, "dropped where it is");
+  assert.equal(dropEdit(queueOf(entries), "b", 2), null, "dropped just after itself");
+  assert.equal(moveEdit(queueOf(entries), "gone", 1), null);
+});
+
+test("a move someone else's edit overtook changes nothing instead of moving the wrong entry", () => {
+  const entries = ["a", "b", "c"].map((id) => entry(id, id));
+  const queue = queueOf(entries);
+  const edit = moveEdit(queue, "c", -1); // after a
+  queue.apply({ op: "remove", ids: ["a"] }); // ordered first: its anchor is gone
+  queue.apply(edit);
+  assert.deepEqual(ids(queue), ["b", "c"]);
+});
+
+test("entriesForCopies: ids from the member, the instant and the index; the fingerprint is the item; the file name the title", () => {
+  const entries = entriesForCopies(
+    [{ fingerprint: fp(10, "a"), name: "Episode 1.mkv", duration: 1420.5 }, { fingerprint: fp(20, "b"), name: "notes", duration: null }],
+    { participant: "0123456789abcdef", sentAt: 1790000000950000000n },
+  );
+  assert.deepEqual(entries, [
+    { id: "0123456789abcdef.1790000000950000000.0", item: fp(10, "a"), fingerprint: null, title: "Episode 1.mkv", duration: 1420.5, frameRate: null, addedBy: "0123456789abcdef" },
+    { id: "0123456789abcdef.1790000000950000000.1", item: fp(20, "b"), fingerprint: null, title: "notes", duration: null, frameRate: null, addedBy: "0123456789abcdef" },
+  ]);
+});
+
+test("missingNotice names the entry and its duration, and says the others go on", () => {
+  const notice = missingNotice({ title: "Episode 2", duration: 723 }, { nextWithCopy: { title: "Episode 3" } });
+  assert.equal(notice.title, "Choose your copy of “Episode 2” (12:03)");
+  assert.match(notice.text, /others go on without waiting/);
+  assert.match(notice.text, /“Episode 3”, which you have/);
+  assert.equal(missingNotice({ title: "X", duration: null }).title, "Choose your copy of “X”");
+  assert.match(missingNotice({ title: "X", duration: null }).text, /an entry you have/);
+});
+
+test("entryToPrepare and nextEntryWithCopy: what the page loads ahead", () => {
+  const queue = queueOf(["1", "2", "3"].map((id) => entry(id, `i${id}`)));
+  const all = () => true;
+  assert.equal(entryToPrepare(queue, "1", all)?.id, "2");
+  assert.equal(entryToPrepare(queue, "3", all), null, "nothing after the last with repeat off");
+  assert.equal(entryToPrepare(queue, "1", (e) => e.id !== "2"), null, "no copy of the next: nothing to load");
+  assert.equal(entryToPrepare(queue, null, all), null);
+  assert.equal(nextEntryWithCopy(queue, "1", (e) => e.id === "3")?.id, "3");
+  assert.equal(nextEntryWithCopy(queue, "2", (e) => e.id === "1"), null, "no wrap with repeat off");
+  queue.apply({ op: "repeat", mode: "all" });
+  assert.equal(entryToPrepare(queue, "3", all)?.id, "1", "repeat all wraps");
+  assert.equal(nextEntryWithCopy(queue, "2", (e) => e.id === "1")?.id, "1");
+  assert.equal(nextEntryWithCopy(queue, "2", () => false), null);
+});
+
+test("durationText and the repeat cycle", () => {
+  assert.equal(durationText(0), "0:00");
+  assert.equal(durationText(59.6), "1:00");
+  assert.equal(durationText(3723), "1:02:03");
+  assert.equal(durationText(null), "—");
+  assert.deepEqual(["off", "all", "one"].map(nextRepeatMode), ["all", "one", "off"]);
+});
