@@ -3,7 +3,7 @@ import PlaybackCoordinator
 /// mpv's own playlist as the group's queue: the entries this member has a copy of, in the group's
 /// play order, titled as the queue titles them (what mpv shows on `F8`, `show-text ${playlist}`
 /// and its on-screen controller). Sans-IO: ``MPVPlayer`` reads mpv's `playlist`, asks
-/// ``steps(current:)`` what to run when it differs, and plays an entry by its index.
+/// ``steps(current:playing:)`` what to run when it differs, and plays an entry by its index.
 ///
 /// Titles reach mpv through an M3U playlist loaded from memory (`loadlist memory://… append`,
 /// `#EXTINF` lines): mpv 0.35 keeps a playlist entry's title only from a playlist file (a
@@ -58,7 +58,7 @@ public struct MPVPlaylist: Sendable, Hashable {
         self.entries = entries
     }
 
-    /// The entry ids in mpv's playlist order once ``steps(current:)`` ran (`nil` for a playing file
+    /// The entry ids in mpv's playlist order once ``steps(current:playing:)`` ran (`nil` for a playing file
     /// that is none of the group's entries, kept first).
     public func shown(current: String?) -> [String?] {
         guard let current else { return entries.map(\.entry) }
