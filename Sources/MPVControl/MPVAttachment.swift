@@ -22,8 +22,10 @@ import PlaybackCoordinator
 /// | `loop-file` | no | a loop would be a seek each member proposes to the group |
 /// | `untimed` | no | frames must come at their times |
 /// | `idle` | yes | a file mpv cannot open must not make it quit |
+/// | `prefetch-playlist` | yes | the queue's next entry is opened ahead: a change of entry costs about half |
 /// | `af` | `@coplay-tempo:scaletempo2` added unless a `scaletempo2` is there | speed trims move the position as asked |
 /// | key `.` | `script-message coplay frame-step` (a `default` section: the person's own input.conf binding wins) | a frame step steps the group |
+/// | keys `>`, `ENTER`, `<` | `script-message coplay next` / `previous` (same section) | mpv's playlist keys move the group through its queue |
 ///
 /// ```swift
 /// switch MPVAttachment.plan(observed: ["video-timing-offset": .number(0.05), ...]) {
@@ -69,6 +71,7 @@ public enum MPVAttachment {
         Requirement("loop-file", .string("no"), accepted: [.bool(false), .string("no")], option: "--loop-file=no"),
         Requirement("untimed", .bool(false), accepted: [.bool(false)], option: "--untimed=no"),
         Requirement("idle", .string("yes"), accepted: [.bool(true), .string("yes")], option: "--idle=yes"),
+        Requirement("prefetch-playlist", .string("yes"), accepted: [.bool(true), .string("yes")], option: "--prefetch-playlist=yes"),
     ]
 
     /// The time-stretch filter that must be in the audio chain.
@@ -79,8 +82,18 @@ public enum MPVAttachment {
     public static let keySection = "coplay-keys"
     /// The `client-message` arguments the frame-step key sends.
     public static let frameStepMessage = ["coplay", "frame-step"]
-    /// The section's contents (input.conf syntax): `.`, mpv's frame-step key, tells the adapter instead.
-    static let keyBindings = ". script-message \(frameStepMessage.joined(separator: " "))\n"
+    /// The `client-message` arguments of mpv's next-file keys (`>`, `ENTER`): the group's next entry.
+    public static let nextMessage = ["coplay", "next"]
+    /// The `client-message` arguments of mpv's previous-file key (`<`): the group's previous entry.
+    public static let previousMessage = ["coplay", "previous"]
+    /// The section's contents (input.conf syntax): `.`, mpv's frame-step key, and its playlist keys
+    /// `>`, `ENTER` and `<` tell the adapter instead of acting on this mpv alone.
+    static let keyBindings = [
+        ". script-message \(frameStepMessage.joined(separator: " "))",
+        "> script-message \(nextMessage.joined(separator: " "))",
+        "ENTER script-message \(nextMessage.joined(separator: " "))",
+        "< script-message \(previousMessage.joined(separator: " "))",
+    ].map { $0 + "\n" }.joined()
 
     /// Every property read before planning.
     public static var observedProperties: [String] { requirements.map(\.property) + ["af"] }
@@ -213,17 +226,20 @@ public enum MPVOpen: Sendable, Hashable {
     public struct Entry: Sendable, Hashable {
         public var filename: String
         public var current: Bool
+        /// The entry's title, when mpv has one (from a playlist file).
+        public var title: String?
 
-        public init(filename: String, current: Bool) {
+        public init(filename: String, current: Bool, title: String? = nil) {
             self.filename = filename
             self.current = current
+            self.title = title
         }
     }
 
     /// Reads mpv's `playlist` property.
     public static func entries(_ playlist: MPVValue?) -> [Entry] {
         (playlist?.array ?? []).compactMap { entry in
-            entry["filename"]?.string.map { Entry(filename: $0, current: entry["current"]?.bool == true) }
+            entry["filename"]?.string.map { Entry(filename: $0, current: entry["current"]?.bool == true, title: entry["title"]?.string) }
         }
     }
 

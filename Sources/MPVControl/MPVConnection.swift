@@ -196,7 +196,7 @@ final class MPVIPCHandler: ChannelInboundHandler {
         } else if let name = message.event {
             events.yield(MPVEvent(
                 name: name, property: message.name, data: message.data ?? .none, reason: message.reason,
-                fileError: message.file_error, args: message.args, received: received))
+                fileError: message.file_error, args: message.args, received: received, playlistEntryID: message.playlist_entry_id))
         }
     }
 
@@ -210,6 +210,7 @@ final class MPVIPCHandler: ChannelInboundHandler {
         var reason: String?
         var file_error: String?
         var args: [String]?
+        var playlist_entry_id: Int?
     }
 
     func channelInactive(context: ChannelHandlerContext) {

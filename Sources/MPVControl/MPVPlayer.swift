@@ -130,6 +130,10 @@ public actor MPVPlayer: CoordinatedPlayer {
         var userSeekPending = false
         /// Observed properties whose first notification (the value when observing began) arrived.
         var initialized: Set<String> = []
+        /// When the adapter's own loads were started whose `start-file` has not arrived yet: a
+        /// `start-file` beyond them is the person's (a playlist key not rebound, the on-screen
+        /// controller, a script), forgotten after ``echoWindow``.
+        var ownLoads: [ContinuousClock.Instant] = []
     }
 
     /// How long an own change's notification is waited for. mpv sends it within 0.3 ms, but the
@@ -184,6 +188,29 @@ public actor MPVPlayer: CoordinatedPlayer {
     private var prepareHorizon: Double { max(configuration.prepareHorizon, min(0.5, expectedSeek + 0.02)) }
     /// The coordinator, while ``run(coordinator:)`` runs (for readiness reports).
     private var coordinator: PlaybackCoordinator?
+    /// How long mpv's last loads ahead of an entry change took (command to `playback-restart`,
+    /// seconds), newest last.
+    private var loadDurations: [Double] = []
+    /// How long before the instant of an entry change the next entry is opened (seconds): the
+    /// third-longest of the last eight loads plus 4 ms (30 ms before any was measured; at most 0.25 s).
+    /// Its first frame then replaces the last frame of the entry before a few ms before it is due;
+    /// a load that comes late by less than the seek threshold starts at once and is trimmed.
+    var loadLead: Double {
+        guard !loadDurations.isEmpty else { return 0.03 }
+        let sorted = loadDurations.sorted(by: >)
+        return min(0.25, sorted[min(2, sorted.count - 1)] + 0.004)
+    }
+    /// The group's queue as mpv's playlist shows it (nil: coplay has not touched the playlist), and
+    /// the queue entry at each of mpv's playlist indices (nil: a file that is none of the group's).
+    private var shownPlaylist: MPVPlaylist?
+    private var shownEntries: [String?] = []
+    /// When the group's queue and entry were last looked at (``followGroup(_:)``).
+    private var nextGroupLook = ContinuousClock.now
+    /// The group entry (or item, outside a queue) this member has no copy of, while the group plays it.
+    private var missing: String?
+    /// Until when the control loop leaves mpv's file alone after the person changed it in mpv: the
+    /// group's answer to the person's jump is on its way.
+    private var personChoseFile: (item: String?, until: ContinuousClock.Instant)?
 
     /// The participant named in events.
     public nonisolated let participant: PlaybackParticipantID?
@@ -340,6 +367,14 @@ public actor MPVPlayer: CoordinatedPlayer {
                 }
             case "file-loaded":
                 known.loads += 1
+            case "start-file":
+                let recent = ContinuousClock.now - Self.echoWindow
+                known.ownLoads.removeAll { $0 < recent }
+                if known.ownLoads.isEmpty {
+                    await personChangedFile(event.playlistEntryID, coordinator: coordinator)
+                } else {
+                    known.ownLoads.removeFirst()
+                }
             case "end-file":
                 if event.reason == "error" { known.loadError = event.fileError ?? "unknown error" }
                 if event.reason == "quit" { throw MPVError.quit("the person quit mpv") }
@@ -347,6 +382,10 @@ public actor MPVPlayer: CoordinatedPlayer {
                 throw MPVError.quit("mpv shut down")
             case "client-message" where event.args == MPVAttachment.frameStepMessage:
                 await frameStep(coordinator)
+            case "client-message" where event.args == MPVAttachment.nextMessage:
+                await queueKey(next: true, coordinator)
+            case "client-message" where event.args == MPVAttachment.previousMessage:
+                await queueKey(next: false, coordinator)
             default:
                 break
             }
@@ -429,6 +468,54 @@ public actor MPVPlayer: CoordinatedPlayer {
         }
     }
 
+    /// mpv's playlist keys (rebound by ``MPVAttachment``): the group's next or previous entry. The
+    /// person's mpv changes nothing by itself; the group's command moves it with everyone.
+    private func queueKey(next: Bool, _ coordinator: PlaybackCoordinator) async {
+        emit(PlaybackEvent(type: .correction, realtime: realtime(), player: participant, detail: next ? "user next" : "user previous"))
+        do {
+            if next { try await coordinator.coordinateNext() } else { try await coordinator.coordinatePrevious() }
+        } catch {
+            logger.info("could not propose the person's \(next ? "next" : "previous")", metadata: ["error": "\(error)"])
+            await showText("coplay: \(error)", seconds: 4)
+        }
+    }
+
+    /// mpv started a file the adapter did not ask for (the person chose an entry of mpv's playlist
+    /// by a means coplay did not rebind: the on-screen controller, a script, `playlist-next` over IPC):
+    /// a group jump to that entry when it is one of the group's. mpv is paused meanwhile, and the
+    /// control loop leaves its file alone until the group answers (or 2 s pass, and it goes back
+    /// to the group's entry).
+    private func personChangedFile(_ playlistEntryID: Int?, coordinator: PlaybackCoordinator) async {
+        loadedItem = nil
+        applied = nil
+        playing = false
+        try? await setPause(true)
+        var entry: String?
+        if let playlistEntryID, let playlist = try? await connection.get("playlist").data.array,
+            let index = playlist.firstIndex(where: { $0["id"]?.number == Double(playlistEntryID) }), shownEntries.indices.contains(index)
+        {
+            entry = shownEntries[index]
+        }
+        let queue = await coordinator.queue
+        guard let entry, let queued = queue.entry(entry), let position = queue.position(of: entry) else {
+            personChoseFile = nil
+            await showText("coplay: that file is not in the group's queue; back to the group's entry", seconds: 4)
+            return
+        }
+        personChoseFile = (queued.item, ContinuousClock.now + .seconds(2))
+        emit(PlaybackEvent(type: .correction, realtime: realtime(), player: participant, detail: "user jump", entry: entry))
+        do { try await coordinator.coordinateJump(toPosition: position) } catch {
+            personChoseFile = nil
+            logger.info("could not propose the person's choice of entry", metadata: ["error": "\(error)"])
+            await showText("coplay: \(error)", seconds: 4)
+        }
+    }
+
+    /// Shows `text` on mpv's screen for `seconds` (errors ignored: a message is no reason to stop).
+    private func showText(_ text: String, seconds: Double) async {
+        _ = try? await connection.run(["show-text", text, Int(seconds * 1000)])
+    }
+
     private func userSeeked(_ coordinator: PlaybackCoordinator) async {
         guard let position = try? await connection.number("time-pos") else { return }
         applied = nil
@@ -457,6 +544,31 @@ public actor MPVPlayer: CoordinatedPlayer {
                 current = upcoming
                 next = schedule.next(after: upcoming.referenceTime)
             }
+            // The queue and the entry: mpv's playlist, a missing entry (never close to a motion's instant).
+            if next.map({ ($0.referenceTime - now).secondsValue > 0.3 }) ?? true { try await followGroup(coordinator) }
+            if let chosen = personChoseFile {
+                // The person picked a file in mpv: leave it alone until the group's answer names it.
+                if ContinuousClock.now < chosen.until, (next ?? current)?.item != chosen.item {
+                    try await Task.sleep(for: .milliseconds(10))
+                    continue
+                }
+                personChoseFile = nil
+            }
+            if let current, let next, current.item == loadedItem, next.item != loadedItem, applied == current {
+                // Another entry at the next instant (the end of this one, or a next/previous/jump):
+                // this one stays on screen, and the next is opened just before the instant.
+                let loadAt = next.referenceTime - .secondsRounded(loadLead)
+                if now < loadAt {
+                    if current.rate > 0, playing {
+                        try await track(current, before: loadAt)
+                    } else {
+                        try await Task.sleep(for: .secondsRounded(min(0.02, max(0.001, (loadAt - now).secondsValue))))
+                    }
+                    continue
+                }
+                try await loadAhead(next, coordinator: coordinator)
+                continue
+            }
             if let wanted = (next ?? current)?.item, wanted != loadedItem {
                 try await load(wanted, coordinator: coordinator)
                 applied = nil
@@ -480,12 +592,72 @@ public actor MPVPlayer: CoordinatedPlayer {
         }
     }
 
+    /// Looks at the group's queue and entry (at most every 250 ms): mpv's playlist shows the group's
+    /// queue (``MPVPlaylist``), and an entry this member has no copy of is said on mpv's screen and
+    /// as a `missingEntry` event (the player holds its last frame meanwhile: the coordinator sends
+    /// it nothing for an item it cannot present, and it follows again from the next entry it has).
+    private func followGroup(_ coordinator: PlaybackCoordinator) async throws {
+        let clock = ContinuousClock.now
+        guard clock >= nextGroupLook else { return }
+        nextGroupLook = clock + .milliseconds(250)
+        let state = await coordinator.state
+        let queue = await coordinator.queue
+        let hasQueue = await coordinator.hasQueue
+
+        // A missing entry.
+        if let state, items[state.item] == nil {
+            let key = state.entry ?? state.item
+            if missing != key {
+                missing = key
+                let title = state.entry.flatMap { queue.entry($0)?.title }
+                let position = state.entry.flatMap { queue.position(of: $0) }
+                let named = title.map { "“\($0)”" } ?? "an item"
+                let place = position.map { " (entry \($0) of \(queue.entries.count))" } ?? ""
+                emit(PlaybackEvent(
+                    type: .missingEntry, realtime: realtime(), player: participant, item: state.item,
+                    detail: "no copy of \(title ?? state.item)\(place): waiting for an entry this member has", entry: state.entry))
+                await showText("coplay: the group plays \(named)\(place), which you have no copy of.\nYou rejoin at the next entry you have.", seconds: 24 * 3600)
+            }
+        } else if missing != nil {
+            missing = nil
+            await showText("", seconds: 0)
+        }
+
+        // mpv's playlist: the group's queue, when there is one.
+        guard hasQueue, !queue.isEmpty else { return }
+        let wanted = MPVPlaylist(queue: queue, paths: items.mapValues(\.path))
+        guard wanted != shownPlaylist else { return }
+        let directory = try await connection.get("working-directory").data.string
+        let current = try await connection.get("path").data.string.map { MPVOpen.normalized($0, in: directory) }
+        let playlist = MPVOpen.entries(try await connection.get("playlist").data)
+        if !wanted.isShown(by: playlist, workingDirectory: directory) {
+            for step in wanted.steps(current: current, playing: state?.entry) {
+                _ = try await connection.run(step)
+            }
+        }
+        shownPlaylist = wanted
+        shownEntries = wanted.shown(current: current)
+    }
+
     /// Carries out `next` at its instant, from whatever the player does now.
     private func transition(to next: CommandSchedule.Motion, from current: CommandSchedule.Motion?) async throws {
         ratePlan = nil
         if next.rate > 0 {
             if playing, let current, applied == current, current.rate > 0, current.isContinued(by: next), !hasAudio {
                 try await changeRate(from: current, to: next)
+                return
+            }
+            if playing, next.itemTime < 1e-6, current.map({ $0.item == next.item }) ?? false {
+                // The same entry again from its start (repeat one, the same file queued twice, a
+                // previous): play on until just before the instant, then show the first frame
+                // paused and start it at the instant.
+                let frame = framePTS(next.item, at: next.itemTime)
+                let start = next.referenceTime - .secondsRounded((next.itemTime - frame) / next.rate)
+                try await wait(until: start - .secondsRounded(max(0.005, expectedSeek + 0.004)))
+                try await setPause(true)
+                playing = false
+                try await prepareStart(at: frame, rate: next.rate, neededBy: start)
+                try await startOrRestart(next, at: start)
                 return
             }
             if playing {
@@ -501,8 +673,7 @@ public actor MPVPlayer: CoordinatedPlayer {
             let frame = framePTS(next.item, at: next.itemTime)
             let start = next.referenceTime - .secondsRounded((next.itemTime - frame) / next.rate)
             try await prepareStart(at: frame, rate: next.rate, neededBy: start)
-            try await unpause(at: start)
-            applied = next
+            try await startOrRestart(next, at: start)
         } else {
             var stoppedAt: Double?
             if playing {
@@ -522,6 +693,86 @@ public actor MPVPlayer: CoordinatedPlayer {
             // Stay in this branch no longer than the instant: the loop then finds it applied.
             try await wait(until: next.referenceTime)
         }
+    }
+
+    /// Unpauses at `start`, the instant `motion` reaches the frame mpv shows; when a seek or load made
+    /// the player late by less than the seek threshold, at once (the controller trims the rest away),
+    /// and by more, a restart.
+    private func startOrRestart(_ motion: CommandSchedule.Motion, at start: ReferenceTime) async throws {
+        if let now = reference.now(), now > start {
+            guard (now - start).secondsValue * motion.rate < configuration.seekThreshold else {
+                try await restart(motion)
+                return
+            }
+        }
+        try await unpause(at: start)
+        applied = motion
+    }
+
+    /// Opens the entry that `next` plays, paused on its first frame, just before `next`'s instant:
+    /// the entry before stays on screen until then (``loadLead``).
+    private func loadAhead(_ next: CommandSchedule.Motion, coordinator: PlaybackCoordinator) async throws {
+        guard let item = items[next.item] else {
+            loadedItem = next.item
+            return
+        }
+        if playing {
+            try await setPause(true)
+            playing = false
+        }
+        frameClock.reset()
+        audioClock.reset()
+        let loads = known.loads
+        let restarts = known.restarts
+        known.loadError = nil
+        known.ownSeekActive = true
+        let started = ContinuousClock.now
+        guard try await openEntry(of: item, coordinator: coordinator) else {
+            known.ownSeekActive = false
+            try await waitForPosition()
+            loadedItem = next.item
+            hasAudio = await audioPlays()
+            applied = nil
+            return
+        }
+        var late = false
+        try await waitFor(timeout: 30) {
+            if known.loads > loads && known.restarts > restarts || known.loadError != nil { return true }
+            if !late, let now = reference.now(), now >= next.referenceTime {
+                late = true
+                coordinator.reportReadiness(.loading)
+            }
+            return false
+        }
+        if late { coordinator.reportReadiness(.ready) }
+        if let error = known.loadError { throw MPVError.cannotPlay(item.path, error) }
+        loadDurations.append((ContinuousClock.now - started).secondsValue)
+        if loadDurations.count > 8 { loadDurations.removeFirst(loadDurations.count - 8) }
+        loadedItem = next.item
+        hasAudio = await audioPlays()
+        applied = nil
+    }
+
+    /// Starts opening `item`'s file: its entry of mpv's playlist when the playlist shows the group's
+    /// queue (the entry the group plays, else the first with the file), else as ``MPVOpen`` decides.
+    /// - Returns: whether a load started (false: mpv has the file open already).
+    private func openEntry(of item: Item, coordinator: PlaybackCoordinator) async throws -> Bool {
+        let action = try await Self.openAction(for: item.path, on: connection)
+        if action == .alreadyOpen { return false }
+        if let shown = shownPlaylist {
+            let groupEntry = await coordinator.state?.entry
+            let candidates = shownEntries.indices.filter { index in
+                shownEntries[index].map { id in shown.entries.contains { $0.entry == id && $0.item == item.timeline.identifier } } ?? false
+            }
+            if let index = candidates.first(where: { shownEntries[$0] == groupEntry }) ?? candidates.first {
+                known.ownLoads.append(ContinuousClock.now)
+                try await connection.run(["playlist-play-index", index])
+                return true
+            }
+        }
+        known.ownLoads.append(ContinuousClock.now)
+        try await Self.open(item.path, action, on: connection)
+        return true
     }
 
     /// A rate change without a jump in item time.
@@ -788,24 +1039,34 @@ public actor MPVPlayer: CoordinatedPlayer {
         frameClock.reset()
         audioClock.reset()
         try await setPause(true)
-        let action = try await Self.openAction(for: item.path, on: connection)
-        if action == .alreadyOpen {
-            // Already open (``preload(_:on:timeout:)``, or the person's own mpv).
+        let loads = known.loads
+        let restarts = known.restarts
+        known.loadError = nil
+        known.ownSeekActive = true
+        guard try await openEntry(of: item, coordinator: coordinator) else {
+            // Already open (``preload(_:on:timeout:)``, the person's own mpv, or a file the person
+            // chose in mpv, which may still be opening).
+            known.ownSeekActive = false
+            try await waitForPosition()
             loadedItem = identifier
             hasAudio = await audioPlays()
             return
         }
         coordinator.reportReadiness(.loading)
-        let loads = known.loads
-        let restarts = known.restarts
-        known.loadError = nil
-        known.ownSeekActive = true
-        try await Self.open(item.path, action, on: connection)
         try await waitFor(timeout: 30) { known.loads > loads && known.restarts > restarts || known.loadError != nil }
         if let error = known.loadError { throw MPVError.cannotPlay(item.path, error) }
         loadedItem = identifier
         hasAudio = await audioPlays()
         coordinator.reportReadiness(.ready)
+    }
+
+    /// Waits until mpv has a position in the open file (it may still be opening it).
+    private func waitForPosition() async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while (try? await connection.number("time-pos")) == nil {
+            guard ContinuousClock.now < deadline else { throw MPVError.ipc("mpv had no position in its file within 10 s") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
     }
 
     /// Whether mpv plays an audio track for the loaded file.

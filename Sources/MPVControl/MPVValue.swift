@@ -84,4 +84,6 @@ public struct MPVEvent: Sendable, Hashable {
     public var args: [String]?
     /// When it was read (stamp clock, seconds).
     public var received: Double
+    /// For `start-file` and `end-file`: the playlist entry's id (`playlist_entry_id`).
+    public var playlistEntryID: Int? = nil
 }

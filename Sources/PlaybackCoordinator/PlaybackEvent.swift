@@ -54,6 +54,10 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
         /// ``PlaybackEvent/originator`` is that member (the local one when it is this member's copy),
         /// ``PlaybackEvent/detail`` says how its copy differs.
         case nearCopy
+        /// The group plays a queue entry this member has no copy of: its player holds still and
+        /// follows again from the next entry it has. ``PlaybackEvent/entry`` and
+        /// ``PlaybackEvent/item`` name the entry, ``PlaybackEvent/detail`` says it in words.
+        case missingEntry
     }
 
     /// What happened.

@@ -238,6 +238,8 @@ final class HumanEvents: Sendable {
             let copy = isLocal ? "your copy" : "\(by)'s copy"
             return "\(copy) of \(quoted(title(event.item ?? ""))) is another encode (\(event.detail ?? "the same duration")): "
                 + "it plays in step by timestamp but is not frame-identical"
+        case .missingEntry:
+            return "you have no copy of what the group plays now (\(event.detail ?? "an entry")): your player holds still and rejoins at the next entry you have"
         case .joined, .left:
             return nil
         }
@@ -250,6 +252,9 @@ final class HumanEvents: Sendable {
         case "user play": return "you pressed play in mpv: playing for everyone"
         case "user speed": return "you changed the speed in mpv to \(Self.number(event.rate ?? 1))×: changing it for everyone"
         case "user seek": return "you jumped in mpv to \(event.itemTime.map(TimeText.position) ?? "?"): moving everyone"
+        case "user next": return "you pressed next in mpv: moving everyone to the queue's next entry"
+        case "user previous": return "you pressed previous in mpv: moving everyone to the queue's previous entry"
+        case "user jump": return "you chose another entry in mpv's playlist: moving everyone there"
         case "seek": return "resynchronized with a jump (was \(error) off)"
         default: return frames ? "\(event.detail ?? "correction") \(error)" : nil
         }

@@ -10,30 +10,39 @@ struct MPVAttachmentTests {
     static let plain: [String: MPVValue] = [
         "video-timing-offset": .number(0.05), "hr-seek": .string("default"), "keep-open": .bool(false),
         "video-sync": .string("audio"), "loop-file": .bool(false), "untimed": .bool(false), "idle": .bool(false),
-        "af": .array([]),
+        "prefetch-playlist": .bool(false), "af": .array([]),
     ]
 
     /// What an mpv that coplay started reports (MPVProcess.baseArguments).
     static let configured: [String: MPVValue] = [
         "video-timing-offset": .number(0), "hr-seek": .bool(true), "keep-open": .string("always"),
         "video-sync": .string("audio"), "loop-file": .bool(false), "untimed": .bool(false), "idle": .bool(true),
-        "af": .array([.object(["name": .string("scaletempo2"), "enabled": .bool(true), "params": .object([:])])]),
+        "prefetch-playlist": .bool(true), "af": .array([.object(["name": .string("scaletempo2"), "enabled": .bool(true), "params": .object([:])])]),
     ]
+
+    /// The key section: the frame-step key and mpv's playlist keys tell the adapter.
+    static let keys = """
+        . script-message coplay frame-step
+        > script-message coplay next
+        ENTER script-message coplay next
+        < script-message coplay previous
+
+        """
 
     @Test("a plain mpv: every needed setting is set, the tempo filter added, the key rebound; leaving puts each value back in reverse order")
     func plainMPV() throws {
         let plan = try MPVAttachment.plan(observed: Self.plain).get()
         #expect(plan.apply == [
             .set("video-timing-offset", .number(0)), .set("hr-seek", .string("yes")), .set("keep-open", .string("always")),
-            .set("idle", .string("yes")),
+            .set("idle", .string("yes")), .set("prefetch-playlist", .string("yes")),
             .command(["af", "add", "@coplay-tempo:scaletempo2"]),
-            .command(["define-section", "coplay-keys", ". script-message coplay frame-step\n", "default"]),
+            .command(["define-section", "coplay-keys", Self.keys, "default"]),
             .command(["enable-section", "coplay-keys"]),
         ])
         #expect(plan.restore == [
             .command(["disable-section", "coplay-keys"]),
             .command(["af", "remove", "@coplay-tempo"]),
-            .set("idle", .bool(false)), .set("keep-open", .bool(false)), .set("hr-seek", .string("default")),
+            .set("prefetch-playlist", .bool(false)), .set("idle", .bool(false)), .set("keep-open", .bool(false)), .set("hr-seek", .string("default")),
             .set("video-timing-offset", .number(0.05)),
         ])
     }
@@ -42,7 +51,7 @@ struct MPVAttachmentTests {
     func configuredMPV() throws {
         let plan = try MPVAttachment.plan(observed: Self.configured).get()
         #expect(plan.apply.map(\.description) == [
-            "define-section coplay-keys . script-message coplay frame-step\n default", "enable-section coplay-keys",
+            "define-section coplay-keys \(Self.keys) default", "enable-section coplay-keys",
         ])
         #expect(plan.restore == [.command(["disable-section", "coplay-keys"])])
     }
