@@ -74,7 +74,14 @@ public enum JournalBenchmark {
         downloader.leave()
         // Let the relay see both leave, so it deletes the session's journal (files included).
         let deadline = clock.now + .seconds(10)
-        while relay.metrics.sessions > 0 && clock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        // The count drops when the hub forgets the session; its files go just after (a loaded machine
+        // showed the directory still there), so with a data directory wait for that too.
+        let sessions = dataDirectory.map { $0 + "/sessions" }
+        func filesRemain() -> Bool {
+            guard let sessions else { return false }
+            return !((try? FileManager.default.contentsOfDirectory(atPath: sessions)) ?? []).isEmpty
+        }
+        while (relay.metrics.sessions > 0 || filesRemain()) && clock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
         guard loaded == content else { throw GroupSessionError.protocolViolation("the downloaded attachment differs") }
         return Result(size: size, upload: upload, download: download)
     }
