@@ -161,8 +161,14 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
             group.addTask { [logger] in
                 if publishInitialState {
                     do {
-                        if !queue.isEmpty { try await Self.startQueue(queue, repeat: repeatMode, on: coordinator) }
-                        try await coordinator.pause()
+                        // A host that came back to its session (`coplay host --resume`) finds the
+                        // group's state and queue there: it follows them and publishes nothing.
+                        if try await Self.sessionIsNew(coordinator) {
+                            if !queue.isEmpty { try await Self.startQueue(queue, repeat: repeatMode, on: coordinator) }
+                            try await coordinator.pause()
+                        } else {
+                            logger.info("the session already has a state: the initial one is not published")
+                        }
                     } catch {
                         logger.notice("could not publish the initial state", metadata: ["error": "\(error)"])
                     }
@@ -190,6 +196,27 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     }
 
     private enum Ended: Error { case session, player }
+
+    /// Whether the session has neither a state nor a queue entry, once this member has what the
+    /// group had when it joined (the retained messages, the queue): a session just created, not one
+    /// a host came back to.
+    ///
+    /// - Throws: ``PlaybackCoordinatorError/queueNotReceived`` if the queue did not arrive within 10 s.
+    static func sessionIsNew(_ coordinator: PlaybackCoordinator) async throws -> Bool {
+        guard await poll({ await coordinator.hasQueue }) else { throw PlaybackCoordinatorError.queueNotReceived }
+        let state = await coordinator.state
+        let queue = await coordinator.queue
+        return state == nil && queue.isEmpty
+    }
+
+    /// Polls `condition` every 10 ms for up to 10 s.
+    private static func poll(_ condition: () async -> Bool) async -> Bool {
+        for _ in 0..<1_000 {
+            if await condition() { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
 
     /// Prepares and runs in one call: synchronises with the time server, builds the player on the
     /// shared clock, and coordinates it until the session or the player ends.
@@ -242,13 +269,6 @@ extension GroupPlayback {
     /// - Throws: ``PlaybackCoordinatorError/queueNotReceived`` if the queue did not arrive, or the
     ///   entries did not come back, within 10 s.
     static func startQueue(_ items: [QueueItem], repeat mode: RepeatMode, on coordinator: PlaybackCoordinator) async throws {
-        func poll(_ condition: () async -> Bool) async -> Bool {
-            for _ in 0..<1_000 {
-                if await condition() { return true }
-                try? await Task.sleep(for: .milliseconds(10))
-            }
-            return false
-        }
         guard await poll({ await coordinator.hasQueue }) else { throw PlaybackCoordinatorError.queueNotReceived }
         let entries = try await coordinator.makeQueueEntries(items)
         // In edits of at most a snapshot part's entries, each well inside a message's size limit.

@@ -42,6 +42,7 @@ struct HostCommand: AsyncParsableCommand {
             Examples:
               coplay host samples/cfr-25.mp4 --relay 127.0.0.1:7000 --invite-file invite.txt
               coplay host samples/cfr-25.mp4 --relay 127.0.0.1:7000 --events jsonl --frames > host.jsonl &
+              coplay host a.mp4 b.mp4 --repeat all --relay 127.0.0.1:7000 --invite-file show.txt --resume   (an installation: a restart comes back to the same session)
             """
     )
 
@@ -96,6 +97,12 @@ struct HostCommand: AsyncParsableCommand {
     var inviteFile: String?
 
     @Flag(
+        help: ArgumentHelp(
+            "With --invite-file FILE: come back to the session whose invite FILE holds (its queue, position and members) instead of making a new one; without FILE yet, make one and write it there.",
+            discussion: "For installations a supervisor restarts: `coplay host A B C --repeat all --invite-file /var/lib/show/invite.txt --resume`. A relay that lost the session (no data directory) gets it again under the same invite."))
+    var resume = false
+
+    @Flag(
         name: .customLong("exact-copies"),
         help: "Accept only members whose copy has FILE's video packets (the same file, or a remux of it): refuse near copies (another encode of the same duration).")
     var exactCopies = false
@@ -116,6 +123,9 @@ struct HostCommand: AsyncParsableCommand {
             throw ValidationError("--pin \(pin) is not a key pin (43 base64url characters, as coplay serve --tls prints it)")
         }
         try players.check(simulation)
+        if resume && inviteFile == nil {
+            throw ValidationError("--resume needs --invite-file FILE: the file that holds (or will hold) the session's invite")
+        }
         if let inviteFile {
             let directory = URL(fileURLWithPath: inviteFile).deletingLastPathComponent().path
             guard FileManager.default.isWritableFile(atPath: directory) else {
@@ -141,7 +151,12 @@ struct HostCommand: AsyncParsableCommand {
         let timeline = media[0].timeline
         let fingerprint = copies.copies[0].fingerprint
         let keyPin = pin.flatMap(Invite.keyPin(parsing:))
-        let invite = try { () throws -> Invite in
+        // --resume: the session this host made before, when its invite file is there.
+        let resumed = try inviteFile.flatMap { path -> Invite? in
+            guard resume, FileManager.default.fileExists(atPath: path) else { return nil }
+            return try PlaybackCommandOptions.invite(try InviteOptions.read(path))
+        }
+        let invite = try resumed ?? { () throws -> Invite in
             var invite = Invite.generate(
                 host: endpoint.host, port: endpoint.port, suite: try suite(), usesTLS: tls || keyPin != nil, relayKeyPin: keyPin)
             invite.otherRelays = otherRelays
@@ -174,8 +189,8 @@ struct HostCommand: AsyncParsableCommand {
         let reconnect = options.reconnectPolicy
         try await runner.run {
             let member = try await PlaybackMember.open(
-                invite: invite, entry: .create(activity), clockDriftPPM: drift, tls: clientTLS, reconnect: reconnect, logger: logger)
-            if let inviteFile { try InviteOptions.write(invite, to: inviteFile) }
+                invite: invite, entry: resumed == nil ? .create(activity) : .resume(activity), clockDriftPPM: drift, tls: clientTLS, reconnect: reconnect, logger: logger)
+            if let inviteFile, resumed == nil { try InviteOptions.write(invite, to: inviteFile) }
             let page = invite.suite == .aes256GCM
                 ? invite.webPageURL() : "(browsers cannot join a \(invite.suite) session: host with --cipher aes-256-gcm)"
             if output.human != nil {

@@ -36,6 +36,10 @@ struct PlaybackMember: Sendable {
         /// Accepts an invite; `check` sees the session's activity before the member joins and throws
         /// to refuse it (the member's copies do not answer the session's item).
         case acceptChecking(@Sendable (WatchTogetherActivity) throws -> Void)
+        /// Comes back to the session of an invite this member created before (`coplay host
+        /// --resume`): accepts it when the relay still has it (refusing one that plays another item),
+        /// and creates it again with this activity when the relay does not (a relay without its data).
+        case resume(WatchTogetherActivity)
     }
 
     /// Connects to the relay, enters and joins the session, and synchronises with the relay's clock.
@@ -60,6 +64,13 @@ struct PlaybackMember: Sendable {
             switch entry {
             case .create(let activity): session = try await center.activate(activity, invite: invite)
             case .accept, .acceptChecking: session = try await center.accept(invite)
+            case .resume(let activity):
+                do {
+                    session = try await center.accept(invite)
+                } catch let error as GroupSessionError where error.isSameKind(as: .noActivity) {
+                    logger.notice("the relay does not have the session any more: making it again under the same invite")
+                    session = try await center.activate(activity, invite: invite)
+                }
             }
         } catch let error as RelayTransportError {
             throw PlaybackSetupError.relayTransport(error)
@@ -76,6 +87,11 @@ struct PlaybackMember: Sendable {
             throw PlaybackSetupError.mediaMismatch(
                 file: file ?? "the file", local: expected, session: session.activity.fingerprint,
                 title: session.activity.title)
+        }
+        if case .resume(let activity) = entry, session.activity.item != activity.item {
+            session.leave()
+            throw PlaybackSetupError.mediaMismatch(
+                file: "the first file", local: activity.item, session: session.activity.item, title: session.activity.title)
         }
         if case .acceptChecking(let check) = entry {
             do { try check(session.activity) } catch {
