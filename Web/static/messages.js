@@ -284,12 +284,13 @@ function repeatMode(value, what) {
   return mode;
 }
 
-/** QueueEntry -> JSON (`duration` and `frameRate` left out when unknown). */
+/** QueueEntry -> JSON (`duration`, `frameRate` and `addedByName` left out when unknown). */
 export function encodeQueueEntry(e) {
   const json = { id: e.id, item: e.item, title: e.title };
   if (e.duration !== null && e.duration !== undefined) json.duration = e.duration;
   if (e.frameRate !== null && e.frameRate !== undefined) json.frameRate = e.frameRate;
   json.addedBy = e.addedBy;
+  if (e.addedByName !== null && e.addedByName !== undefined) json.addedByName = e.addedByName;
   return json;
 }
 
@@ -303,6 +304,7 @@ export function decodeQueueEntry(value) {
     duration: optional(v.duration, double, "duration"),
     frameRate: optional(v.frameRate, double, "frameRate"),
     addedBy: string(v.addedBy, "addedBy"),
+    addedByName: optional(v.addedByName, string, "addedByName"),
   };
 }
 

@@ -7,7 +7,8 @@
 // must pass on both.
 //
 // Types in JS:
-//   - QueueEntry: {id, item, title, duration (seconds or null), frameRate (or null), addedBy};
+//   - QueueEntry: {id, item, title, duration (seconds or null), frameRate (or null), addedBy,
+//     addedByName (the adder's display name, or null)};
 //   - RepeatMode: "off" | "one" | "all";
 //   - QueuePosition: "end" | "start" | {after: ENTRY_ID};
 //   - QueueEdit: its wire form (messages.js): {op: "add", entries, at} | {op: "remove", ids} |
