@@ -308,7 +308,7 @@ struct ControlCommand: AsyncParsableCommand {
     /// prints what changed.
     ///
     /// - Throws: ``PlaybackCoordinatorError/queueNotReceived`` without the queue,
-    ///   ``QueueChange/Refusal`` for a position the queue does not have,
+    ///   ``QueueChange/ValidationFailure`` for a position the queue does not have,
     ///   ``PlaybackSetupError/commandNotConfirmed(_:)`` when the edits did not come back in time.
     static func editQueue(
         _ change: QueueChange, items: [QueueItem], through coordinator: PlaybackCoordinator, as me: PlaybackParticipantID

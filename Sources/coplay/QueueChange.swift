@@ -93,80 +93,31 @@ enum QueueChange: Equatable, Sendable {
         }
     }
 
-    /// Why a change cannot apply to the queue as it is.
-    struct Refusal: Error, CustomStringConvertible, Equatable {
-        let description: String
-    }
-
-    /// The edits that make this change to `queue`, naming entries by id.
+    /// The edits that make this change to `queue`, naming entries by id (``PlayQueue``'s
+    /// position edits, `PlayQueue+Positions.swift`).
     ///
     /// - Parameters:
     ///   - queue: the group's queue as this member received it.
     ///   - playing: the entry the group plays (its id), if any.
     ///   - entries: for ``add(files:next:)``, the entries to add (ids already chosen).
-    /// - Returns: the edits, in order: an add of more than ``QueueSnapshotPart/maximumEntries``
-    ///   entries is several edits (each message stays within the size limit), each after the
-    ///   previous one's last entry. Empty when there is nothing to do (a move to where it is).
-    /// - Throws: ``Refusal`` for a position the queue does not have, or a `--next` or move of a
-    ///   shuffled queue (its order is not the list's).
+    /// - Returns: the edits, in order; empty when there is nothing to do (a move to where it is).
+    /// - Throws: ``PlaybackCoordinatorError`` for a position the queue does not have, or `--next`
+    ///   or a move in a shuffled queue; the message ends with where to look.
     func edits(in queue: PlayQueue, playing: String?, adding entries: [QueueEntry] = []) throws -> [QueueEdit] {
-        let order = queue.playOrder
-        func entry(at position: Int) throws -> QueueEntry {
-            guard let entry = queue.entry(atPosition: position) else {
-                throw Refusal(description: order.isEmpty
-                    ? "there is no entry \(position): the queue is empty"
-                    : "there is no entry \(position): the queue has \(order.count) (coplay queue INVITE lists them)")
+        do {
+            switch self {
+            case .add(_, let next): return try queue.additions(entries, next: next, playing: playing)
+            case .remove(let positions): return [try queue.removal(ofPositions: positions)]
+            case .move(let from, let to): return try queue.move(fromPosition: from, toPosition: to).map { [$0] } ?? []
+            case .clear: return [.clear]
             }
-            return entry
-        }
-        switch self {
-        case .add(_, let next):
-            guard !entries.isEmpty else { return [] }
-            var position = QueuePosition.end
-            if next {
-                guard queue.shuffleSeed == nil else {
-                    throw Refusal(description: "the queue is shuffled, so no entry plays right after another: turn shuffle off (coplay control INVITE shuffle off) to add after the playing entry, or add without --next")
-                }
-                position = Self.afterPlaying(queue, playing: playing)
-            }
-            var edits: [QueueEdit] = []
-            for start in stride(from: 0, to: entries.count, by: QueueSnapshotPart.maximumEntries) {
-                let chunk = Array(entries[start..<min(start + QueueSnapshotPart.maximumEntries, entries.count)])
-                edits.append(.add(chunk, at: position))
-                if position != .end, let last = chunk.last { position = .after(last.id) }
-            }
-            return edits
-        case .remove(let positions):
-            var ids: [String] = []
-            for position in positions {
-                let id = try entry(at: position).id
-                if !ids.contains(id) { ids.append(id) }
-            }
-            return [.remove(ids)]
-        case .move(let from, let to):
-            let moving = try entry(at: from)
-            _ = try entry(at: to)
-            guard queue.shuffleSeed == nil else {
-                throw Refusal(description: "the queue is shuffled: its order is not the list's, so entries cannot be moved (coplay control INVITE shuffle off first)")
-            }
-            guard from != to else { return [] }
-            let others = order.filter { $0.id != moving.id }
-            return [.move(moving.id, to: to == 1 ? .start : .after(others[to - 2].id))]
-        case .clear:
-            return [.clear]
+        } catch let error as PlaybackCoordinatorError {
+            throw ValidationFailure(description: "queue \(verb): \(error) (coplay queue INVITE lists the entries)")
         }
     }
 
-    /// Where `--next` puts entries: right after the playing entry; where the playing entry was
-    /// when it was removed; at the start when nothing plays yet; at the end of an empty queue.
-    static func afterPlaying(_ queue: PlayQueue, playing: String?) -> QueuePosition {
-        guard let playing else { return queue.isEmpty ? .end : .start }
-        if queue.entry(playing) != nil { return .after(playing) }
-        if let removed = queue.removedPlaying, removed.id == playing, let successor = removed.successor,
-            let index = queue.entries.firstIndex(where: { $0.id == successor })
-        {
-            return index == 0 ? .start : .after(queue.entries[index - 1].id)
-        }
-        return .end
+    /// A change the queue cannot take as asked, for a person.
+    struct ValidationFailure: Error, CustomStringConvertible {
+        let description: String
     }
 }
