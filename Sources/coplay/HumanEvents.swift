@@ -21,7 +21,7 @@ final class HumanEvents: Sendable {
     /// How long a `joined` line waits for the member's name before it is printed with a short id.
     static let nameWait: Duration = .seconds(3)
     /// Names of members that only send a command or list the people: their coming and going is not news.
-    static let commandMemberNames: Set<String> = ["control", "people"]
+    static let commandMemberNames: Set<String> = ["control", "people", "queue"]
 
     private struct Pending {
         var member: PlaybackParticipantID
