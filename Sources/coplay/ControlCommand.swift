@@ -15,7 +15,9 @@ struct ControlCommand: AsyncParsableCommand {
         abstract: "Send one command to a playback session: play, pause, seek TIME, rate R, item ID, suspend SECONDS, or a queue command or edit.",
         usage: "coplay control [<invite>] <action> [<value>] [<options>]",
         discussion: """
-            ACTION is one of: play, pause, seek TIME, rate R, item ID, suspend SECONDS; one command per run. \
+            ACTION is one of: play, pause, seek TIME, rate R, item ID, suspend SECONDS, or a queue command \
+            (next, previous, jump N, repeat MODE, shuffle on|off, queue add|remove|move|clear; below); one \
+            command per run. \
             The invite comes from --invite-file FILE (as `coplay host --invite-file FILE` \
             writes it), from COPLAY_INVITE, or as the first argument (where `ps` shows it to every local user).
 
@@ -339,6 +341,14 @@ struct ControlCommand: AsyncParsableCommand {
         _ = await coordinator.flush()
         let after = await coordinator.queue
         Console.out.line("\(word) accepted: \(change.outcome(before: queue, after: after, added: entries))")
+        // Entries are played from each member's own copy: say which ones nobody here has yet
+        // (members report what they have about once a second).
+        if !entries.isEmpty, await poll(for: .seconds(2), { await coordinator.heardFromEveryMember }) {
+            for entry in entries where await coordinator.itemUnavailability(entry.item) != nil {
+                Console.out.line(
+                    "note: no member has a copy of \u{201C}\(entry.title)\u{201D}: when the group reaches it, members without one sit it out and the group plays on")
+            }
+        }
     }
 
     /// The suspension length `suspend SECONDS` asks for.

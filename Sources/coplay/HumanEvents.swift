@@ -16,7 +16,7 @@ import Synchronization
 ///
 /// A member's name comes in its first presence report, a moment after it joined: a `joined` line
 /// without a name waits for it (up to ``nameWait``), so members show by name, not by id. Members that
-/// only send a command or look (`coplay control`, `coplay people`) come and go without a line.
+/// only send a command or look (`coplay control`, `coplay people`, `coplay queue`) come and go without a line.
 final class HumanEvents: Sendable {
     /// How long a `joined` line waits for the member's name before it is printed with a short id.
     static let nameWait: Duration = .seconds(3)

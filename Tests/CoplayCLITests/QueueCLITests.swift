@@ -139,6 +139,8 @@ struct QueueCLITests {
         // At the end, then right after the playing entry (the first: the session starts paused on it).
         let added = try await control(["add", c])
         #expect(added.status == 0 && added.stdout.contains("queue add accepted: added 1 (\u{201C}c.mp4\u{201D}) at position 3"), "\(added.stdout) \(added.stderr)")
+        // Nobody here has c.mp4 (the host holds a and b): the command says so.
+        #expect(added.stdout.contains("note: no member has a copy of \u{201C}c.mp4\u{201D}"), "\(added.stdout)")
         let next = try await control(["add", d, "--next"])
         #expect(next.status == 0, "\(next.stderr)")
         var listing = try await Self.listed(invite)
