@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/make-samples.sh
 swift build -c release --product coplay
-"$(swift build -c release --show-bin-path)/coplay" demo samples/cfr-25.mp4 "$@"
+"$(swift build -c release --show-bin-path)/coplay" demo samples/cfr-25.mp4 samples/cfr-60.mp4 "$@"

@@ -593,9 +593,10 @@ public actor MPVPlayer: CoordinatedPlayer {
     }
 
     /// Looks at the group's queue and entry (at most every 250 ms): mpv's playlist shows the group's
-    /// queue (``MPVPlaylist``), and an entry this member has no copy of is said on mpv's screen and
-    /// as a `missingEntry` event (the player holds its last frame meanwhile: the coordinator sends
-    /// it nothing for an item it cannot present, and it follows again from the next entry it has).
+    /// queue (``MPVPlaylist``), and an entry this member has no copy of is said on mpv's screen (the
+    /// coordinator reports it, as a `missingEntry` event and a `coordinatedPlaybackNotPossible`
+    /// suspension, and sends the player nothing for it; the player holds its last frame meanwhile
+    /// and follows again from the next entry it has).
     private func followGroup(_ coordinator: PlaybackCoordinator) async throws {
         let clock = ContinuousClock.now
         guard clock >= nextGroupLook else { return }
@@ -613,9 +614,6 @@ public actor MPVPlayer: CoordinatedPlayer {
                 let position = state.entry.flatMap { queue.position(of: $0) }
                 let named = title.map { "“\($0)”" } ?? "an item"
                 let place = position.map { " (entry \($0) of \(queue.entries.count))" } ?? ""
-                emit(PlaybackEvent(
-                    type: .missingEntry, realtime: realtime(), player: participant, item: state.item,
-                    detail: "no copy of \(title ?? state.item)\(place): waiting for an entry this member has", entry: state.entry))
                 await showText("coplay: the group plays \(named)\(place), which you have no copy of.\nYou rejoin at the next entry you have.", seconds: 24 * 3600)
             }
         } else if missing != nil {

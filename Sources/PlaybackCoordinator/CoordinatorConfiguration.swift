@@ -41,6 +41,15 @@ public struct CoordinatorConfiguration: Hashable, Sendable {
     /// gives a late joiner's player its first command from the whole replay, never a frame from
     /// the state alone. ``GroupPlayback`` turns it on; off, commands flow from the first message.
     public var holdsCommandsUntilJoined: Bool = false
+    /// Whether the core suspends the local member while the group plays a queue entry it cannot
+    /// present (its `canPresent` refuses the entry's item): a ``PlaybackEvent/EventType/missingEntry``
+    /// event and a ``SuspensionReason/coordinatedPlaybackNotPossible`` suspension, which detaches
+    /// the local player and does not make the group wait (unless the app made it a waiting reason).
+    /// The core ends the suspension as soon as the group plays an item the member can present, and
+    /// the player gets the group's state again: it comes back in step. Applies to a core with a
+    /// `canPresent` predicate only. ``GroupPlayback`` turns it on; off, such a member only reports
+    /// ``PlaybackEvent/EventType/commandIgnored``.
+    public var suspendsWhileEntryMissing: Bool = false
 
     /// Creates the default configuration.
     public init() {}

@@ -156,7 +156,46 @@ extension CoordinatorCore {
         if let item = state?.item, item != localItem, canPresent?(item) == true { localItem = item }
         announced = []
         announcedRevision = nil
-        return actions + announce(now: now)
+        return actions + followEntryAvailability(now: now) + announce(now: now)
+    }
+
+    // MARK: A missing entry
+
+    /// Whether the group plays a queue entry whose item this member cannot present.
+    var lacksCurrentEntry: Bool {
+        guard let state, state.entry != nil, let canPresent else { return false }
+        return state.item != localItem && !canPresent(state.item)
+    }
+
+    /// Suspends this member while the group plays a queue entry it has no copy of, and ends the
+    /// suspension once the group plays an item it has (``CoordinatorConfiguration/suspendsWhileEntryMissing``).
+    ///
+    /// The suspension (``SuspensionReason/coordinatedPlaybackNotPossible``) detaches the local
+    /// player, so it gets no command for the missing entry (and says nothing about ignoring one),
+    /// and does not make the group wait. Ending it gives the player the group's state again: the
+    /// state that moved the group to an entry it has is anchored at least a lead ahead, so the
+    /// player shows that entry's first frame with everyone else.
+    mutating func followEntryAvailability(now: ReferenceTime) -> [CoordinatorAction] {
+        guard configuration.suspendsWhileEntryMissing, joinedSelf || !configuration.holdsCommandsUntilJoined else { return [] }
+        if lacksCurrentEntry, let state, let entry = state.entry {
+            guard missingEntry?.entry != entry else { return [] }
+            let known = queue.entry(entry)
+            var actions: [CoordinatorAction] = [.event(PlaybackEvent(
+                type: .missingEntry, realtime: 0, player: label(participant), originator: participant, originatorName: name,
+                item: state.item, referenceTime: state.anchorReferenceTime.seconds, revision: state.revision,
+                detail: known?.title, entry: entry))]
+            if let missing = missingEntry {
+                missingEntry = (missing.suspension, entry)
+            } else {
+                let (id, begin) = beginSuspension(.coordinatedPlaybackNotPossible, now: now)
+                missingEntry = (id, entry)
+                actions += begin
+            }
+            return actions
+        }
+        guard let missing = missingEntry else { return [] }
+        missingEntry = nil
+        return (try? endSuspension(missing.suspension, now: now)) ?? []
     }
 
     func queueEvent(_ type: PlaybackEvent.EventType, originator: PlaybackParticipantID?, detail: String, now: ReferenceTime) -> [CoordinatorAction] {

@@ -67,7 +67,7 @@ public struct CoordinatorCore: Sendable {
     private var nextPresence: ReferenceTime?
     private var suspensionCounter = 0
     /// Whether the channel has reported the local member's own `joined`.
-    private var joinedSelf = false
+    private(set) var joinedSelf = false
     /// Suspensions of members that left which this member sent an end for, with that end, until an
     /// end is delivered (its later notices tell these ends: they replace the earlier ones in the
     /// relay's retained slot of that member).
@@ -92,6 +92,9 @@ public struct CoordinatorCore: Sendable {
     /// The transition to the next entry this member proposed: the revision it follows and the
     /// end instant it assumed (proposed again only if either changes).
     var proposedTransition: (revision: UInt64, end: ReferenceTime)?
+    /// While the group plays a queue entry this member cannot present: the local suspension held
+    /// for it and the entry last reported (``CoordinatorConfiguration/suspendsWhileEntryMissing``).
+    var missingEntry: (suspension: String, entry: String)?
 
     /// Creates a core.
     ///
@@ -296,7 +299,7 @@ public struct CoordinatorCore: Sendable {
                 if !joinedSelf {
                     joinedSelf = true
                     // The retained messages are all in: the player's first commands.
-                    if configuration.holdsCommandsUntilJoined { actions += announce(now: now) }
+                    if configuration.holdsCommandsUntilJoined { actions += followEntryAvailability(now: now) + announce(now: now) }
                 }
                 actions += queueReplica.joinedSelf(others: members.subtracting([participant]), now: now)
             }
@@ -383,7 +386,7 @@ public struct CoordinatorCore: Sendable {
                 detail: previousItem.map { "from \($0)" }, entry: next.entry)))
             if next.item != localItem, canPresent?(next.item) == true { localItem = next.item }
         }
-        return actions + announce(now: now)
+        return actions + followEntryAvailability(now: now) + announce(now: now)
     }
 
     private mutating func accept(_ notice: SuspensionNotice, from sender: PlaybackParticipantID, now: ReferenceTime) -> [CoordinatorAction] {

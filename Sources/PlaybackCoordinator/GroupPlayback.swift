@@ -43,6 +43,7 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
         public init() {
             var coordinator = CoordinatorConfiguration()
             coordinator.holdsCommandsUntilJoined = true
+            coordinator.suspendsWhileEntryMissing = true
             coordinator.minimumLead = .milliseconds(120)
             self.coordinator = coordinator
             var timeClient = TimeClient<LocalClock>.Configuration.playback

@@ -19,11 +19,14 @@ public struct QueueEntry: Hashable, Sendable, Codable {
     public var frameRate: Double?
     /// The member that added the entry.
     public var addedBy: PlaybackParticipantID
+    /// The display name of the member that added the entry, when it had one: people see who added
+    /// an entry after that member left (`coplay control … queue add` leaves right away).
+    public var addedByName: String?
 
     /// Creates an entry.
     public init(
         id: String, item: String, fingerprint: String? = nil, title: String, duration: Double? = nil, frameRate: Double? = nil,
-        addedBy: PlaybackParticipantID
+        addedBy: PlaybackParticipantID, addedByName: String? = nil
     ) {
         self.id = id
         self.item = item
@@ -32,7 +35,11 @@ public struct QueueEntry: Hashable, Sendable, Codable {
         self.duration = duration
         self.frameRate = frameRate
         self.addedBy = addedBy
+        self.addedByName = addedByName
     }
+
+    /// Who added the entry, for people: the name it announced, else its participant id.
+    public var addedByLabel: String { addedByName ?? addedBy.rawValue }
 }
 
 /// An item as a member queues it: a ``QueueEntry`` before it has an id and an author.

@@ -32,6 +32,9 @@ public actor PlaybackCoordinator {
     private let sendContinuation: AsyncStream<(CoordinationMessage, String?)>.Continuation
     private let sendStream: AsyncStream<(CoordinationMessage, String?)>
     private var lastNow = ReferenceTime(nanoseconds: 0)
+    /// Messages queued for the send task, and those it has handed to the channel (``flush(within:)``).
+    private var sendsQueued = 0
+    private var sendsDone = 0
     private let readinessContinuation: AsyncStream<PlayerReadiness>.Continuation
     private let readinessStream: AsyncStream<PlayerReadiness>
     /// The player's last reported readiness, a counter of reports, and the suspension it holds.
@@ -180,6 +183,7 @@ public actor PlaybackCoordinator {
                     do { try await channel.send(message, retainingUnder: key) } catch {
                         logger.info("send failed", metadata: ["error": "\(error)"])
                     }
+                    await self.sendCompleted()
                 }
             }
             group.addTask { await self.tickLoop() }
@@ -254,13 +258,15 @@ public actor PlaybackCoordinator {
         try await send(core.proposeQueueEdit(edit, now: try synchronizedNow()))
     }
 
-    /// Entries for `items` with ids unique in the session, added by this member.
+    /// Entries for `items` with ids unique in the session, added by this member (under its display
+    /// name, when it has one).
     public func makeQueueEntries(_ items: [QueueItem]) throws -> [QueueEntry] {
         let now = try synchronizedNow()
         return items.enumerated().map { index, item in
             QueueEntry(
                 id: PlayQueue.entryID(participant: core.participant, sentAt: now, index: index), item: item.item, fingerprint: item.fingerprint, title: item.title,
-                duration: item.duration, frameRate: item.frameRate, addedBy: core.participant)
+                duration: item.duration, frameRate: item.frameRate, addedBy: core.participant,
+                addedByName: core.name)
         }
     }
 
@@ -336,6 +342,25 @@ public actor PlaybackCoordinator {
     /// The suspension timeout this coordinator puts on its own suspensions.
     public var suspensionTimeout: Duration { core.configuration.suspensionTimeout }
 
+    /// Waits until the messages the coordinator sent on its own so far (presence, the queue's
+    /// retained copy after an edit, answers) are handed to the channel, for at most `timeout`.
+    ///
+    /// A member that leaves right after a command (`coplay control`) calls this first, so that
+    /// what its command made it send, such as the queue's retained copy, is not lost.
+    ///
+    /// - Returns: whether they were all handed over in time.
+    public func flush(within timeout: Duration = .seconds(2)) async -> Bool {
+        let target = sendsQueued
+        let deadline = ContinuousClock.now + timeout
+        while sendsDone < target {
+            guard ContinuousClock.now < deadline, !Task.isCancelled else { return false }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
+    private func sendCompleted() { sendsDone += 1 }
+
     // MARK: Plumbing
 
     func now() -> ReferenceTime {
@@ -362,6 +387,7 @@ public actor PlaybackCoordinator {
         for action in actions {
             switch action {
             case .send(let message, let key):
+                sendsQueued += 1
                 sendContinuation.yield((message, key))
             case .command(let command):
                 logger.debug("command", metadata: ["kind": "\(command.kind)", "revision": "\(command.revision)"])

@@ -18,6 +18,7 @@ public struct PlaybackCoordinatorError: Error, Hashable, Sendable, CustomStringC
         case itemUnavailable(String, detail: String)
         case queueNotReceived
         case noEntry(String)
+        case cannotEditQueue(String)
     }
 
     private let code: Code
@@ -64,6 +65,10 @@ public struct PlaybackCoordinatorError: Error, Hashable, Sendable, CustomStringC
     /// - Parameter detail: what is missing, for people (`there is no entry after the last one
     ///   (repeat is off)`, `there is no entry 7: the queue has 3`).
     public static func noEntry(_ detail: String) -> Self { Self(.noEntry(detail)) }
+    /// A queue edit that cannot be made as asked (moving entries of a shuffled queue).
+    ///
+    /// - Parameter detail: why, and what to do instead, for people.
+    public static func cannotEditQueue(_ detail: String) -> Self { Self(.cannotEditQueue(detail)) }
 
     public var description: String {
         switch code {
@@ -81,6 +86,7 @@ public struct PlaybackCoordinatorError: Error, Hashable, Sendable, CustomStringC
             "invalid suspension length \(length) s: must be more than 0 and at most the suspension timeout (\(maximum) s)"
         case .queueNotReceived: "the group's queue has not arrived yet (it is asked for on joining)"
         case .noEntry(let detail): detail
+        case .cannotEditQueue(let detail): detail
         case .suspensionNotConfirmed(let id, let phase):
             "the group channel did not confirm the \(phase) of suspension \(id) in time"
         }

@@ -4,11 +4,11 @@ extension PlaybackEvent {
     /// The event as one JSON object on one line (no trailing newline), keys in a fixed order:
     /// `type`, `v`, `realtime`, then the fields that are set. Numbers are printed exactly (shortest
     /// round-trip form); non-finite numbers are left out. `originator` is the originator's label
-    /// (``originatorLabel``, as schema version 1 always printed it) and `originatorId` its id.
+    /// (``originatorLabel``, as the schema has always printed it) and `originatorId` its id.
     ///
     /// ```swift
     /// PlaybackEvent(type: .frame, realtime: 1.5, index: 3, pts: 0.12).jsonLine
-    /// // {"type":"frame","v":1,"realtime":1.5,"index":3,"pts":0.12}
+    /// // {"type":"frame","v":2,"realtime":1.5,"index":3,"pts":0.12}
     /// ```
     public var jsonLine: String {
         var out = "{\"type\":\"\(type.rawValue)\",\"v\":\(Self.schemaVersion)"

@@ -7,12 +7,12 @@
 ///
 /// ```swift
 /// for await event in coordinator.events {
-///     print(event.jsonLine)   // {"type":"play","v":1,"realtime":...,"player":"alice",...}
+///     print(event.jsonLine)   // {"type":"play","v":2,"realtime":...,"player":"alice",...}
 /// }
 /// ```
 public struct PlaybackEvent: Hashable, Sendable, Codable {
     /// The JSON Lines schema version, printed as `"v"` on every line.
-    public static let schemaVersion = 1
+    public static let schemaVersion = 2
 
     /// What happened.
     public enum EventType: String, Hashable, Sendable, Codable, CaseIterable {
@@ -54,9 +54,11 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
         /// ``PlaybackEvent/originator`` is that member (the local one when it is this member's copy),
         /// ``PlaybackEvent/detail`` says how its copy differs.
         case nearCopy
-        /// The group plays a queue entry this member has no copy of: its player holds still and
-        /// follows again from the next entry it has. ``PlaybackEvent/entry`` and
-        /// ``PlaybackEvent/item`` name the entry, ``PlaybackEvent/detail`` says it in words.
+        /// The group plays a queue entry this member has no copy of (``PlaybackEvent/entry``, its
+        /// ``PlaybackEvent/item``, the entry's title in ``PlaybackEvent/detail`` when known): the
+        /// member is suspended (`coordinatedPlaybackNotPossible`, which the group does not wait for)
+        /// and its player holds still until the group reaches an entry it has. Emitted once per
+        /// entry, on that member only.
         case missingEntry
     }
 

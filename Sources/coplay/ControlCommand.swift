@@ -5,16 +5,19 @@ import Logging
 import MediaProbe
 import NIOSSL
 import PlaybackCoordinator
+import Synchronization
 
 /// `coplay control INVITE ACTION [VALUE]`: sends one playback command to a session (or holds a
 /// suspension for a while), then exits.
 struct ControlCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "control",
-        abstract: "Send one command to a playback session: play, pause, seek TIME, rate R, item ID, suspend SECONDS, or a queue command.",
+        abstract: "Send one command to a playback session: play, pause, seek TIME, rate R, item ID, suspend SECONDS, or a queue command or edit.",
         usage: "coplay control [<invite>] <action> [<value>] [<options>]",
         discussion: """
-            ACTION is one of: play, pause, seek TIME, rate R, item ID, suspend SECONDS; one command per run. \
+            ACTION is one of: play, pause, seek TIME, rate R, item ID, suspend SECONDS, or a queue command \
+            (next, previous, jump N, repeat MODE, shuffle on|off, queue add|remove|move|clear; below); one \
+            command per run. \
             The invite comes from --invite-file FILE (as `coplay host --invite-file FILE` \
             writes it), from COPLAY_INVITE, or as the first argument (where `ps` shows it to every local user).
 
@@ -33,6 +36,16 @@ struct ControlCommand: AsyncParsableCommand {
             jump N (N is a position as `coplay queue` prints it), repeat off|one|all, shuffle on|off. The \
             group moves from the start of the chosen entry, playing or paused as it was.
 
+            Queue edits: queue add FILE… [--next] probes the files (as `coplay host` does) and adds them \
+            at the end, or right after the playing entry with --next; queue remove N… removes the \
+            entries at those positions; queue move N M moves entry N to position M; queue clear empties \
+            the queue (the playing entry plays to its end). Positions are those `coplay queue` prints; \
+            the command reads the group's queue first and names the entries by their ids, so an edit \
+            someone makes at the same moment cannot make it act on another entry. Members play an entry \
+            from their own copy (join FILE…, --item, --media-dir): a member without one sits it out \
+            while the others play on, and rejoins at the next entry it has. A missing file, a file that \
+            is not playable video, or a position the queue does not have is an error (non-zero exit).
+
             suspend SECONDS suspends this member as a player would while it buffers: every player stops \
             at the same instant and the group waits; SECONDS later (at most the group's suspension \
             timeout, \(Int(PlaybackMember.coordinatorConfiguration.suspensionTimeout.secondsValue)) s) the \
@@ -50,13 +63,18 @@ struct ControlCommand: AsyncParsableCommand {
               coplay control --invite-file invite.txt next
               coplay control --invite-file invite.txt jump 3
               coplay control --invite-file invite.txt repeat all
+              coplay control --invite-file invite.txt queue add episode-3.mkv episode-4.mkv
+              coplay control --invite-file invite.txt queue add trailer.mp4 --next
+              coplay control --invite-file invite.txt queue remove 2
+              coplay control --invite-file invite.txt queue move 4 1
+              coplay control --invite-file invite.txt queue clear
               coplay control --invite-file invite.txt suspend 2
               COPLAY_INVITE="$(cat invite.txt)" coplay control suspend 1.5 --reason stallRecovery
             """
     )
 
     enum Action: String, ExpressibleByArgument, CaseIterable {
-        case play, pause, seek, rate, item, suspend, next, previous, jump, `repeat`, shuffle
+        case play, pause, seek, rate, item, suspend, next, previous, jump, `repeat`, shuffle, queue
     }
 
     /// The suspension reasons the group waits for (`PlaybackMember.coordinatorConfiguration`'s
@@ -75,12 +93,15 @@ struct ControlCommand: AsyncParsableCommand {
     @Argument(
         parsing: .allUnrecognized,
         help: ArgumentHelp(
-            "[INVITE] ACTION [VALUE]: the invite (unless --invite-file or COPLAY_INVITE gives it), then play, pause, seek TIME, rate R, item ID or suspend SECONDS.",
+            "[INVITE] ACTION [VALUE]: the invite (unless --invite-file or COPLAY_INVITE gives it), then play, pause, seek TIME, rate R, item ID, suspend SECONDS, next, previous, jump N, repeat MODE, shuffle on|off, or queue add FILE…|remove N…|move N M|clear.",
             valueName: "command"))
     var words: [String] = []
 
     @Option(name: .long, help: "suspend only: the suspension's reason, buffering (default) or stallRecovery.")
     var reason: WaitingReason?
+
+    @Flag(name: .long, help: "queue add only: add the files right after the playing entry instead of at the end.")
+    var next = false
 
     @Option(name: .long, help: "Log level (stderr).")
     var logLevel: String = "notice"
@@ -94,6 +115,8 @@ struct ControlCommand: AsyncParsableCommand {
         var invite: String?
         var action: Action
         var value: String?
+        /// `queue`: the words after it (the verb and its files or positions).
+        var queueWords: [String] = []
     }
 
     /// Splits ``words``.
@@ -118,6 +141,7 @@ struct ControlCommand: AsyncParsableCommand {
             }
             throw ValidationError("unknown action '\(word)': coplay control knows \(verbs)")
         }
+        if action == .queue { return Parsed(invite: invite, action: action, value: nil, queueWords: Array(rest)) }
         let value = rest.popFirst()
         let takesValue = ![.play, .pause, .next, .previous].contains(action)
         if let extra = takesValue ? rest.first : value {
@@ -167,8 +191,15 @@ struct ControlCommand: AsyncParsableCommand {
             }
         case .shuffle:
             guard let value, ["on", "off"].contains(value) else { throw ValidationError("shuffle needs on or off (got '\(value ?? "")')") }
+        case .queue:
+            if case .add(let files, _) = try QueueChange(words: parsed.queueWords, next: next) {
+                for file in files where !FileManager.default.fileExists(atPath: file) {
+                    throw ValidationError("queue add: no file at \(file)")
+                }
+            }
         }
         if reason != nil && parsed.action != .suspend { throw ValidationError("--reason applies to suspend only") }
+        if next && parsed.action != .queue { throw ValidationError("--next applies to queue add only") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
     }
 
@@ -182,6 +213,23 @@ struct ControlCommand: AsyncParsableCommand {
                 invite: invite, duration: try Self.suspension(parsed.value), reason: (reason ?? .buffering).reason, logger: logger)
             control.tls = try relayTLS.configuration(for: invite)
             Console.out.line(try await control.runUntilDone())
+            return
+        }
+        if parsed.action == .queue {
+            let change = try QueueChange(words: parsed.queueWords, next: next)
+            // Files are probed before joining: a file that cannot be queued costs no session traffic.
+            var items: [QueueItem] = []
+            if case .add(let files, _) = change {
+                for file in files {
+                    do { items.append(try await MemberMedia.named(file).queueItem) } catch {
+                        throw PlaybackSetupError.unplayable(file, error)
+                    }
+                }
+            }
+            try await Self.withCommandMember(invite: invite, tls: try relayTLS.configuration(for: invite), logger: logger) {
+                member, coordinator in
+                try await Self.editQueue(change, items: items, through: coordinator, as: member.playback.channel.localParticipant)
+            }
             return
         }
         try await Self.withCommandMember(invite: invite, tls: try relayTLS.configuration(for: invite), logger: logger) {
@@ -211,7 +259,7 @@ struct ControlCommand: AsyncParsableCommand {
         case .seek: try await coordinator.coordinateSeek(to: TimeText.seconds(parsed.value ?? "") ?? 0)
         case .rate: try await coordinator.coordinateRateChange(to: Double(parsed.value ?? "") ?? 0)
         case .item: try await coordinator.transitionToItem(identifier: parsed.value ?? "")
-        case .suspend, .next, .previous, .jump, .repeat, .shuffle: return  // handled by SuspendControl and below
+        case .suspend, .next, .previous, .jump, .repeat, .shuffle, .queue: return  // handled by SuspendControl and below
         }
         guard await Self.poll(for: .seconds(10), { await coordinator.state?.originator == me }) else {
             throw PlaybackSetupError.commandNotConfirmed(action.rawValue)
@@ -255,6 +303,51 @@ struct ControlCommand: AsyncParsableCommand {
         if let entry = await coordinator.currentEntry {
             let position = await coordinator.queue.position(of: entry.id).map { "\($0)" } ?? "?"
             Console.out.line("\(parsed.action.rawValue) accepted: entry \(position), \(entry.title)")
+        }
+    }
+
+    /// Makes a queue edit once the group's queue arrived, waits until the relay ordered it, and
+    /// prints what changed.
+    ///
+    /// - Throws: ``PlaybackCoordinatorError/queueNotReceived`` without the queue,
+    ///   ``QueueChange/ValidationFailure`` for a position the queue does not have,
+    ///   ``PlaybackSetupError/commandNotConfirmed(_:)`` when the edits did not come back in time.
+    static func editQueue(
+        _ change: QueueChange, items: [QueueItem], through coordinator: PlaybackCoordinator, as me: PlaybackParticipantID
+    ) async throws {
+        guard await poll(for: .seconds(5), { await coordinator.hasQueue }) else { throw PlaybackCoordinatorError.queueNotReceived }
+        let queue = await coordinator.queue
+        let playing = await coordinator.state?.entry
+        let entries = items.isEmpty ? [] : try await coordinator.makeQueueEntries(items)
+        let edits = try change.edits(in: queue, playing: playing, adding: entries)
+        let word = "queue \(change.verb)"
+        guard !edits.isEmpty else {
+            Console.out.line("\(word): nothing to change")
+            return
+        }
+        // The relay's order is the confirmation: one queueChanged event of this member per edit.
+        let confirmed = Confirmations()
+        let counting = Task {
+            for await event in coordinator.events where event.type == .queueChanged && event.originator == me {
+                confirmed.add()
+            }
+        }
+        defer { counting.cancel() }
+        for edit in edits { try await coordinator.editQueue(edit) }
+        guard await poll(for: .seconds(10), { confirmed.count >= edits.count }) else {
+            throw PlaybackSetupError.commandNotConfirmed(word)
+        }
+        // The edit made this member publish the queue's retained copy: out before leaving.
+        _ = await coordinator.flush()
+        let after = await coordinator.queue
+        Console.out.line("\(word) accepted: \(change.outcome(before: queue, after: after, added: entries))")
+        // Entries are played from each member's own copy: say which ones nobody here has yet
+        // (members report what they have about once a second).
+        if !entries.isEmpty, await poll(for: .seconds(2), { await coordinator.heardFromEveryMember }) {
+            for entry in entries where await coordinator.itemUnavailability(entry.item) != nil {
+                Console.out.line(
+                    "note: no member has a copy of \u{201C}\(entry.title)\u{201D}: when the group reaches it, members without one sit it out and the group plays on")
+            }
         }
     }
 
@@ -322,4 +415,11 @@ struct ControlCommand: AsyncParsableCommand {
 /// The delegate of a member that only sends commands: it has no player.
 struct CommandOnlyDelegate: PlaybackControlDelegate {
     func handle(_ command: PlaybackCommand) async {}
+}
+
+/// Counts confirmations seen by another task.
+final class Confirmations: Sendable {
+    private let value = Mutex(0)
+    func add() { value.withLock { $0 += 1 } }
+    var count: Int { value.withLock { $0 } }
 }

@@ -176,13 +176,7 @@ struct HostCommand: AsyncParsableCommand {
             media: media, name: options.name ?? "host", publishInitialState: true, output: output,
             imperfections: simulation.imperfections, players: players, logger: logger)
         if files.count > 1 {
-            runner.queue = copies.copies.prefix(files.count).map { copy in
-                QueueItem(
-                    item: copy.timeline.identifier, fingerprint: copy.fingerprint == copy.timeline.identifier ? nil : copy.fingerprint,
-                    title: URL(fileURLWithPath: copy.path).lastPathComponent,
-                    duration: copy.timeline.duration,
-                    frameRate: copy.timeline.duration > 0 ? Double(copy.timeline.frameCount) / copy.timeline.duration : nil)
-            }
+            runner.queue = copies.copies.prefix(files.count).map(\.queueItem)
             runner.repeatMode = repeatMode
         }
         let drift = simulation.clockDriftPPM

@@ -16,12 +16,12 @@ import Synchronization
 ///
 /// A member's name comes in its first presence report, a moment after it joined: a `joined` line
 /// without a name waits for it (up to ``nameWait``), so members show by name, not by id. Members that
-/// only send a command or look (`coplay control`, `coplay people`) come and go without a line.
+/// only send a command or look (`coplay control`, `coplay people`, `coplay queue`) come and go without a line.
 final class HumanEvents: Sendable {
     /// How long a `joined` line waits for the member's name before it is printed with a short id.
     static let nameWait: Duration = .seconds(3)
     /// Names of members that only send a command or list the people: their coming and going is not news.
-    static let commandMemberNames: Set<String> = ["control", "people"]
+    static let commandMemberNames: Set<String> = ["control", "people", "queue"]
 
     private struct Pending {
         var member: PlaybackParticipantID
@@ -97,6 +97,10 @@ final class HumanEvents: Sendable {
         switch event.type {
         case .joined: joined(event)
         case .left: left(event)
+        case .queueChanged:
+            // Entries this member has no copy of are named by their titles in the queue.
+            learnTitles()
+            if let text = describe(event) { emit(realtime: event.realtime, text) }
         default:
             if let text = describe(event) { emit(realtime: event.realtime, text) }
         }
@@ -167,6 +171,17 @@ final class HumanEvents: Sendable {
         for (pending, name) in ready { printJoin(member: pending.member, name: name, realtime: pending.realtime) }
     }
 
+    /// Takes the titles of the queue's entries (those of files this member has stay as they are).
+    private func learnTitles() {
+        guard let coordinator = state.withLock({ $0.coordinator }) else { return }
+        Task { [weak self] in
+            let entries = await coordinator.queue.entries
+            self?.state.withLock { state in
+                for entry in entries where state.titles[entry.item] == nil { state.titles[entry.item] = entry.title }
+            }
+        }
+    }
+
     // MARK: Events
 
     private func describe(_ event: PlaybackEvent) -> String? {
@@ -212,14 +227,22 @@ final class HumanEvents: Sendable {
             return "\(quoted(title(event.item ?? ""))) ended at \(at): everyone holds its last frame"
         case .commandIgnored:
             return "not following \(by): the group plays \(quoted(title(event.item ?? ""))), which this player does not have"
+        case .missingEntry:
+            let what = event.detail.map(quoted) ?? quoted(title(event.item ?? ""))
+            return "you have no copy of \(what): the others play it; you follow again at the next entry you have"
         case .suspensionBegan:
             let isLocal = event.originator != nil && event.originator == state.withLock({ $0.local })
+            // This member's own: the missingEntry line said it.
+            if isLocal && event.reason == "coordinatedPlaybackNotPossible" { return nil }
             let what = isLocal ? "are suspended (\(event.reason ?? "no reason"))" : Self.reasonText(event.reason)
             return event.waits == true ? "\(by) \(what): everyone waits at \(at)" : "\(by) \(what) (the group plays on)"
         case .suspensionEnded:
             if event.detail == "member left" { return "\(by) left while suspended: the group plays on" }
             if event.timedOut == true { return "the group stopped waiting for \(by) (it took too long)" }
             let isLocal = event.originator != nil && event.originator == state.withLock({ $0.local })
+            if event.reason == "coordinatedPlaybackNotPossible" {
+                return isLocal ? "you follow the group again" : "\(by) follows the group again"
+            }
             return event.waits == true ? "\(by) \(isLocal ? "are" : "is") ready: everyone plays on" : nil
         case .frame:
             return "frame \(event.index.map(String.init) ?? "?") at \(Self.precise(event.pts ?? event.itemTime ?? .nan))"
@@ -238,8 +261,6 @@ final class HumanEvents: Sendable {
             let copy = isLocal ? "your copy" : "\(by)'s copy"
             return "\(copy) of \(quoted(title(event.item ?? ""))) is another encode (\(event.detail ?? "the same duration")): "
                 + "it plays in step by timestamp but is not frame-identical"
-        case .missingEntry:
-            return "you have no copy of what the group plays now (\(event.detail ?? "an entry")): your player holds still and rejoins at the next entry you have"
         case .joined, .left:
             return nil
         }

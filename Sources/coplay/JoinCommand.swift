@@ -9,7 +9,7 @@ struct JoinCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "join",
         abstract: "Join a playback session with your copy of its media and print events.",
-        usage: "coplay join [<invite>] <file> [<options>]\n       coplay join [<invite>] --media-dir <dir> [<options>]",
+        usage: "coplay join [<invite>] <file>... [<options>]\n       coplay join [<invite>] --media-dir <dir> [<options>]",
         discussion: """
             The invite comes from --invite-file FILE (as `coplay host --invite-file FILE` writes it, or a \
             file you saved the invite in with mode 0600), from COPLAY_INVITE, or as the first argument \
@@ -27,6 +27,13 @@ struct JoinCommand: AsyncParsableCommand {
             is instant; a folder's files must match exactly (a folder of episodes holds many files of \
             about one length, so durations say nothing there). Every file found is an item the group can \
             switch to.
+
+            Several files (coplay join INVITE ep1.mkv ep2.mkv ep3.mkv) are your copies of the entries of \
+            the group's queue (`coplay host A B C`, `coplay control INVITE queue add`): one of them must be \
+            the session's first item, and each other one plays when the group reaches its entry. When the \
+            group plays an entry you have no copy of, you sit it out (a missingEntry event, and `coplay \
+            people` says so) while the others play on, and you follow again, in step, from the start of \
+            the next entry you have.
 
             Events are printed one per line: on a terminal as text for a person (names, titles, \
             positions as h:mm:ss, local times), piped or redirected as JSON Lines (docs/events.md); \
@@ -47,6 +54,7 @@ struct JoinCommand: AsyncParsableCommand {
             Examples:
               coplay join --invite-file invite.txt samples/cfr-25.mp4 --name alice
               coplay join --invite-file invite.txt --media-dir ~/Videos --name alice
+              coplay join --invite-file invite.txt episode-1.mkv episode-3.mkv --name alice
               coplay join --invite-file invite.txt movie.mkv --player mpv --mpv-arg=--fullscreen
               mpv --input-ipc-server=/tmp/mpv.sock movie.mkv & coplay join --invite-file invite.txt movie.mkv --mpv-socket /tmp/mpv.sock
               COPLAY_INVITE="$(cat invite.txt)" coplay join clip.mp4 --events jsonl --frames
@@ -54,7 +62,7 @@ struct JoinCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The invite printed by `coplay host` (better: --invite-file or COPLAY_INVITE), then your copy of the session's media file.")
+    @Argument(help: "The invite printed by `coplay host` (better: --invite-file or COPLAY_INVITE), then your copy of the session's media file (several: your copies of the queue's entries).")
     var arguments: [String] = []
 
     @OptionGroup var options: PlaybackCommandOptions
@@ -67,22 +75,24 @@ struct JoinCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Simulation (benchmarks and tests)") var simulation: PlaybackSimulationOptions
 
-    /// The invite given on the command line, if any, and the media file (none with --media-dir).
-    func positionals() throws -> (invite: String?, file: String?) {
+    /// The invite given on the command line, if any, and the media files (none with --media-dir).
+    func positionals() throws -> (invite: String?, files: [String]) {
         let folders = !options.mediaDirs.isEmpty
-        switch arguments.count {
-        case 1:
-            if InviteOptions.looksLikeInvite(arguments[0]) {
-                if folders { return (arguments[0], nil) }
-                throw ValidationError("after the invite, name your copy of the session's media: coplay join [INVITE] FILE (or --media-dir DIR)")
-            }
-            return (nil, arguments[0])
-        case 2: return (arguments[0], arguments[1])
-        case 0:
-            if folders { return (nil, nil) }
-            throw ValidationError("name your copy of the session's media: coplay join --invite-file FILE MEDIA (or --media-dir DIR)")
-        default: throw ValidationError("coplay join takes the invite (optional) and one media file; --item and --media-dir add others")
+        var files = arguments[...]
+        var invite: String?
+        if let first = files.first, InviteOptions.looksLikeInvite(first) {
+            invite = first
+            files = files.dropFirst()
         }
+        if let another = files.first(where: InviteOptions.looksLikeInvite) {
+            throw ValidationError("'\(another.prefix(24))…' looks like a second invite: coplay join takes one invite, then your media files")
+        }
+        if files.isEmpty && !folders {
+            throw invite == nil
+                ? ValidationError("name your copy of the session's media: coplay join --invite-file FILE MEDIA (or --media-dir DIR)")
+                : ValidationError("after the invite, name your copy of the session's media: coplay join [INVITE] FILE (or --media-dir DIR)")
+        }
+        return (invite, Array(files))
     }
 
     func validate() throws {
@@ -92,10 +102,10 @@ struct JoinCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let (inviteText, file) = try positionals()
+        let (inviteText, files) = try positionals()
         let invite = try inviteOptions.invite(argument: inviteText)
         let logger = options.logger("coplay.join")
-        let copies = try await options.copies(named: file.map { [$0] } ?? [])
+        let copies = try await options.copies(named: files)
         guard !copies.copies.isEmpty else {
             throw PlaybackSetupError.noCopies(folders: options.mediaDirs)
         }

@@ -41,7 +41,9 @@ struct PeopleCommand: AsyncParsableCommand {
 
             PLAYER is headless or mpv for coplay members, - for others (a browser page). STATE is what \
             the member does: playing or paused (with the group), buffering and the like while it is \
-            suspended, or "other item" when it has not loaded the group's item; "(near copy)" follows when \
+            suspended, "no copy of “TITLE”: sits it out" while the group plays a queue entry the member has no \
+            copy of (the others play on; it follows again at the next entry it has), or "other item" when it \
+            has not loaded the group's item; "(near copy)" follows when \
             the member plays another encode of the item, in step by timestamp but not frame-identical. DELAY is the largest \
             one-way delay through the relay that member measured lately (- before its first report; for about \
             a minute after a relay restart it counts the messages held meanwhile, and shows as "held during a \
@@ -87,6 +89,9 @@ struct PeopleCommand: AsyncParsableCommand {
         var delayMs: Double?
         /// `true` when the member plays the group's item from a near copy (another encode, not frame-identical).
         var nearCopy: Bool?
+        /// The title of the queue entry the group plays when this member has no copy of it (it sits
+        /// the entry out, suspended with `coordinatedPlaybackNotPossible`, and the others play on).
+        var missingEntry: String?
     }
 
     /// The whole listing (`--json`).
@@ -150,6 +155,7 @@ struct PeopleCommand: AsyncParsableCommand {
         let group = await coordinator.state
         let waiting = await coordinator.isWaiting
         let position = await coordinator.currentItemTime
+        let entry = await coordinator.currentEntry
         let (reports, cards) = heard.snapshot
         let groupState: String
         if let group {
@@ -165,7 +171,13 @@ struct PeopleCommand: AsyncParsableCommand {
             let name = card?.name ?? participant.name ?? report?.name
             if let name, HumanEvents.commandMemberNames.contains(name), card == nil { continue }
             let state: String
-            if participant.isSuspended {
+            // A member that sits out the entry the group plays: it has no copy of its item.
+            let lacks = group?.entry != nil && participant.suspensionReasons.contains(.coordinatedPlaybackNotPossible)
+                && report?.items.map { items in !items.contains { $0.item == group?.item } } ?? true
+            let missing = lacks ? (entry?.title ?? "the playing entry") : nil
+            if let missing {
+                state = "no copy of \u{201C}\(missing)\u{201D}: sits it out"
+            } else if participant.isSuspended {
                 state = participant.suspensionReasons.map { HumanEvents.reasonText($0.description).replacingOccurrences(of: "is ", with: "") }
                     .joined(separator: ", ")
             } else if let item = report?.item, let groupItem = group?.item, item != groupItem {
@@ -179,7 +191,7 @@ struct PeopleCommand: AsyncParsableCommand {
                 id: id, name: name, player: card?.player, file: card?.file, state: state,
                 suspended: participant.suspensionReasons.map(\.description), item: report?.item,
                 delayMs: report.map { Double($0.observedDelay.components.attoseconds) / 1e15 + Double($0.observedDelay.components.seconds) * 1000 },
-                nearCopy: near ? true : nil))
+                nearCopy: near ? true : nil, missingEntry: missing))
         }
         return Listing(
             title: activity.title, item: group?.item ?? activity.item, state: groupState, itemTime: position, rate: group?.rate,

@@ -23,6 +23,7 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
         case interrupted
         case mpvUnreachable
         case unknownSession
+        case unplayableMedia
     }
 
     private let code: Code
@@ -113,6 +114,11 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
     /// `join --media-dir` found no video file and no file was named.
     static func noCopies(folders: [String]) -> Self {
         Self(.mediaMismatch, "no video files in --media-dir \(folders.joined(separator: ", ")): name your copy of the session's media, or a folder that holds it")
+    }
+
+    /// A file to queue could not be read as media coplay plays.
+    static func unplayable(_ file: String, _ error: any Error) -> Self {
+        Self(.unplayableMedia, "cannot queue \(file): \(error)")
     }
 
     /// The file has no video frames to present.

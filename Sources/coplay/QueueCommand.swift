@@ -13,8 +13,10 @@ struct QueueCommand: AsyncParsableCommand {
             Joins the session as a member without a player, receives the group's queue from a member \
             (end-to-end encrypted, like everything the members say), prints it and leaves. Positions are \
             those `coplay control INVITE jump N` takes, in the order the group plays (shuffled, when \
-            shuffle is on). --json prints one object: the entries with their ids and item identities, \
-            the repeat mode, the shuffle and the playing entry.
+            shuffle is on). Who added an entry is the name that member had (--name; `control` for \
+            `coplay control … queue add`). --json prints one object: the entries with their ids, item \
+            identities and who added them (`addedBy`, the member's id, and `addedByName`), the repeat \
+            mode, the shuffle and the playing entry. Edit the queue with `coplay control INVITE queue …`.
 
             Examples:
               coplay queue --invite-file invite.txt
@@ -61,7 +63,7 @@ struct QueueCommand: AsyncParsableCommand {
         for (index, entry) in order.enumerated() {
             let mark = entry.id == playing ? "▶" : " "
             let length = entry.duration.map(TimeText.position) ?? "?"
-            lines.append("\(mark) \(String(format: "%3d", index + 1))  \(entry.title)  \(length)  added by \(entry.addedBy)")
+            lines.append("\(mark) \(String(format: "%3d", index + 1))  \(entry.title)  \(length)  added by \(entry.addedByLabel)")
         }
         if order.isEmpty { lines.append("(the queue is empty: a session hosted with one file plays that file alone)") }
         return lines.joined(separator: "\n")
@@ -76,6 +78,7 @@ struct QueueCommand: AsyncParsableCommand {
             ]
             if let duration = entry.duration { object["duration"] = duration }
             if let frameRate = entry.frameRate { object["frameRate"] = frameRate }
+            if let name = entry.addedByName { object["addedByName"] = name }
             return object
         }
         var object: [String: Any] = ["entries": entries, "repeat": queue.repeatMode.rawValue, "shuffle": queue.shuffleSeed != nil]

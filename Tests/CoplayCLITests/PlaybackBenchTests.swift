@@ -38,7 +38,7 @@ struct GroupBenchTests {
         var frames = 0
         for line in lines.dropLast() {
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-            #expect(object?["type"] is String && object?["realtime"] is Double && object?["v"] as? Int == 1)
+            #expect(object?["type"] is String && object?["realtime"] is Double && object?["v"] as? Int == 2)
             if object?["type"] as? String == "frame" {
                 frames += 1
                 #expect(object?["index"] is Int && object?["pts"] is Double)

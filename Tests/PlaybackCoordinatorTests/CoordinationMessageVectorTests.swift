@@ -69,7 +69,7 @@ import Testing
     }
 
     static let entries = [
-        QueueEntry(id: "0123456789abcdef.1790000000950000000.0", item: "v2:59189:5d1c", title: "Episode 1.mkv", duration: 1_420.5, frameRate: 23.976, addedBy: participant),
+        QueueEntry(id: "0123456789abcdef.1790000000950000000.0", item: "v2:59189:5d1c", title: "Episode 1.mkv", duration: 1_420.5, frameRate: 23.976, addedBy: participant, addedByName: "Ana"),
         QueueEntry(id: "0123456789abcdef.1790000000950000000.1", item: "v2:61002:9a0e", title: "Episode 2.mkv", addedBy: participant),
         // A stream identity with the file's fingerprint (how `coplay host` queues files; browsers match by it).
         QueueEntry(

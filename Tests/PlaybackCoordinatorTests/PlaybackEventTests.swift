@@ -8,14 +8,14 @@ struct PlaybackEventTests {
     @Test("a frame event prints the documented line")
     func frameLine() {
         let event = PlaybackEvent(type: .frame, realtime: 1_763_850_000.25, index: 3, pts: 0.12)
-        #expect(event.jsonLine == #"{"type":"frame","v":1,"realtime":1763850000.25,"index":3,"pts":0.12}"#)
+        #expect(event.jsonLine == #"{"type":"frame","v":2,"realtime":1763850000.25,"index":3,"pts":0.12}"#)
     }
 
     @Test("every line has type, v and realtime first, and escapes strings")
     func fieldsAndEscaping() throws {
         let event = PlaybackEvent(
             type: .suspensionBegan, realtime: 2, player: "a\"b", originator: "line\nbreak", reason: "custom:x\\y", waits: true)
-        #expect(event.jsonLine.hasPrefix(#"{"type":"suspensionBegan","v":1,"realtime":2.0,"#))
+        #expect(event.jsonLine.hasPrefix(#"{"type":"suspensionBegan","v":2,"realtime":2.0,"#))
         #expect(event.jsonLine.contains(#""player":"a\"b""#))
         #expect(event.jsonLine.contains(#""originator":"line\nbreak""#))
         #expect(try PlaybackEvent(jsonLine: event.jsonLine) == event)

@@ -284,7 +284,7 @@ function repeatMode(value, what) {
   return mode;
 }
 
-/** QueueEntry -> JSON (`fingerprint`, `duration` and `frameRate` left out when unknown). */
+/** QueueEntry -> JSON (`fingerprint`, `duration`, `frameRate` and `addedByName` left out when unknown). */
 export function encodeQueueEntry(e) {
   const json = { id: e.id, item: e.item };
   if (e.fingerprint !== null && e.fingerprint !== undefined) json.fingerprint = e.fingerprint;
@@ -292,6 +292,7 @@ export function encodeQueueEntry(e) {
   if (e.duration !== null && e.duration !== undefined) json.duration = e.duration;
   if (e.frameRate !== null && e.frameRate !== undefined) json.frameRate = e.frameRate;
   json.addedBy = e.addedBy;
+  if (e.addedByName !== null && e.addedByName !== undefined) json.addedByName = e.addedByName;
   return json;
 }
 
@@ -306,6 +307,7 @@ export function decodeQueueEntry(value) {
     duration: optional(v.duration, double, "duration"),
     frameRate: optional(v.frameRate, double, "frameRate"),
     addedBy: string(v.addedBy, "addedBy"),
+    addedByName: optional(v.addedByName, string, "addedByName"),
   };
 }
 

@@ -8,7 +8,7 @@
 //
 // Types in JS:
 //   - QueueEntry: {id, item, fingerprint (the file's v2 fingerprint when item is another identity, or null),
-//     title, duration (seconds or null), frameRate (or null), addedBy};
+//     title, duration (seconds or null), frameRate (or null), addedBy, addedByName (the adder's display name, or null)};
 //   - RepeatMode: "off" | "one" | "all";
 //   - QueuePosition: "end" | "start" | {after: ENTRY_ID};
 //   - QueueEdit: its wire form (messages.js): {op: "add", entries, at} | {op: "remove", ids} |
