@@ -129,14 +129,16 @@ public struct CoordinatorCore: Sendable {
     // MARK: Items
 
     /// The duration of `item` as this member knows it: the group's state (when it is about that
-    /// item), the member's own files, or what another member reported.
+    /// item), the member's own files, what another member reported, or a queue entry of it.
     public func duration(of item: String) -> Double? {
         if let state, state.item == item, let duration = state.duration { return duration }
         if let known = items.first(where: { $0.item == item })?.duration { return known }
         for member in reports.keys.sorted() where members.contains(member) {
             if let known = reports[member]?.items?.first(where: { $0.item == item })?.duration { return known }
         }
-        return nil
+        // The queue's entries carry the duration their adder probed (a member with no copy of the
+        // item and nobody left who has it still knows where it ends).
+        return queue.entries.first { $0.item == item && $0.duration != nil }?.duration
     }
 
     /// The members known to have `item`: this member if it is among its ``items`` or loaded, and

@@ -96,6 +96,7 @@ import struct GroupSessions.SessionKeys
             if let v = c.maximumWaitingParticipants { configuration.maximumWaitingParticipants = v }
             if let v = c.suspensionTimeout { configuration.suspensionTimeout = .nanoseconds(v) }
             if let v = c.holdsCommandsUntilJoined { configuration.holdsCommandsUntilJoined = v }
+            if let v = c.suspendsWhileEntryMissing { configuration.suspendsWhileEntryMissing = v }
             for limit in c.participantLimits ?? [] { configuration.participantLimits[limit.reason] = limit.limit }
         }
         var canPresent: (@Sendable (String) -> Bool)?
@@ -209,6 +210,7 @@ struct VectorConfiguration: Codable {
     var maximumWaitingParticipants: Int?
     var suspensionTimeout: Int64?
     var holdsCommandsUntilJoined: Bool?
+    var suspendsWhileEntryMissing: Bool?
     var participantLimits: [VectorParticipantLimit]?
 }
 

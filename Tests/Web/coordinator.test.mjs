@@ -37,6 +37,7 @@ function run(vector) {
   }
   if (c.delayWindow !== undefined) configuration.delayWindow = c.delayWindow;
   if (c.holdsCommandsUntilJoined !== undefined) configuration.holdsCommandsUntilJoined = c.holdsCommandsUntilJoined;
+  if (c.suspendsWhileEntryMissing !== undefined) configuration.suspendsWhileEntryMissing = c.suspendsWhileEntryMissing;
   if (c.maximumWaitingParticipants !== undefined) configuration.maximumWaitingParticipants = c.maximumWaitingParticipants;
   if (c.waitingReasons !== undefined) configuration.waitingReasons = new Set(c.waitingReasons.map(decodeReason));
   for (const { reason, limit } of c.participantLimits ?? []) configuration.participantLimits.set(decodeReason(reason), limit);

@@ -64,6 +64,9 @@ export function defaultConfiguration() {
     readinessGrace: milliseconds(100),
     // No command before the local member's own `joined` (after the relay's retained replay).
     holdsCommandsUntilJoined: false,
+    // Sit out a queue entry this member has no copy of (CoordinatorConfiguration.suspendsWhileEntryMissing):
+    // a `missingEntry` event and a coordinatedPlaybackNotPossible suspension until the group plays an item it has.
+    suspendsWhileEntryMissing: false,
   };
 }
 
@@ -226,6 +229,8 @@ export class CoordinatorCore {
     this.configuration = configuration;
     this.localItem = localItem;
     this.canPresent = canPresent;
+    /** The suspension held while the group plays an entry this member has no copy of: {suspension, entry}. */
+    this.missingEntry = null;
     /** The group's accepted state (highest sequence), or null. */
     this.state = null;
     /** Current members of the group, as the channel reported them. */
@@ -338,7 +343,10 @@ export class CoordinatorCore {
       const known = this.reports.get(member).items?.find((summary) => summary.item === item)?.duration;
       if (known !== null && known !== undefined) return known;
     }
-    return null;
+    // The queue's entries carry the duration their adder probed (a member with no copy of the item
+    // and nobody left who has it still knows where it ends).
+    const entry = this.queue.entries.find((e) => e.item === item && e.duration !== null && e.duration !== undefined);
+    return entry === undefined ? null : entry.duration;
   }
 
   /** The members known to have `item` (this one included), from the files and presence reports. */
@@ -450,7 +458,7 @@ export class CoordinatorCore {
           if (!this.joinedSelf) {
             this.joinedSelf = true;
             // The retained messages are all in: the player's first commands.
-            if (this.configuration.holdsCommandsUntilJoined) actions = actions.concat(this.announce(now));
+            if (this.configuration.holdsCommandsUntilJoined) actions = actions.concat(this.followEntryAvailability(now), this.announce(now));
           }
           actions = actions.concat(this.queueReplica.joinedSelf(this.otherMembers, now));
         }
@@ -551,7 +559,7 @@ export class CoordinatorCore {
       })));
       if (next.item !== this.localItem && this.canPresent !== null && this.canPresent(next.item) === true) this.localItem = next.item;
     }
-    return actions.concat(this.announce(now));
+    return actions.concat(this.followEntryAvailability(now), this.announce(now));
   }
 
   acceptNotice(notice, sender, now) {
@@ -1260,7 +1268,51 @@ export class CoordinatorCore {
     if (after !== null && after.item !== this.localItem && this.canPresent !== null && this.canPresent(after.item) === true) this.localItem = after.item;
     this.announced = [];
     this.announcedRevision = null;
-    return actions.concat(this.announce(now));
+    return actions.concat(this.followEntryAvailability(now), this.announce(now));
+  }
+
+  /** Whether the group plays a queue entry whose item this member cannot present. */
+  get lacksCurrentEntry() {
+    const state = this.state;
+    if (state === null || state.entry === null || state.entry === undefined || this.canPresent === null) return false;
+    return state.item !== this.localItem && this.canPresent(state.item) !== true;
+  }
+
+  /**
+   * Sits out a queue entry this member has no copy of (CoordinatorCore.followEntryAvailability): a
+   * `missingEntry` event and a detaching coordinatedPlaybackNotPossible suspension, which the group
+   * does not wait for; ended once the group plays an item it has (the player then gets the state).
+   */
+  followEntryAvailability(now) {
+    if (this.configuration.suspendsWhileEntryMissing !== true) return [];
+    if (!(this.joinedSelf || this.configuration.holdsCommandsUntilJoined !== true)) return [];
+    const state = this.state;
+    if (this.lacksCurrentEntry) {
+      const entry = state.entry;
+      if (this.missingEntry !== null && this.missingEntry.entry === entry) return [];
+      const known = this.queue.entry(entry);
+      let actions = [eventAction(playbackEvent("missingEntry", {
+        player: this.label(this.participant), originator: this.participant, originatorName: this.name,
+        item: state.item, referenceTime: referenceSeconds(state.anchorReferenceTime), revision: state.revision,
+        detail: known?.title ?? null, entry,
+      }))];
+      if (this.missingEntry !== null) {
+        this.missingEntry = { suspension: this.missingEntry.suspension, entry };
+      } else {
+        const begun = this.beginSuspension("coordinatedPlaybackNotPossible", now);
+        this.missingEntry = { suspension: begun.id, entry };
+        actions = actions.concat(begun.actions);
+      }
+      return actions;
+    }
+    if (this.missingEntry === null) return [];
+    const missing = this.missingEntry;
+    this.missingEntry = null;
+    try {
+      return this.endSuspension(missing.suspension, null, now);
+    } catch {
+      return [];
+    }
   }
 
   queueEvent(type, originator, detail, now) {

@@ -76,6 +76,13 @@ final class GroupModel {
         configuration.holdsCommandsUntilJoined = true
         return configuration
     }()
+    /// A queue run's configuration: as ``GroupPlayback`` has it, members sit out entries they have
+    /// no copy of (``CoordinatorConfiguration/suspendsWhileEntryMissing``).
+    var configuration: CoordinatorConfiguration {
+        var configuration = Self.configuration
+        if options.queue { configuration.suspendsWhileEntryMissing = true }
+        return configuration
+    }
     /// What a member with a player has: every item, with the options' durations.
     var itemSummaries: [PresenceReport.ItemSummary] {
         guard let durations = options.itemDurations else { return [] }
@@ -94,6 +101,8 @@ final class GroupModel {
         let uplink: (latency: Int64, jitter: Int64)
         let downlink: (latency: Int64, jitter: Int64)
         let oneShot: Bool
+        /// The items it has a copy of (in a queue run some members lack `other` and sit its entries out).
+        let presentable: [String]
         var alive = true
         var lastUp: Int64 = 0
         var lastDown: Int64 = 0
@@ -107,10 +116,13 @@ final class GroupModel {
         /// The ideal player: motion breakpoints (reference ns, item time, rate, item).
         var breakpoints: [(ref: Int64, itemTime: Double, rate: Double, item: String)] = []
         var openLocal: [String] = []
+        /// It sat out an entry and has not been compared with the others since.
+        var satOut = false
         var steps: [VectorStep] = []
 
         init(name: PlaybackParticipantID, core: CoordinatorCore, clockError: Int64,
-             uplink: (Int64, Int64), downlink: (Int64, Int64), oneShot: Bool) {
+             uplink: (Int64, Int64), downlink: (Int64, Int64), oneShot: Bool, presentable: [String]) {
+            self.presentable = presentable
             self.name = name
             self.core = core
             self.clockError = clockError
@@ -160,6 +172,8 @@ final class GroupModel {
     /// Draws for the channel's own choices (the order of a joiner's first events), apart from
     /// `random` so that adding them left every earlier seed's run, and its vectors, as they were.
     private var channelRandom: SeededRandom
+    /// Draws for which copies a member has (queue runs), apart from the others for the same reason.
+    private var copiesRandom: SeededRandom
     private(set) var members: [Member] = []
     private var byName: [PlaybackParticipantID: Member] = [:]
     private var relayMembers: [PlaybackParticipantID] = []
@@ -184,11 +198,16 @@ final class GroupModel {
     /// Transitions at an entry's end and queue edits the members applied (each member counts).
     private(set) var transitions = 0
     private(set) var queueEdits = 0
+    /// Entries members sat out (no copy), and times such a member was compared again afterwards
+    /// (it came back: its player agreed with the others, or the check above reported it).
+    private(set) var missingEntries = 0
+    private(set) var rejoins = 0
 
     init(_ options: Options) {
         self.options = options
         self.random = SeededRandom(seed: options.seed &* 0x2545_F491_4F6C_DD1D &+ 1)
         self.channelRandom = SeededRandom(seed: options.seed &* 0x9E37_79B9_7F4A_7C15 &+ 7)
+        self.copiesRandom = SeededRandom(seed: options.seed &* 0xD1B5_4A32_D192_ED03 &+ 11)
     }
 
     // MARK: Running
@@ -266,10 +285,15 @@ final class GroupModel {
     private func addMember(at time: Int64, oneShot: Bool = false) -> Member {
         nameCounter += 1
         let name = PlaybackParticipantID(oneShot ? "ctl\(nameCounter)" : "m\(nameCounter)")
-        let ids = Set(Self.items.map(\.identifier))
+        // In a queue run about one member in four has no copy of `other`: it sits out those entries
+        // (the group does not wait) and must come back in step at the next `clip` entry.
+        let lacksOther = options.queue && !oneShot && copiesRandom.chance(0.25)
+        let presentable = Self.items.map(\.identifier).filter { !lacksOther || $0 != "other" }
+        let ids = Set(presentable)
         let core = CoordinatorCore(
-            participant: name, configuration: Self.configuration, localItem: Self.items[0].identifier,
-            canPresent: { ids.contains($0) }, name: name.rawValue, items: oneShot ? [] : itemSummaries)
+            participant: name, configuration: configuration, localItem: Self.items[0].identifier,
+            canPresent: { ids.contains($0) }, name: name.rawValue,
+            items: oneShot ? [] : itemSummaries.filter { ids.contains($0.item) })
         let link = { (model: GroupModel) -> (Int64, Int64) in
             let fast = model.random.chance(0.6)
             let latency = fast ? model.random.uniform(0.0001, 0.002) : model.random.uniform(0.005, 0.03)
@@ -277,7 +301,7 @@ final class GroupModel {
         }
         let member = Member(
             name: name, core: core, clockError: Int64(random.symmetric(50e-6) * 1e9),
-            uplink: link(self), downlink: link(self), oneShot: oneShot)
+            uplink: link(self), downlink: link(self), oneShot: oneShot, presentable: presentable)
         members.append(member)
         byName[name] = member
         schedule(at: time) { model in
@@ -441,6 +465,10 @@ final class GroupModel {
             case .event(let event):
                 if event.type == .itemChanged, event.reason == "end" { transitions += 1 }
                 if event.type == .queueChanged, event.originator != nil { queueEdits += 1 }
+                if event.type == .missingEntry {
+                    missingEntries += 1
+                    member.satOut = true
+                }
             }
         }
         scheduleTick(member)
@@ -450,6 +478,9 @@ final class GroupModel {
     private func apply(_ command: PlaybackCommand, to member: Member) {
         let ref = command.referenceTime.nanoseconds
         let item = command.expectedItemIdentifier
+        // A command for an item it has no copy of changes nothing (coplay's players ignore it:
+        // `commandIgnored`, "item not loaded").
+        guard member.presentable.contains(item) else { return }
         // Another item: the player loads it now and shows nothing until its first command's
         // instant (as coplay's players do today). A member that moves on later than the others
         // still shows the old item meanwhile, which the check of items below catches.
@@ -661,6 +692,12 @@ final class GroupModel {
                 let state = member.core.state, state.item == member.core.localItem, !member.core.isDetached,
                 !member.breakpoints.isEmpty
             else { return false }
+            // One that sat an entry out shows whatever its player held meanwhile until the state that
+            // brought it back takes effect on its player (from then on it must agree).
+            if member.satOut {
+                guard let last = member.breakpoints.last, last.item == state.item, last.ref <= member.reference(now).nanoseconds
+                else { return false }
+            }
             return true
         }
     }
@@ -668,6 +705,10 @@ final class GroupModel {
     private func checkAgreement() {
         guard now >= graceUntil, relayDownUntil == nil else { return }
         let group = comparable()
+        for member in group where member.satOut && group.count > 1 {
+            member.satOut = false
+            rejoins += 1
+        }
         for member in group {
             // The core's idea of the group's position is what its player shows.
             // (Before the state's anchor the core extrapolates the new state; the player still shows the old one.)
@@ -749,9 +790,10 @@ final class GroupModel {
         members.filter { !$0.steps.isEmpty }.map { member in
             (member.name, CoordinatorVector(
                 description: description, participant: member.name.rawValue, name: member.name.rawValue,
-                localItem: Self.items[0].identifier, canPresent: Self.items.map(\.identifier),
-                items: member.oneShot || itemSummaries.isEmpty ? nil : itemSummaries,
-                configuration: VectorConfiguration(holdsCommandsUntilJoined: true),
+                localItem: Self.items[0].identifier, canPresent: member.presentable,
+                items: member.oneShot || itemSummaries.isEmpty ? nil : itemSummaries.filter { member.presentable.contains($0.item) },
+                configuration: VectorConfiguration(
+                    holdsCommandsUntilJoined: true, suspendsWhileEntryMissing: options.queue ? true : nil),
                 steps: member.steps))
         }
     }
