@@ -807,7 +807,9 @@ public struct CoordinatorCore: Sendable {
         guard itemTime.isFinite, itemTime >= 0 else { throw PlaybackCoordinatorError.invalidItemTime(itemTime) }
         let duration = duration(of: identifier)
         if let duration, itemTime > duration { throw PlaybackCoordinatorError.seekPastEnd(itemTime, duration: duration) }
-        localItem = identifier
+        // The proposer's player loads it, unless this member has no copy of it (its player would
+        // ignore the commands: it sits the item out instead).
+        if canPresent?(identifier) ?? true { localItem = identifier }
         let next = PlaybackState(
             item: identifier, rate: state?.rate ?? 0, anchorItemTime: itemTime, anchorReferenceTime: proposalAnchor(now: now),
             originator: participant, intendedRate: state?.intendedRate, duration: duration)

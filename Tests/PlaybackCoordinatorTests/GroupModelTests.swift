@@ -26,7 +26,14 @@ struct GroupModelTests {
     static let endRegressions: [UInt64] = [11, 2900]
     /// Seeds of the queue model kept as vectors (`model/queue-seed-N-MEMBER.json`), so the page's
     /// port of the queue runs the same edits, requests, answers and transitions.
-    static let queueVectorSeeds: [UInt64] = [2, 3]
+    static let queueVectorSeeds: [UInt64] = [2, 3] + queueRegressions
+    /// Queue seeds that found defects once members could lack an item (some have no copy of
+    /// `other` and sit its entries out), kept as vectors and run on their own:
+    /// Seed 15: a member proposing an item it has no copy of took it as its player's item, so its
+    /// core believed the player showed it while the player ignored the commands.
+    /// Seed 140: members without a copy of `other`, nobody left who had one, did not know where it
+    /// ends, so a seek past its end was proposed and played; the queue's entries carry the duration.
+    static let queueRegressions: [UInt64] = [15, 140]
 
     static var environment: [String: String] { ProcessInfo.processInfo.environment }
     static var seedCount: UInt64 { environment["COPLAY_MODEL_SEEDS"].flatMap(UInt64.init) ?? 1_000 }
@@ -55,6 +62,14 @@ struct GroupModelTests {
             thread.stackSize = 8 << 20
             thread.start()
         }
+    }
+
+    @Test("queue regression seeds", arguments: queueRegressions)
+    func queueRegression(seed: UInt64) {
+        let model = GroupModel(.queue(seed: seed))
+        model.run()
+        #expect(model.violations.isEmpty, "\(Self.report(seed, model))")
+        #expect(model.missingEntries > 0, "seed \(seed) no longer has a member sitting an entry out")
     }
 
     @Test("random seeds: every member agrees with every other, pauses land where the players were", arguments: 0..<slices)

@@ -966,7 +966,8 @@ export class CoordinatorCore {
     if (!Number.isFinite(itemTime) || !(itemTime >= 0)) throw PlaybackCoordinatorError.invalidItemTime(itemTime);
     const duration = this.durationOf(identifier);
     if (duration !== null && itemTime > duration) throw PlaybackCoordinatorError.seekPastEnd(itemTime, duration);
-    this.localItem = identifier;
+    // The proposer's player loads it, unless this member has no copy of it (its player would ignore the commands).
+    if (this.canPresent === null || this.canPresent(identifier) === true) this.localItem = identifier;
     const next = makeState({
       item: identifier, rate: this.state?.rate ?? 0, anchorItemTime: itemTime, anchorReferenceTime: this.proposalAnchor(now),
       originator: this.participant, intendedRate: this.state?.intendedRate ?? null, duration,

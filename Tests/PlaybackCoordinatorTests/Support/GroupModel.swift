@@ -465,10 +465,7 @@ final class GroupModel {
             case .event(let event):
                 if event.type == .itemChanged, event.reason == "end" { transitions += 1 }
                 if event.type == .queueChanged, event.originator != nil { queueEdits += 1 }
-                if event.type == .missingEntry {
-                    missingEntries += 1
-                    member.satOut = true
-                }
+                if event.type == .missingEntry { missingEntries += 1 }
             }
         }
         scheduleTick(member)
@@ -689,10 +686,15 @@ final class GroupModel {
         members.filter { member in
             guard member.alive, !member.oneShot, now >= member.checkFrom, relayMembers.contains(member.name),
                 !options.queue || member.core.hasQueue,
-                let state = member.core.state, state.item == member.core.localItem, !member.core.isDetached,
-                !member.breakpoints.isEmpty
+                let state = member.core.state, !member.breakpoints.isEmpty
             else { return false }
-            // One that sat an entry out shows whatever its player held meanwhile until the state that
+            // Not following the group: the group plays an item it has no copy of (an entry it sits
+            // out, or an `item` command), or its player is detached by a suspension.
+            guard state.item == member.core.localItem, !member.core.isDetached else {
+                member.satOut = true
+                return false
+            }
+            // One that did not follow shows whatever its player held meanwhile until the state that
             // brought it back takes effect on its player (from then on it must agree).
             if member.satOut {
                 guard let last = member.breakpoints.last, last.item == state.item, last.ref <= member.reference(now).nanoseconds
