@@ -74,6 +74,8 @@ final class Simulation {
         var lastUp: Int64 = 0
         var lastDown: Int64 = 0
         var events: [PlaybackEvent] = []
+        /// The commands the coordinator gave the player, with the true time it gave them.
+        var commands: [(command: PlaybackCommand, trueTime: Int64)] = []
         var corrections: [(kind: String, errorMs: Double, trueTime: Int64)] = []
 
         init(spec: NodeSpec, items: [MediaTimeline]) {
@@ -297,6 +299,7 @@ final class Simulation {
                 let sender = node.spec.name
                 sendUp(from: node) { sim in sim.relay(message, from: sender, key: key) }
             case .command(let command):
+                node.commands.append((command, now))
                 record(node.player.apply(command, now: reference), at: node)
             case .event(var event):
                 event.realtime = Double(now) / 1e9
