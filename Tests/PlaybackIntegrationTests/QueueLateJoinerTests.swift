@@ -26,6 +26,8 @@ struct QueueLateJoinerTests {
         try await withLocalRelay { invite in
             let items = Self.items
             let known = Set(items.map(\.identifier))
+            // What each member reports it can play (the group refuses an entry nobody has).
+            let summaries = items.map { PresenceReport.ItemSummary(item: $0.identifier, duration: $0.duration) }
             let queue = (0..<Self.entries).map { number in
                 let item = items[number % items.count]
                 return QueueItem(
@@ -40,8 +42,10 @@ struct QueueLateJoinerTests {
             let hostBox = LockedBox<PlaybackCoordinator?>(nil)
             let host = Task {
                 try await hostPlayback.run(
-                    HeadlessPlayer(participant: "host", items: items, reference: hostPlayback.reference),
-                    localItem: items[0].identifier, canPresent: { known.contains($0) }, name: "host",
+                    HeadlessPlayer(
+                        participant: "host", items: items, reference: hostPlayback.reference,
+                        presentationThread: PresentationThread.Configuration()),
+                    localItem: items[0].identifier, canPresent: { known.contains($0) }, name: "host", items: summaries,
                     publishInitialState: true, queue: queue, repeatMode: .all,
                     onEvent: { event in hostEvents.mutate { $0.append(event) } },
                     started: { coordinator in hostBox.mutate { $0 = coordinator } })
@@ -52,9 +56,12 @@ struct QueueLateJoinerTests {
                 return false
             }
             let hostCoordinator = try #require(hostBox.value)
-            try await hostCoordinator.coordinateJump(toPosition: Self.position)
-            try await hostCoordinator.play()
             let target = try #require(await hostCoordinator.queue.entry(atPosition: Self.position))
+            // The jump first, then play once it applied (a play proposed before would be anchored on
+            // the state before the jump, and, ordered after it, win).
+            try await hostCoordinator.coordinateJump(toPosition: Self.position)
+            await eventually("the group is at entry \(Self.position)") { await hostCoordinator.currentEntry?.id == target.id }
+            try await hostCoordinator.play()
             await eventually("the host plays entry \(Self.position)") {
                 hostEvents.value.contains { $0.type == .frame && $0.item == target.item && ($0.pts ?? 0) > 1 }
             }
@@ -70,15 +77,22 @@ struct QueueLateJoinerTests {
             let joinerBox = LockedBox<PlaybackCoordinator?>(nil)
             let joiner = Task {
                 try await joinerPlayback.run(
-                    HeadlessPlayer(participant: "joiner", items: items, reference: joinerPlayback.reference),
-                    localItem: items[0].identifier, canPresent: { known.contains($0) }, name: "joiner",
+                    HeadlessPlayer(
+                        participant: "joiner", items: items, reference: joinerPlayback.reference,
+                        presentationThread: PresentationThread.Configuration()),
+                    localItem: items[0].identifier, canPresent: { known.contains($0) }, name: "joiner", items: summaries,
                     onEvent: { event in joinerEvents.mutate { $0.append((event, clock.now)) } },
                     started: { coordinator in joinerBox.mutate { $0 = coordinator } })
             }
             defer { joiner.cancel() }
             await eventually("the joiner presents a frame") { joinerEvents.value.contains { $0.event.type == .frame } }
+            let first = try #require(joinerEvents.value.first { $0.event.type == .frame })
+            await eventually("the joiner has the queue") {
+                if let coordinator = joinerBox.value { return await coordinator.hasQueue }
+                return false
+            }
+            let queueAt = clock.now
             let events = joinerEvents.value
-            let first = try #require(events.first { $0.event.type == .frame })
             let received = events.first { $0.event.type == .queueChanged && $0.event.detail == "received" }
 
             // The right queue, the right entry, the right frame.
@@ -110,9 +124,10 @@ struct QueueLateJoinerTests {
             #expect(worst < interval / 2)
             let toFrame = connecting.duration(to: first.at)
             print(String(
-                format: "late joiner of a %d-entry queue (entry %d, %@): first frame %.3f s after connecting (clock synchronized after %.3f s, queue received after %@), frame %d, %.3f ms from the host's; its first 25 frames within %.3f ms of the host's",
+                format: "late joiner of a %d-entry queue (entry %d, %@): first frame %.3f s after connecting (clock synchronized after %.3f s, queue received after %@, seen by the test after %.3f s), frame %d, %.3f ms from the host's; its first 25 frames within %.3f ms of the host's",
                 Self.entries, Self.position, target.item, toFrame.secondsValue, connecting.duration(to: clockSynchronized).secondsValue,
                 received.map { String(format: "%.3f s", connecting.duration(to: $0.at).secondsValue) } ?? "–",
+                connecting.duration(to: queueAt).secondsValue,
                 first.event.index ?? -1, offset * 1000, worst * 1000))
         }
     }

@@ -325,6 +325,13 @@ final class Simulation {
 
     /// After anything happened at a node: reschedule its player wake-up and coordinator tick.
     private func afterActivity(_ node: Node) {
+        schedulePlayerWake(node)
+        scheduleTick(node)
+    }
+
+    /// Reschedules the node's player wake-up (all that a presented frame changes: the coordinator's
+    /// next tick stays where it was, which keeps long runs cheap).
+    private func schedulePlayerWake(_ node: Node) {
         node.wakeGeneration += 1
         let generation = node.wakeGeneration
         if let wake = node.player.nextWake {
@@ -333,9 +340,13 @@ final class Simulation {
                 var reference = node.reference(sim.now)
                 if reference < wake, wake - reference < .microseconds(1) { reference = wake }
                 sim.record(node.player.advance(to: reference), at: node)
-                sim.afterActivity(node)
+                sim.schedulePlayerWake(node)
             }
         }
+    }
+
+    /// Reschedules the node's coordinator tick.
+    private func scheduleTick(_ node: Node) {
         node.tickGeneration += 1
         let tickGeneration = node.tickGeneration
         if let deadline = node.core.nextTickDeadline {
