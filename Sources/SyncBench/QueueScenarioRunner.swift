@@ -16,10 +16,10 @@ import NIOPosix
 /// 2. `coplay serve`, and `coplay time query` for the relay's reference minus CLOCK_REALTIME.
 /// 3. `coplay host CLIPS... --repeat all --relay ...` (its own headless player, not measured; its
 ///    `itemChanged` events are the group's transitions).
-/// 4. Headless members: `coplay join INVITE CLIPS --frames` (each in its own time namespace when
-///    `unshare --time` works). mpv members: an mpv the runner starts (coplay's options, `--vo=null
-///    --ao=null`) and samples itself (``MPVFrameSampler``), driven by `coplay join INVITE CLIPS
-///    --mpv-socket SOCK`.
+/// 4. Headless members: `coplay join INVITE CLIP --item CLIP... --frames` (each in its own time
+///    namespace when `unshare --time` works). mpv members: an mpv the runner starts (coplay's options,
+///    `--vo=null --ao=null`) and samples itself (``MPVFrameSampler``), driven by `coplay join INVITE
+///    CLIP --item CLIP... --mpv-socket SOCK`.
 /// 5. `coplay control INVITE play`, then the transitions (``plan``) until there are
 ///    ``Configuration/transitions`` of them.
 /// 6. A late headless joiner: from its start to its queue, its first frame and its first frame in
@@ -313,7 +313,9 @@ public struct QueueScenarioRunner: Sendable {
         // 4. The members.
         func startMember(_ name: String, mpv: Bool, number: Int) async throws -> Member {
             let member = Member(name: name, startRealtime: RealtimeClock.now())
-            var arguments = ["join", invite] + clips + ["--name", name, "--events", "jsonl", "--log-level", "warning"]
+            // The session's item, then the other clips as items the member can switch to.
+            var arguments = ["join", invite, clips[0]] + clips.dropFirst().flatMap { ["--item", $0] }
+                + ["--name", name, "--events", "jsonl", "--log-level", "warning"]
             if mpv {
                 let socket = socketDirectory.appendingPathComponent("\(name).sock").path
                 let process = try ChildProcess(
@@ -443,8 +445,9 @@ public struct QueueScenarioRunner: Sendable {
             let late = try await startMember("late", mpv: false, number: configuration.headless + configuration.mpv)
             let deadline = ContinuousClock.now + .seconds(30)
             var inStep: (frame: QueueTransitions.Frame, offset: Double)?
-            while inStep == nil, ContinuousClock.now < deadline {
+            while inStep == nil || late.state.withLockedValue({ $0.queueReceived }) == nil, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(100))
+                if inStep != nil { continue }
                 let mine = late.state.withLockedValue { $0.frames }
                 let others = members.filter { !$0.isMPVMember }.flatMap { $0.state.withLockedValue { $0.frames } }
                 for frame in mine {

@@ -18,11 +18,12 @@ import Foundation
 ///
 /// **mpv members** are seen from outside through mpv's IPC (``MPVFrameSampler``, which follows each
 /// file's frame rate): the *switch* is the sample bracket in which `time-pos` first showed the next
-/// entry (a jump to its start, after `time-pos` was unavailable while the file loaded); the *start*
-/// is when the first frame began by the motion that follows: the first frame change after the switch
-/// minus the media time it advanced (at rate 1). A switch before the instant is a picture of the next
-/// entry shown early (the previous entry's last frame not held); the mpv *gap* is the switch minus the
-/// previous entry's last frame change.
+/// entry (a jump to a position in its first second, usually its start, after `time-pos` was
+/// unavailable while the file loaded); the *start* is where the entry's item time 0 lies by the motion
+/// that follows: the first frame change after the switch minus its pts (at rate 1). A switch before the
+/// instant is a picture of the next entry shown early (the previous entry's last frame not held); a
+/// switch to a position past the first frame is a member that came late and skipped the entry's first
+/// frames (*late entries*); the mpv *gap* is the switch minus the previous entry's last frame change.
 ///
 /// ```swift
 /// let figures = QueueTransitions.analyze(transitions: group, headless: frames, mpv: records, relayOffset: 0.0123)
@@ -90,6 +91,8 @@ public struct QueueTransitions: Codable, Sendable, Hashable {
         public var mpvStartMs: [String: Double] = [:]
         /// mpv members: the switch minus the previous entry's last frame change.
         public var mpvGapMs: [String: Double] = [:]
+        /// mpv members whose switch showed a position past the entry's first frame: that position (ms).
+        public var mpvEnteredAtMs: [String: Double] = [:]
         /// Members where no first frame of the next entry was found, or another item's frame came first.
         public var missing: [String] = []
 
@@ -162,6 +165,8 @@ public struct QueueTransitions: Codable, Sendable, Hashable {
     public var mpvSwitchOffset: Latency?
     public var mpvEarlySwitches: Int
     public var mpvStartOffset: Latency?
+    /// mpv member-transitions that began past the entry's first frame (``Transition/mpvEnteredAtMs``).
+    public var mpvLateEntries: Int
     /// Member-transitions without a first frame of the next entry.
     public var missing: Int
     /// The late joiner, if the run had one.
@@ -220,15 +225,16 @@ public struct QueueTransitions: Codable, Sendable, Hashable {
                 // The switch: the first jump to the next entry's start between the neighbouring transitions.
                 let low = max(instantRealtime - 1.5, previous.isFinite ? (previous - relayOffset + instantRealtime) / 2 : -.infinity)
                 let high = min(instantRealtime + 1.5, next.isFinite ? (next - relayOffset + instantRealtime) / 2 : .infinity)
-                guard let jump = record.jumps.first(where: { $0.realtime >= low && $0.realtime < high && $0.to < 0.25 }) else {
+                guard let jump = record.jumps.first(where: { $0.realtime >= low && $0.realtime < high && $0.to < 1 && $0.to != $0.from }) else {
                     row.missing.append(name)
                     continue
                 }
                 row.mpvSwitchMs[name] = (jump.realtime - instantRealtime) * 1000
+                if jump.to > 0.02 { row.mpvEnteredAtMs[name] = jump.to * 1000 }
                 if let step = record.transitions.first(where: { $0.realtime > jump.realtime }), step.realtime < high + 1,
                     step.pts > jump.to, step.pts - jump.to < 0.25
                 {
-                    row.mpvStartMs[name] = (step.realtime - (step.pts - jump.to) - instantRealtime) * 1000
+                    row.mpvStartMs[name] = (step.realtime - step.pts - instantRealtime) * 1000
                 }
                 if let last = record.transitions.last(where: { $0.realtime < jump.realtime }), last.realtime > jump.realtime - 1 {
                     row.mpvGapMs[name] = (jump.realtime - last.realtime) * 1000
@@ -261,6 +267,7 @@ public struct QueueTransitions: Codable, Sendable, Hashable {
             mpvSwitchOffset: Latency(milliseconds: rows.flatMap { $0.mpvSwitchMs.values.map(abs) }),
             mpvEarlySwitches: rows.reduce(0) { $0 + $1.mpvSwitchMs.values.filter { $0 < -1 }.count },
             mpvStartOffset: Latency(milliseconds: rows.flatMap { $0.mpvStartMs.values.map(abs) }),
+            mpvLateEntries: rows.reduce(0) { $0 + $1.mpvEnteredAtMs.count },
             missing: rows.reduce(0) { $0 + $1.missing.count }, lateJoiner: nil)
     }
 
@@ -287,7 +294,8 @@ public struct QueueTransitions: Codable, Sendable, Hashable {
             lines.append(
                 "mpv (through its IPC): switch to the next entry minus the previous entry's last frame change \(figures(mpvGap)); "
                     + "|switch - group's instant| \(figures(mpvSwitchOffset)), \(mpvEarlySwitches) switch(es) more than 1 ms early "
-                    + "(the next entry shown before its instant); |start - group's instant| \(figures(mpvStartOffset))")
+                    + "(the next entry shown before its instant), \(mpvLateEntries) switch(es) past the entry's first frame (a member late by that much); "
+                    + "|start - group's instant| \(figures(mpvStartOffset))")
         }
         if missing > 0 { lines.append("\(missing) member-transition(s) without the next entry's first frame found") }
         if let late = lateJoiner {

@@ -73,6 +73,22 @@ struct QueueTransitionsTests {
         #expect(figures.summaryLines.count >= 4)
     }
 
+    @Test("an mpv member that reaches the next entry 400 ms late, past its first frames, is a late entry; its start is where item time 0 lies")
+    func lateEntry() throws {
+        let group: [QueueTransitions.GroupTransition] = [.init(referenceTime: 1010, item: "B", entry: "e2", reason: "jump")]
+        var m1 = MPVFrameSampler.Record(player: "m1")
+        m1.transitions = (1..<50).map { Self.step(Double($0) / 25, rate: 25, at: 998 + Double($0) / 25) }
+        m1.jumps.append(.init(from: 1.96, to: 0.4, realtime: 1000.390))
+        m1.transitions += (13..<60).map { Self.step(Double($0) / 30, rate: 30, at: 1000.002 + Double($0) / 30) }
+        let figures = QueueTransitions.analyze(transitions: group, headless: [:], mpv: ["m1": m1], relayOffset: Self.offset)
+        let row = figures.transitions[0]
+        #expect(abs(row.mpvEnteredAtMs["m1"]! - 400) < 1e-6)
+        #expect(abs(row.mpvSwitchMs["m1"]! - 390) < 1e-6)
+        #expect(abs(row.mpvStartMs["m1"]! - 2) < 1e-6)
+        #expect(figures.mpvLateEntries == 1)
+        #expect(figures.mpvEarlySwitches == 0)
+    }
+
     @Test("a member whose first frame after the instant is of another item is missing, not measured")
     func wrongItem() {
         let group: [QueueTransitions.GroupTransition] = [.init(referenceTime: 1010, item: "B", entry: "e2", reason: "jump")]
