@@ -18,11 +18,11 @@ import Foundation
 ///
 /// **mpv members** are seen from outside through mpv's IPC (``MPVFrameSampler``, which follows each
 /// file's frame rate): the *switch* is the sample bracket in which `time-pos` first showed the next
-/// entry (a jump to a position in its first second, usually its start, after `time-pos` was
+/// entry (the first jump to a position in its first second, usually its start, after `time-pos` was
 /// unavailable while the file loaded); the *start* is where the entry's item time 0 lies by the motion
-/// that follows: the first frame change after the switch minus its pts (at rate 1). A switch before the
-/// instant is a picture of the next entry shown early (the previous entry's last frame not held); a
-/// switch to a position past the first frame is a member that came late and skipped the entry's first
+/// after the last such jump: the first frame change after it minus its pts (at rate 1). A switch
+/// before the instant is a picture of the next entry shown early (the previous entry's last frame not
+/// held); a last jump to a position past the first frame is a member that skipped the entry's first
 /// frames (*late entries*); the mpv *gap* is the switch minus the previous entry's last frame change.
 ///
 /// ```swift
@@ -230,9 +230,12 @@ public struct QueueTransitions: Codable, Sendable, Hashable {
                     continue
                 }
                 row.mpvSwitchMs[name] = (jump.realtime - instantRealtime) * 1000
-                if jump.to > 0.02 { row.mpvEnteredAtMs[name] = jump.to * 1000 }
-                if let step = record.transitions.first(where: { $0.realtime > jump.realtime }), step.realtime < high + 1,
-                    step.pts > jump.to, step.pts - jump.to < 0.25
+                // Where the entry settled: the last jump into its first second (mpv may first show it
+                // elsewhere and seek after).
+                let settled = record.jumps.last(where: { $0.realtime >= jump.realtime && $0.realtime < high && $0.to < 1 && $0.to != $0.from }) ?? jump
+                if settled.to > 0.02 { row.mpvEnteredAtMs[name] = settled.to * 1000 }
+                if let step = record.transitions.first(where: { $0.realtime > settled.realtime }), step.realtime < high + 1,
+                    step.pts > settled.to, step.pts - settled.to < 0.25
                 {
                     row.mpvStartMs[name] = (step.realtime - step.pts - instantRealtime) * 1000
                 }
