@@ -12,7 +12,7 @@ import Foundation
 ///
 /// **Headless members** (`coplay join --frames`) date their own frames. A transition's *first frame*
 /// on a member is its first frame scheduled at or after the instant (its `referenceTime`, within
-/// 0.5 ms), which must be of the next entry's item; its *gap* is that frame's CLOCK_REALTIME minus
+/// 50 µs), which must be of the next entry's item; its *gap* is that frame's CLOCK_REALTIME minus
 /// the one of the last frame before it (the previous entry's last frame), which must not exceed the
 /// previous entry's frame interval + 1 ms.
 ///
@@ -193,7 +193,8 @@ public struct QueueTransitions: Codable, Sendable, Hashable {
                 if !steps.isEmpty { intervals[item] = steps[steps.count / 2] }
             }
         }
-        let margin = 0.000_5
+        // Frame lines carry microseconds: a frame of the previous entry can be due 0.5 ms before a command's instant.
+        let margin = 0.000_05
         var rows: [Transition] = []
         for (k, transition) in group.enumerated() {
             let instant = transition.referenceTime
