@@ -98,6 +98,9 @@ extension BenchReport {
                         if let audio = browser.hasAudio { text += audio ? "; media with audio" : "; video-only media" }
                     }
                     parts.append(text)
+                case "queue":
+                    parts.append("QUEUE: the skew columns are the spread of the next entry's first frame over every member at each transition (frames = transitions)")
+                    if let queue = r.queue { parts += queue.summaryLines }
                 default: parts.append("frames from the players' frame events")
                 }
             }
@@ -146,7 +149,7 @@ extension BenchReport {
 
     static func implementationLabel(_ implementation: String?, mediaPlayer: String? = nil) -> String {
         switch implementation {
-        case "coplay": mediaPlayer == "mpv" ? "coplay + mpv" : mediaPlayer == "browser" ? "coplay + Chromium" : "coplay"
+        case "coplay": mediaPlayer == "mpv" || mediaPlayer == "headless + mpv" ? "coplay + mpv" : mediaPlayer == "browser" ? "coplay + Chromium" : "coplay"
         case "syncplay": "Syncplay"
         case let other?: other
         case nil: "–"

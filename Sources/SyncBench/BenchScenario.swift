@@ -20,9 +20,10 @@ import NetworkEmulation
 /// | `syncplay` | Syncplay + mpv | 2 | 60 s | loopback | shared clock |
 /// | `browser` | coplay + Chromium | 3 | 60 s | loopback | 1 `coplay join` (own time namespace) + 2 headless Chromium pages |
 /// | `browser-audio` | coplay + Chromium | 3 | 60 s | loopback | idem, on a clip with an audio track |
+/// | `queue` | coplay + mpv | 3 headless + 3 mpv | 50 transitions | loopback | a 1,000-entry queue of short clips of 5 frame rates, ``QueueScenarioRunner`` |
 ///
-/// The browser scenarios and the mpv ones other than `mpv`, `mpv-jitter` and `mpv-plain` are not part of
-/// the default run (``defaultNames``): ask for them by name.
+/// The browser scenarios, `queue`, and the mpv ones other than `mpv`, `mpv-jitter` and `mpv-plain` are
+/// not part of the default run (``defaultNames``): ask for them by name.
 ///
 /// ```swift
 /// var scenario = try BenchScenario.named("jitter")
@@ -67,6 +68,26 @@ public struct BenchScenario: Sendable, Hashable {
         case pulse
     }
 
+    /// The `queue` scenario's members and script (``QueueScenarioRunner``).
+    public struct QueueOptions: Sendable, Hashable {
+        /// Measured headless members (`coplay join --frames`).
+        public var headless: Int
+        /// Measured mpv members (`coplay join --mpv-socket`, an mpv the runner starts and samples).
+        public var mpv: Int
+        /// Transitions to measure.
+        public var transitions: Int
+        /// Entries in the host's queue.
+        public var entries: Int
+
+        /// Creates the options: by default 3 headless and 3 mpv members, 50 transitions, 1,000 entries.
+        public init(headless: Int = 3, mpv: Int = 3, transitions: Int = 50, entries: Int = 1_000) {
+            self.headless = headless
+            self.mpv = mpv
+            self.transitions = transitions
+            self.entries = entries
+        }
+    }
+
     /// The scenario's name.
     public var name: String
     /// The implementation measured.
@@ -92,14 +113,18 @@ public struct BenchScenario: Sendable, Hashable {
     /// The group's playback rate for the script (`coplay bench --rate`): 1, or a rate set right after
     /// the first play and restored after the script's 0.5 phase.
     public var rate: Double
+    /// The `queue` scenario: its members and script, run by ``QueueScenarioRunner`` instead of the
+    /// action script (nil for every other scenario).
+    public var queue: QueueOptions?
 
     /// Creates a scenario.
     public init(
         name: String, implementation: Implementation = .coplay, players: Int = 3, duration: Double = 60,
         network: NetworkCondition = .quiet, driftPPM: [Double] = [], mediaPlayer: MediaPlayer = .headless,
         audio: Bool = false, inDefaultRun: Bool = true, mpvLaunch: MPVLaunch = .configured, audioOutput: AudioOutput = .null,
-        rate: Double = 1
+        rate: Double = 1, queue: QueueOptions? = nil
     ) {
+        self.queue = queue
         self.mpvLaunch = mpvLaunch
         self.audioOutput = audioOutput
         self.rate = rate
@@ -144,6 +169,7 @@ public struct BenchScenario: Sendable, Hashable {
         BenchScenario(name: "syncplay", implementation: .syncplay, players: 2),
         BenchScenario(name: "browser", mediaPlayer: .browser, inDefaultRun: false),
         BenchScenario(name: "browser-audio", mediaPlayer: .browser, audio: true, inDefaultRun: false),
+        BenchScenario(name: "queue", players: 6, inDefaultRun: false, queue: QueueOptions()),
     ]
 
     /// The names of every scenario.

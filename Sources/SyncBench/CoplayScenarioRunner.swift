@@ -844,18 +844,19 @@ public struct CoplayScenarioRunner: Sendable {
         return ScenarioAnalysis(name: "live", streams: streams).result.p99SkewMs
     }
 
-    /// Makes a 25 fps H.264 test clip (160x90) of `seconds` with ffmpeg, unless it exists: video only,
-    /// or with `audio` a 440 Hz stereo AAC track (48 kHz, 64 kb/s) of the same length beside it.
+    /// Makes a 25 fps (or `frameRate`, as ffmpeg takes it: `30000/1001`) H.264 test clip (160x90) of
+    /// `seconds` with ffmpeg, unless it exists: video only, or with `audio` a 440 Hz stereo AAC track
+    /// (48 kHz, 64 kb/s) of the same length beside it.
     ///
     /// - Throws: ``BenchError`` when ffmpeg is missing or fails.
-    public static func makeMedia(at url: URL, seconds: Int, audio: Bool = false) async throws {
+    public static func makeMedia(at url: URL, seconds: Int, audio: Bool = false, frameRate: String = "25") async throws {
         if FileManager.default.fileExists(atPath: url.path) { return }
         guard let ffmpeg = SyncplayBaseline.findTool("ffmpeg") else { throw BenchError.missingTool("ffmpeg") }
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         let partial = url.deletingLastPathComponent().appendingPathComponent(".partial-" + url.lastPathComponent)
         let child = try ChildProcess(
             name: "ffmpeg", executable: ffmpeg,
-            arguments: ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25"]
+            arguments: ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=\(frameRate)"]
                 + (audio ? ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000"] : [])
                 + ["-t", "\(seconds)", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"]
                 + (audio ? ["-c:a", "aac", "-b:a", "64k", "-ac", "2"] : [])

@@ -246,6 +246,11 @@ public struct FrameTransitionTracker: Sendable {
         self.speed = speed
     }
 
+    /// Takes over the count of missed predictions of the tracker this one replaces (another file).
+    mutating func carryCount(from other: FrameTransitionTracker?) {
+        missedPredictions += other?.missedPredictions ?? 0
+    }
+
     /// mpv restarted playback (a seek completed, a file loaded) at `instant`.
     public mutating func restarted(at instant: Double) {
         phase = nil

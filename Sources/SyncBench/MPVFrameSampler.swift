@@ -33,11 +33,16 @@ public final class MPVFrameSampler: Sendable {
     public struct Record: Sendable {
         /// The player's name.
         public var player: String
-        /// The media's frame rate as mpv reported it (nil if it never loaded a file).
+        /// The media's frame rate as mpv reported it (nil if it never loaded a file): the first file's.
         public var frameRate: Double?
+        /// Each `file-loaded` mpv reported once the sampler ran (a playlist or queue moving on; the
+        /// first file may be among them), when the sampler read it (CLOCK_REALTIME), with that file's
+        /// frame rate; the tracker follows it.
+        public var fileChanges: [(realtime: Double, frameRate: Double)] = []
         /// Frame presentations, in order.
         public var transitions: [FrameTransitionTracker.Transition] = []
-        /// Position jumps (seeks, steps back), in order.
+        /// Position jumps (seeks, steps back, and another file's first position after `time-pos` was
+        /// unavailable while it loaded), in order.
         public var jumps: [FrameTransitionTracker.Jump] = []
         /// `pause` changes, in order (the first is the value when the sampler connected).
         public var pauses: [PauseChange] = []
@@ -95,6 +100,12 @@ public final class MPVFrameSampler: Sendable {
         var tracker: FrameTransitionTracker?
         var paused: Bool?
         var speed = 1.0
+        /// mpv loaded another file: read its frame rate before the next sample.
+        var fileLoaded = false
+        /// The last position sampled, and the instant of the sample before the current one (the
+        /// bracket of a position that appears after `time-pos` was unavailable).
+        var lastPosition: Double?
+        var previousInstant: Double?
     }
 
     /// The player's name.
@@ -222,6 +233,9 @@ public final class MPVFrameSampler: Sendable {
             case ("playback-restart", _):
                 state.tracker?.restarted(at: event.received)
                 return true
+            case ("file-loaded", _):
+                state.fileLoaded = true
+                return true
             default:
                 return false
             }
@@ -254,21 +268,52 @@ public final class MPVFrameSampler: Sendable {
         throw CancellationError()
     }
 
+    /// mpv loaded another file: a tracker for its frame rate (`container-fps`), keeping what is
+    /// known of pause and speed.
+    private func followFileChange() async throws {
+        state.withLockedValue { $0.fileLoaded = false }
+        var rate = try await connection.number("container-fps")
+        if rate == nil || !(rate! > 0) { rate = try await connection.number("estimated-vf-fps") }
+        guard let rate, rate > 0, rate.isFinite else { return }
+        let now = RealtimeClock.now()
+        state.withLockedValue { state in
+            var configuration = self.configuration
+            configuration.frameRate = rate
+            var tracker = FrameTransitionTracker(configuration: configuration)
+            if let paused = state.paused { tracker.pauseChanged(paused, at: now) }
+            tracker.speedChanged(state.speed, at: now)
+            tracker.restarted(at: now)
+            tracker.carryCount(from: state.tracker)
+            state.tracker = tracker
+            state.record.fileChanges.append((now, rate))
+        }
+    }
+
     private func sample(onFrame: @Sendable (FrameTransitionTracker.Transition) -> Void) async throws {
         var planned: Double?
         while !Task.isCancelled {
+            if state.withLockedValue({ $0.fileLoaded }) { try await followFileChange() }
             let reply = try await connection.get("time-pos")
             let position = reply.succeeded ? reply.data.number : nil
             let (change, next) = state.withLockedValue { state -> (FrameTransitionTracker.Change?, Double) in
                 state.record.samples += 1
                 state.record.roundTrips.append(reply.received - reply.sent)
                 if let planned { state.record.lateness.append(max(0, reply.sent - planned)) }
+                let trackerHadPosition = state.tracker!.last != nil
                 let change = state.tracker!.record(position: position, sent: reply.sent, received: reply.received)
+                let instant = (reply.sent + reply.received) / 2
                 switch change {
                 case .frame(let transition)?: state.record.transitions.append(transition)
                 case .jump(let jump)?: state.record.jumps.append(jump)
-                case nil: break
+                case nil:
+                    // A position after `time-pos` was unavailable (another file loading), or after
+                    // the tracker was replaced for another file: a jump the tracker cannot see.
+                    if !trackerHadPosition, let position, let from = state.lastPosition, abs(position - from) > 0.000_5 {
+                        state.record.jumps.append(.init(from: from, to: position, realtime: ((state.previousInstant ?? instant) + instant) / 2))
+                    }
                 }
+                if let position { state.lastPosition = position }
+                state.previousInstant = instant
                 state.record.missedPredictions = state.tracker!.missedPredictions
                 return (change, state.tracker!.nextSample(after: RealtimeClock.now()))
             }

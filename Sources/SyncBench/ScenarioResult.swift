@@ -269,6 +269,9 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
     /// their audio output (`null`, `pulse`).
     public var mpvLaunch: String?
     public var audioOutput: String?
+    /// The `queue` scenario's transitions (its row's skew columns are the spread of the next entry's
+    /// first frame over every member, per transition).
+    public var queue: QueueTransitions?
 
     /// Creates an empty successful row; the analysis fills in the figures.
     public init(name: String, players: Int) {

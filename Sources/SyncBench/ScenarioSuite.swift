@@ -102,8 +102,9 @@ public struct ScenarioSuite: Sendable {
     private func run(
         _ scenario: BenchScenario, progress: @escaping @Sendable (ScenarioProgress) -> Void
     ) async throws -> (ScenarioAnalysis, [String]) {
-        let script = script(for: scenario)
         let work = configuration.output.appendingPathComponent("work/\(scenario.name)")
+        if let queue = scenario.queue { return try await runQueue(scenario, queue, work: work, progress: progress) }
+        let script = script(for: scenario)
         let media = try await media(for: scenario, progress: progress)
         switch scenario.implementation {
         case .syncplay:
@@ -201,6 +202,44 @@ public struct ScenarioSuite: Sendable {
                     + String(format: "; measured from the late joiner's first frame to the relay restart (%.1f s)", run.measuredSeconds))
             return (ScenarioAnalysis(result: result, series: analysis.series), notes)
         }
+    }
+
+    /// The `queue` scenario (``QueueScenarioRunner``): its row's skew columns are the spread of the
+    /// next entry's first frame over every member, one sample per transition.
+    private func runQueue(
+        _ scenario: BenchScenario, _ options: BenchScenario.QueueOptions, work: URL,
+        progress: @escaping @Sendable (ScenarioProgress) -> Void
+    ) async throws -> (ScenarioAnalysis, [String]) {
+        let runner = QueueScenarioRunner(
+            configuration: .init(
+                coplay: configuration.coplay, workDirectory: work, mediaDirectory: configuration.output.appendingPathComponent("work"),
+                headless: options.headless, mpv: options.mpv, transitions: options.transitions, queueEntries: options.entries),
+            logger: logger)
+        let run = try await runner.run(progress: progress)
+        let figures = run.figures
+        try FileManager.default.createDirectory(at: configuration.output, withIntermediateDirectories: true)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(figures).write(to: configuration.output.appendingPathComponent("\(scenario.name)-transitions.json"))
+        let spreads = figures.transitions.compactMap(\.allSpreadMs)
+        guard !spreads.isEmpty else { throw BenchError.scenarioFailed("no transition was seen by two members") }
+        var result = ScenarioResult(name: scenario.name, players: options.headless + options.mpv)
+        result.implementation = scenario.implementation.rawValue
+        result.network = scenario.network.name
+        result.mediaPlayer = options.mpv == 0 ? "headless" : options.headless == 0 ? "mpv" : "headless + mpv"
+        result.method = "queue"
+        result.frames = spreads.count
+        result.p50SkewMs = figures.allSpread?.p50Ms
+        result.p99SkewMs = figures.allSpread?.p99Ms
+        result.maxSkewMs = figures.allSpread?.maxMs
+        result.meanSkewMs = spreads.reduce(0, +) / Double(spreads.count)
+        result.within1msShare = Double(spreads.filter { $0 <= 1 }.count) / Double(spreads.count)
+        let halfFrames = figures.transitions.compactMap { row in row.allSpreadMs.map { ($0, (row.previousFrameIntervalMs ?? 40) / 2) } }
+        result.withinHalfFrameShare = Double(halfFrames.filter { $0.0 <= $0.1 }.count) / Double(max(1, halfFrames.count))
+        result.lateJoinSeconds = figures.lateJoiner?.inStepSeconds
+        result.actions = QueueScenarioRunner.plan.map(\.name)
+        result.queue = figures
+        return (ScenarioAnalysis(result: result, series: SkewSeries(players: [], points: [])), run.notes)
     }
 
     /// The media of `scenario`: the one given, or a generated 25 fps clip of its duration + 30 s

@@ -120,5 +120,13 @@ struct BenchRunCLITests {
         let help = try await CoplayProcess.run(["bench", "run", "--help"])
         #expect(help.status == 0)
         #expect(help.stdout.contains("--scenario"))
+        // The queue scenario's options apply to it alone, and it needs two members.
+        let mpvElsewhere = try await CoplayProcess.run(["bench", "--scenario", "quiet", "--mpv", "0"])
+        #expect(mpvElsewhere.status == 64)
+        #expect(mpvElsewhere.stderr.contains("queue scenario"))
+        let alone = try await CoplayProcess.run(["bench", "--scenario", "queue", "--headless", "1", "--mpv", "0"])
+        #expect(alone.status == 64)
+        #expect(alone.stderr.contains("at least two members"))
+        #expect(help.stdout.contains("--queue-entries"))
     }
 }

@@ -126,9 +126,13 @@ struct ScenarioRunnerTests {
     func scenarios() throws {
         #expect(BenchScenario.names == [
             "quiet", "jitter", "asymmetric", "loss", "drift", "crowd", "mpv", "mpv-jitter", "mpv-plain", "mpv-plain-av", "mpv-audio",
-            "mpv-plain-audio", "syncplay", "browser", "browser-audio",
+            "mpv-plain-audio", "syncplay", "browser", "browser-audio", "queue",
         ])
-        // The browser scenarios and the mpv ones with an audio track run only when named: `coplay bench`
+        // The queue scenario: 3 headless and 3 mpv members, 50 transitions, a 1,000-entry queue.
+        let queue = try #require(try BenchScenario.named("queue").queue)
+        #expect(queue == BenchScenario.QueueOptions(headless: 3, mpv: 3, transitions: 50, entries: 1_000))
+        #expect(try BenchScenario.named("quiet").queue == nil)
+        // The browser scenarios, queue, and the mpv ones with an audio track run only when named: `coplay bench`
         // alone (and CI) leaves them out.
         #expect(BenchScenario.defaultNames == [
             "quiet", "jitter", "asymmetric", "loss", "drift", "crowd", "mpv", "mpv-jitter", "mpv-plain", "syncplay",

@@ -34,6 +34,15 @@ struct BenchRunCommand: AsyncParsableCommand {
             scripts/browser-driver.py (Playwright for Python, the system Chromium); each page's frames are dated \
             by its media-clock origin from requestVideoFrameCallback. `browser-audio` plays a clip with an audio track.
 
+            The `queue` scenario (run only when named) measures the shared queue's transitions: a host whose \
+            queue cycles through short clips of 5 frame rates (1,000 entries, repeat all), 3 headless and 3 mpv \
+            members (--headless N, --mpv N; --mpv 0 runs headless only), and `coplay control` one-shots for \
+            next, previous, jump, shuffle and wrap-arounds until --transitions N (50) transitions were seen. At \
+            every transition: the spread of the next entry's first frame over the members, each headless \
+            member's gap from one entry's last frame to the next's first, and for mpv (through its IPC) when \
+            time-pos switched to the next entry and when its first frame began; then a late joiner of the \
+            long queue (time to its first frame in step). Writes queue-transitions.json beside the report.
+
             Scenarios: \(BenchScenario.names.joined(separator: ", ")); without --scenario: \
             \(BenchScenario.defaultNames.joined(separator: ", ")) (docs/benchmarks.md).
 
@@ -43,6 +52,8 @@ struct BenchRunCommand: AsyncParsableCommand {
               coplay bench --scenario mpv,mpv-jitter,syncplay --out /tmp/bench-mpv
               coplay bench --scenario browser,browser-audio --out /tmp/bench-browser
               coplay bench --scenario mpv-plain,mpv-plain-av,mpv-plain-audio --rate 1.25 --out /tmp/bench-plain
+              coplay bench --scenario queue --out /tmp/bench-queue
+              coplay bench --scenario queue --mpv 0 --transitions 20 --queue-entries 100
             """
     )
 
@@ -81,6 +92,18 @@ struct BenchRunCommand: AsyncParsableCommand {
     @Option(help: "browser scenarios: the Chromium executable.")
     var chromium: String = "/usr/bin/chromium"
 
+    @Option(help: "queue scenario: headless members (default 3).")
+    var headless: Int?
+
+    @Option(help: "queue scenario: mpv members (default 3; 0 runs headless only).")
+    var mpv: Int?
+
+    @Option(help: "queue scenario: transitions to measure (default 50).")
+    var transitions: Int?
+
+    @Option(help: "queue scenario: entries in the host's queue (default 1000).")
+    var queueEntries: Int?
+
     @Option(help: "Log level (stderr).")
     var logLevel: String = "warning"
 
@@ -102,6 +125,14 @@ struct BenchRunCommand: AsyncParsableCommand {
             throw ValidationError("--duration must be within 5...7200 seconds")
         }
         if !(rate >= 0.25 && rate <= 4) { throw ValidationError("--rate must be within 0.25...4") }
+        if headless != nil || mpv != nil || transitions != nil || queueEntries != nil, !selectedNames.contains("queue") {
+            throw ValidationError("--headless, --mpv, --transitions and --queue-entries apply to the queue scenario (--scenario queue)")
+        }
+        if let headless, !(0...16).contains(headless) { throw ValidationError("--headless must be within 0...16") }
+        if let mpv, !(0...16).contains(mpv) { throw ValidationError("--mpv must be within 0...16") }
+        if (headless ?? 3) + (mpv ?? 3) < 2 { throw ValidationError("the queue scenario needs at least two members (--headless plus --mpv)") }
+        if let transitions, !(1...10_000).contains(transitions) { throw ValidationError("--transitions must be within 1...10000") }
+        if let queueEntries, !(5...5_000).contains(queueEntries) { throw ValidationError("--queue-entries must be within 5...5000") }
         if let coplay, !FileManager.default.isExecutableFile(atPath: coplay) {
             throw ValidationError("--coplay \(coplay) is not an executable file")
         }
@@ -119,6 +150,14 @@ struct BenchRunCommand: AsyncParsableCommand {
             }
             if let duration { scenario.duration = duration }
             if scenario.implementation == .coplay { scenario.rate = rate }
+            if var queue = scenario.queue {
+                if let headless { queue.headless = headless }
+                if let mpv { queue.mpv = mpv }
+                if let transitions { queue.transitions = transitions }
+                if let queueEntries { queue.entries = queueEntries }
+                scenario.queue = queue
+                scenario.players = queue.headless + queue.mpv
+            }
             return scenario
         }
         let output = URL(fileURLWithPath: out ?? "bench-results/\(Self.timestamp())")
@@ -128,7 +167,7 @@ struct BenchRunCommand: AsyncParsableCommand {
                 scenarios: scenarios, coplay: executable, media: media, output: output,
                 relayRestart: !noRelayRestart, seed: seed, browserDriver: browserDriver, chromium: chromium),
             logger: logger)
-        for scenario in scenarios where scenario.implementation == .coplay {
+        for scenario in scenarios where scenario.implementation == .coplay && scenario.queue == nil {
             let script = suite.script(for: scenario)
             Console.err.write("bench \(scenario.name): action script\n\(script)\n")
             break

@@ -74,6 +74,8 @@ final class Simulation {
         var lastUp: Int64 = 0
         var lastDown: Int64 = 0
         var events: [PlaybackEvent] = []
+        /// The commands the coordinator gave the player, with the true time it gave them.
+        var commands: [(command: PlaybackCommand, trueTime: Int64)] = []
         var corrections: [(kind: String, errorMs: Double, trueTime: Int64)] = []
 
         init(spec: NodeSpec, items: [MediaTimeline]) {
@@ -297,6 +299,7 @@ final class Simulation {
                 let sender = node.spec.name
                 sendUp(from: node) { sim in sim.relay(message, from: sender, key: key) }
             case .command(let command):
+                node.commands.append((command, now))
                 record(node.player.apply(command, now: reference), at: node)
             case .event(var event):
                 event.realtime = Double(now) / 1e9
@@ -322,6 +325,13 @@ final class Simulation {
 
     /// After anything happened at a node: reschedule its player wake-up and coordinator tick.
     private func afterActivity(_ node: Node) {
+        schedulePlayerWake(node)
+        scheduleTick(node)
+    }
+
+    /// Reschedules the node's player wake-up (all that a presented frame changes: the coordinator's
+    /// next tick stays where it was, which keeps long runs cheap).
+    private func schedulePlayerWake(_ node: Node) {
         node.wakeGeneration += 1
         let generation = node.wakeGeneration
         if let wake = node.player.nextWake {
@@ -330,9 +340,13 @@ final class Simulation {
                 var reference = node.reference(sim.now)
                 if reference < wake, wake - reference < .microseconds(1) { reference = wake }
                 sim.record(node.player.advance(to: reference), at: node)
-                sim.afterActivity(node)
+                sim.schedulePlayerWake(node)
             }
         }
+    }
+
+    /// Reschedules the node's coordinator tick.
+    private func scheduleTick(_ node: Node) {
         node.tickGeneration += 1
         let tickGeneration = node.tickGeneration
         if let deadline = node.core.nextTickDeadline {
