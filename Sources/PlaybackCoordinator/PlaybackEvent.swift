@@ -58,6 +58,10 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
         /// follows again from the next entry it has. ``PlaybackEvent/entry`` and
         /// ``PlaybackEvent/item`` name the entry, ``PlaybackEvent/detail`` says it in words.
         case missingEntry
+        /// Another member's player jumped back into step after being far off the group's timeline
+        /// (its laptop slept, its process was stopped): ``PlaybackEvent/originator`` is that member,
+        /// ``PlaybackEvent/errorMs`` how far off it was (negative: behind), from its presence report.
+        case caughtUp
     }
 
     /// What happened.

@@ -240,6 +240,9 @@ final class HumanEvents: Sendable {
                 + "it plays in step by timestamp but is not frame-identical"
         case .missingEntry:
             return "you have no copy of what the group plays now (\(event.detail ?? "an entry")): your player holds still and rejoins at the next entry you have"
+        case .caughtUp:
+            // "alice caught up after 20 s away" (its laptop slept, its process was stopped).
+            return PlaybackNotices.text(for: event, local: state.withLock { $0.local }, titles: [:])
         case .joined, .left:
             return nil
         }
