@@ -26,6 +26,7 @@ class PageNoticesTests(BrowserTestCase):
         page.wait("p.group.itemTime > 2", 10, "a few seconds of playback")
         self.coplay.control(host.invite, "pause", "--name", "alice")
         page.wait("p.notices.shown.some((t) => t.startsWith('alice paused at 0:0'))", 10, "the notice of alice's pause")
+        time.sleep(0.4)  # past the notice's fade-in
         page.screenshot("web-notice.png")
 
         carl.stop()
