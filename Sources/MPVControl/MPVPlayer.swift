@@ -532,8 +532,8 @@ public actor MPVPlayer: CoordinatedPlayer {
     // MARK: Notices
 
     /// Shows a notice of the group's `event` on mpv's screen ("alice paused at 12:34"), as
-    /// ``PlaybackNotices`` words it at ``Configuration/notices``: feed it every event of the
-    /// coordinator, in order (``GroupPlayback``'s `onEvent`). The last few notices stay a few seconds
+    /// `PlaybackNotices` words it at ``Configuration/notices``: feed it every event of the
+    /// coordinator, in order (`GroupPlayback`'s `onEvent`). The last few notices stay a few seconds
     /// each, in an `osd-overlay` of their own; their text is also readable over IPC, in
     /// `user-data/coplay/notices` (mpv 0.36 and later) or the `coplay-notices` key of
     /// `shared-script-properties` (earlier mpv).

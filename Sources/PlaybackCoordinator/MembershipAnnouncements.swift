@@ -32,7 +32,9 @@ public struct MembershipAnnouncements: Sendable {
     /// The events to tell now for `event`, which the core reported at `now`.
     ///
     /// - Parameters:
+    ///   - event: the event the core reported.
     ///   - local: the local member (its own `joined` and `left` pass at once).
+    ///   - now: the reference time it was reported at.
     ///   - presence: what the core knows of a member from its presence reports.
     public mutating func pass(
         _ event: PlaybackEvent, local: PlaybackParticipantID?, now: ReferenceTime,
@@ -56,6 +58,10 @@ public struct MembershipAnnouncements: Sendable {
 
     /// The held `joined` events that can be told at `now`: the member's report arrived (not a
     /// one-shot member), or ``nameWait`` passed.
+    ///
+    /// - Parameters:
+    ///   - now: the reference time now.
+    ///   - presence: what the core knows of a member from its presence reports.
     public mutating func release(
         now: ReferenceTime, presence: (PlaybackParticipantID) -> (reported: Bool, oneShot: Bool, name: String?)
     ) -> [PlaybackEvent] {

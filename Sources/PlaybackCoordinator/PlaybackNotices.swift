@@ -71,6 +71,11 @@ public struct PlaybackNotices: Sendable {
 
     /// The words for one event, without the state ``notice(for:)`` keeps (first state, members
     /// already there) and without a level: `nil` for events that are no notice.
+    ///
+    /// - Parameters:
+    ///   - event: the event.
+    ///   - local: the local member (its actions read "you …").
+    ///   - titles: titles by queue entry id or item identifier.
     public static func text(for event: PlaybackEvent, local: PlaybackParticipantID?, titles: [String: String]) -> String? {
         let isLocal = event.originator != nil && event.originator == local
         let who = isLocal ? "you" : (event.originatorName ?? event.originator.map { "member \($0.rawValue.suffix(4))" } ?? "someone")
