@@ -95,11 +95,24 @@ public final class MPVConnection: Sendable {
     /// - Throws: ``MPVError/ipc(_:)`` when the connection is closed (mpv quit).
     @discardableResult
     public func command(_ arguments: [any Sendable]) async throws -> MPVReply {
+        try await send(command: arguments.map { $0 as Any })
+    }
+
+    /// Sends one command with named arguments (`{"name": "osd-overlay", "id": 1, …}`) and waits for
+    /// its reply.
+    ///
+    /// - Throws: ``MPVError/ipc(_:)`` when the connection is closed (mpv quit).
+    @discardableResult
+    public func command(named arguments: [String: any Sendable]) async throws -> MPVReply {
+        try await send(command: arguments.mapValues { $0 as Any })
+    }
+
+    private func send(command: Any) async throws -> MPVReply {
         let id = nextID.withLockedValue { value -> Int in
             value += 1
             return value
         }
-        let object: [String: Any] = ["command": arguments.map { $0 as Any }, "request_id": id]
+        let object: [String: Any] = ["command": command, "request_id": id]
         var line = try JSONSerialization.data(withJSONObject: object)
         line.append(UInt8(ascii: "\n"))
         let buffer = ByteBuffer(bytes: line)

@@ -88,6 +88,8 @@ public actor MPVPlayer: CoordinatedPlayer {
         public var maximumReanchors: Int = 3
         /// The window of ``maximumReanchors`` (seconds).
         public var reanchorWindow: Double = 20
+        /// Which notices of the group mpv shows on its screen (``notify(_:)``): `--notices`.
+        public var notices: PlaybackNotices.Level = .all
 
         public init() {}
     }
@@ -151,6 +153,15 @@ public actor MPVPlayer: CoordinatedPlayer {
     private let logger: Logger
     private let realtime: @Sendable () -> Double
     private let eventContinuation: AsyncStream<PlaybackEvent>.Continuation
+    /// The group's events to show as notices (``notify(_:)``), in order.
+    private let noticeEvents: AsyncStream<PlaybackEvent>
+    private let noticeContinuation: AsyncStream<PlaybackEvent>.Continuation
+    /// The words of the notices, and what mpv's screen shows of them.
+    private var notices = PlaybackNotices()
+    private var noticeBoard = MPVNoticeBoard()
+    /// Where the notices' text is readable over IPC (`user-data/coplay/notices`, or on mpv before
+    /// 0.36 the `coplay-notices` key of `shared-script-properties`), once known.
+    private var noticeProperty: String?
 
     private var schedule = CommandSchedule()
     private var known = Known()
@@ -243,6 +254,8 @@ public actor MPVPlayer: CoordinatedPlayer {
         self.realtime = realtime
         self.logger = logger
         (events, eventContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        (noticeEvents, noticeContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(256))
+        notices.level = configuration.notices
     }
 
     /// Opens `item` paused on `mpv` and checks that mpv can play it: call it before joining, so
@@ -326,12 +339,17 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// Loads the first item paused, then follows the coordinator's commands and the person's actions
     /// until cancelled or until mpv quits (then it returns, and the member leaves).
     public func run(coordinator: PlaybackCoordinator) async throws {
-        defer { eventContinuation.finish() }
+        defer {
+            eventContinuation.finish()
+            noticeContinuation.finish()
+        }
         self.coordinator = coordinator
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 let events = connection.events()
                 group.addTask { try await self.followEvents(coordinator, events) }
+                group.addTask { await self.showNotices(coordinator) }
+                group.addTask { await self.expireNotices() }
                 try await connection.observe("pause", id: 1)
                 try await connection.observe("speed", id: 2)
                 // A stream that runs dry (network media) is a stall: the group waits for it.
@@ -509,6 +527,77 @@ public actor MPVPlayer: CoordinatedPlayer {
             logger.info("could not propose the person's choice of entry", metadata: ["error": "\(error)"])
             await showText("coplay: \(error)", seconds: 4)
         }
+    }
+
+    // MARK: Notices
+
+    /// Shows a notice of the group's `event` on mpv's screen ("alice paused at 12:34"), as
+    /// `PlaybackNotices` words it at ``Configuration/notices``: feed it every event of the
+    /// coordinator, in order (`GroupPlayback`'s `onEvent`). The last few notices stay a few seconds
+    /// each, in an `osd-overlay` of their own; their text is also readable over IPC, in
+    /// `user-data/coplay/notices` (mpv 0.36 and later) or the `coplay-notices` key of
+    /// `shared-script-properties` (earlier mpv).
+    public nonisolated func notify(_ event: PlaybackEvent) {
+        guard event.type != .frame else { return }
+        noticeContinuation.yield(event)
+    }
+
+    private func showNotices(_ coordinator: PlaybackCoordinator) async {
+        notices.local = coordinator.participant
+        for await event in noticeEvents {
+            if [.next, .previous, .jump, .itemChanged].contains(event.type) {
+                for entry in await coordinator.queue.entries { notices.titles[entry.id] = entry.title }
+            }
+            for (identifier, item) in items where notices.titles[identifier] == nil {
+                notices.titles[identifier] = item.path.split(separator: "/").last.map(String.init) ?? item.path
+            }
+            guard let text = notices.notice(for: event) else { continue }
+            noticeBoard.add(text, now: Self.uptime())
+            await drawNotices()
+        }
+    }
+
+    private func expireNotices() async {
+        while !Task.isCancelled {
+            if noticeBoard.expire(now: Self.uptime()) { await drawNotices() }
+            let wait = noticeBoard.nextExpiry.map { max(0.01, $0 - Self.uptime()) } ?? 0.25
+            try? await Task.sleep(for: .secondsRounded(min(wait, 0.25)))
+        }
+    }
+
+    /// Seconds on the continuous clock (since the first reading), for the notice board.
+    private static func uptime() -> Double {
+        let elapsed = epoch.duration(to: .now).components
+        return Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+    }
+
+    private static let epoch = ContinuousClock.now
+
+    /// Draws the notice board (or removes it) and writes its text where scripts and tests read it.
+    private func drawNotices() async {
+        let ass = noticeBoard.ass
+        var overlay: [String: any Sendable] = ["name": "osd-overlay", "id": 7, "format": ass.isEmpty ? "none" : "ass-events", "data": ass]
+        if !ass.isEmpty {
+            overlay["res_x"] = 0
+            overlay["res_y"] = 720
+            overlay["z"] = 10
+        }
+        _ = try? await connection.command(named: overlay)
+        let text = noticeBoard.text
+        if noticeProperty != "shared-script-properties",
+            (try? await connection.command(["set_property", "user-data/coplay/notices", text]))?.succeeded == true
+        {
+            noticeProperty = "user-data/coplay/notices"
+            return
+        }
+        noticeProperty = "shared-script-properties"
+        // mpv 0.35: a map shared by scripts (the on-screen controller keeps its keys in it).
+        var shared: [String: String] = [:]
+        if case .object(let current)? = try? await connection.get("shared-script-properties").data {
+            for (key, value) in current { if let string = value.string { shared[key] = string } }
+        }
+        shared["coplay-notices"] = text
+        _ = try? await connection.command(["set_property", "shared-script-properties", shared])
     }
 
     /// Shows `text` on mpv's screen for `seconds` (errors ignored: a message is no reason to stop).

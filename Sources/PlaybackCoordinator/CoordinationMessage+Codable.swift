@@ -263,7 +263,7 @@ extension SuspensionHistory.Entry: Codable {
 
 extension PresenceReport: Codable {
     private enum CodingKeys: String, CodingKey {
-        case sentAt, observedDelayNs, prerollNs, item, name, items
+        case sentAt, observedDelayNs, prerollNs, item, name, items, oneShot, caughtUp
     }
 
     /// Reads a `presence` message's fields.
@@ -275,7 +275,9 @@ extension PresenceReport: Codable {
             preroll: try Duration.decodeNanoseconds(container, forKey: .prerollNs),
             item: try container.decodeIfPresent(String.self, forKey: .item),
             name: try container.decodeIfPresent(String.self, forKey: .name),
-            items: try container.decodeIfPresent([ItemSummary].self, forKey: .items))
+            items: try container.decodeIfPresent([ItemSummary].self, forKey: .items),
+            oneShot: try container.decodeIfPresent(Bool.self, forKey: .oneShot),
+            caughtUp: try container.decodeIfPresent(Double.self, forKey: .caughtUp).flatMap { $0.isFinite ? $0 : nil })
     }
 
     /// Writes the report; durations in whole nanoseconds; absent optionals left out.
@@ -287,6 +289,8 @@ extension PresenceReport: Codable {
         try container.encodeIfPresent(item, forKey: .item)
         try container.encodeIfPresent(name, forKey: .name)
         try container.encodeIfPresent(items, forKey: .items)
+        try container.encodeIfPresent(oneShot, forKey: .oneShot)
+        try container.encodeIfPresent(caughtUp.flatMap { $0.isFinite ? $0 : nil }, forKey: .caughtUp)
     }
 }
 

@@ -225,6 +225,15 @@ public struct PresenceReport: Hashable, Sendable {
     /// proposes an item or a seek checks first, so the group refuses what nobody could follow.
     /// `nil` from a member without a player (a `coplay control` run) or an older version.
     public var items: [ItemSummary]?
+    /// `true` from a member that joins only to send one command or look (`coplay control`, `coplay
+    /// queue`, `coplay people`): the others announce neither its joining nor its leaving, and name
+    /// its command by ``name``. Absent (`nil`) from players and older versions.
+    public var oneShot: Bool?
+    /// How far the member's player was off the group's timeline, in seconds (negative: behind),
+    /// when it last jumped back into step after a large error (a laptop that slept, a process
+    /// that was stopped): sent once, in the next report after the jump, so the others can say
+    /// "alice caught up after 20 s away". Absent otherwise.
+    public var caughtUp: Double?
 
     /// One item a participant can play.
     public struct ItemSummary: Hashable, Sendable {
@@ -249,7 +258,7 @@ public struct PresenceReport: Hashable, Sendable {
     /// Creates a report.
     public init(
         sentAt: ReferenceTime, observedDelay: Duration, preroll: Duration, item: String?, name: String? = nil,
-        items: [ItemSummary]? = nil
+        items: [ItemSummary]? = nil, oneShot: Bool? = nil, caughtUp: Double? = nil
     ) {
         self.sentAt = sentAt
         self.observedDelay = observedDelay
@@ -257,5 +266,7 @@ public struct PresenceReport: Hashable, Sendable {
         self.item = item
         self.name = name
         self.items = items
+        self.oneShot = oneShot
+        self.caughtUp = caughtUp
     }
 }

@@ -50,6 +50,14 @@ public struct CoordinatorCore: Sendable {
     public let name: String?
     /// Display names the members announced (in their presence reports).
     public private(set) var names: [PlaybackParticipantID: String] = [:]
+    /// Whether the local member only sends a command or looks (`coplay control`): its presence
+    /// reports say so (``PresenceReport/oneShot``), and the others do not announce its coming and going.
+    public let oneShot: Bool
+    /// The members whose presence reports said they only send a command or look.
+    public private(set) var oneShotMembers: Set<PlaybackParticipantID> = []
+    /// How far the local player was off when it last jumped back into step, in seconds, until the
+    /// next presence report carries it (``noteCaughtUp(offBy:)``).
+    private var pendingCaughtUp: Double?
 
     let canPresent: (@Sendable (String) -> Bool)?
     /// The items the local member can play, with their durations (its presence reports carry them).
@@ -108,16 +116,19 @@ public struct CoordinatorCore: Sendable {
     ///     (the channel's id until a member's name is known).
     ///   - items: the items the local member can play, with their durations: the group's timeline
     ///     ends at an item's duration, and proposals are checked against what members have.
+    ///   - oneShot: the local member only sends a command or looks (``oneShot``).
     public init(
         participant: PlaybackParticipantID,
         configuration: CoordinatorConfiguration = .init(),
         localItem: String? = nil,
         canPresent: (@Sendable (String) -> Bool)? = nil,
         name: String? = nil,
-        items: [PresenceReport.ItemSummary] = []
+        items: [PresenceReport.ItemSummary] = [],
+        oneShot: Bool = false
     ) {
         self.participant = participant
         self.name = name
+        self.oneShot = oneShot
         if let name { names[participant] = name }
         self.configuration = configuration
         self.localItem = localItem
@@ -309,6 +320,7 @@ public struct CoordinatorCore: Sendable {
         case .left(let member):
             members.remove(member)
             reports[member] = nil
+            oneShotMembers.remove(member)
             if member != participant { openSuspensionsByMember[member] = nil }
             let actions: [CoordinatorAction] = [
                 .event(PlaybackEvent(type: .left, realtime: 0, player: label(participant), originator: member, originatorName: names[member], referenceTime: now.seconds))
@@ -326,7 +338,11 @@ public struct CoordinatorCore: Sendable {
                 recordDelay(now - report.sentAt)
                 reports[sender] = report
                 if let name = report.name, !name.isEmpty { names[sender] = name }
-                return []
+                if report.oneShot == true { oneShotMembers.insert(sender) }
+                guard let off = report.caughtUp, sender != participant else { return [] }
+                return [.event(PlaybackEvent(
+                    type: .caughtUp, realtime: 0, player: label(participant), originator: sender, originatorName: names[sender],
+                    item: report.item, referenceTime: now.seconds, errorMs: off * 1000))]
             case .queueEdit(let notice): return receiveQueueEdit(notice, from: sender, sequence: sequence, now: now)
             case .queueRequest:
                 queueReplica.receive(requestFrom: sender, sequence: sequence, members: members, state: state, now: now)
@@ -584,10 +600,29 @@ public struct CoordinatorCore: Sendable {
     /// to propose right after joining sends it first, so the others know its name when the
     /// proposal arrives (one sender's messages arrive in order).
     public mutating func presenceReport(now: ReferenceTime) -> [CoordinatorAction] {
-        let report = PresenceReport(
+        return [.send(.presence(makePresenceReport(now: now)), retainKey: nil)]
+    }
+
+    /// The local member's presence report now; it carries a pending ``noteCaughtUp(offBy:)`` once.
+    private mutating func makePresenceReport(now: ReferenceTime) -> PresenceReport {
+        defer { pendingCaughtUp = nil }
+        return PresenceReport(
             sentAt: now, observedDelay: observedDelay, preroll: configuration.preroll, item: localItem, name: name,
-            items: items.isEmpty ? nil : items)
-        return [.send(.presence(report), retainKey: nil)]
+            items: items.isEmpty ? nil : items, oneShot: oneShot ? true : nil, caughtUp: pendingCaughtUp)
+    }
+
+    /// The local player jumped back into step after being `seconds` off the group's timeline
+    /// (negative: behind), far more than any ordinary correction: the next presence report tells the
+    /// others, whose coordinators report a ``PlaybackEvent/EventType/caughtUp`` event.
+    public mutating func noteCaughtUp(offBy seconds: Double) {
+        guard seconds.isFinite else { return }
+        pendingCaughtUp = seconds
+    }
+
+    /// What this member knows of `member` from its presence reports: whether one arrived, and
+    /// whether it said it only sends a command or looks.
+    public func presence(of member: PlaybackParticipantID) -> (reported: Bool, oneShot: Bool) {
+        (reports[member] != nil || oneShotMembers.contains(member), oneShotMembers.contains(member))
     }
 
     // MARK: Time
@@ -600,10 +635,7 @@ public struct CoordinatorCore: Sendable {
             presenceCount += 1
             let divisor = presenceCount < 8 ? Int64(1) << (8 - presenceCount) : 1
             nextPresence = now + max(configuration.presenceInterval / divisor, .milliseconds(20))
-            let report = PresenceReport(
-                sentAt: now, observedDelay: observedDelay, preroll: configuration.preroll, item: localItem, name: name,
-            items: items.isEmpty ? nil : items)
-            actions.append(.send(.presence(report), retainKey: nil))
+            actions.append(.send(.presence(makePresenceReport(now: now)), retainKey: nil))
         }
         for id in suspensionOrder {
             guard var record = suspensions[id], !record.endReported, record.end == nil, now >= record.deadline else { continue }

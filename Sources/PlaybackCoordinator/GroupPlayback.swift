@@ -113,12 +113,17 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     /// member without a player (one that only sends commands) uses it directly.
     public func makeCoordinator(
         delegate: any PlaybackControlDelegate, localItem: String? = nil, canPresent: (@Sendable (String) -> Bool)? = nil,
-        name: String? = nil, items: [PresenceReport.ItemSummary] = []
+        name: String? = nil, items: [PresenceReport.ItemSummary] = [], oneShot: Bool = false
     ) -> PlaybackCoordinator {
         PlaybackCoordinator(
             channel: channel, reference: reference, delegate: delegate, configuration: options.coordinator,
-            localItem: localItem, canPresent: canPresent, name: name, items: items, logger: logger)
+            localItem: localItem, canPresent: canPresent, name: name, items: items, oneShot: oneShot, logger: logger)
     }
+
+    /// A player's re-anchoring beyond this error (seconds) is no ordinary correction: the member was
+    /// away (its laptop slept, its process was stopped) and the others hear that it caught up
+    /// (``PlaybackCoordinator/noteCaughtUp(offBy:)``). Ordinary re-anchorings are tens of ms.
+    public static var caughtUpThreshold: Double { 2 }
 
     /// Coordinates `player` with the group until the session ends, the player ends, or the task is
     /// cancelled; then leaves the session.
@@ -157,7 +162,17 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
                     onEvent(PlaybackEvent(type: .timeSource, realtime: Realtime.now(), player: label, detail: "\(change)"))
                 }
             }
-            group.addTask { for await event in player.events { onEvent(event) } }
+            group.addTask {
+                for await event in player.events {
+                    onEvent(event)
+                    // A jump back into step from far off: the others hear of it.
+                    if event.type == .correction, event.detail == "seek", let error = event.errorMs,
+                        abs(error) >= Self.caughtUpThreshold * 1000
+                    {
+                        await coordinator.noteCaughtUp(offBy: error / 1000)
+                    }
+                }
+            }
             group.addTask { for await event in coordinator.events { onEvent(event) } }
             group.addTask { [logger] in
                 if publishInitialState {

@@ -41,6 +41,8 @@ public actor PlaybackCoordinator {
     var readiness = PlayerReadiness.ready
     var readinessReports = 0
     var readinessSuspension = ReadinessSuspension.none
+    /// Holds other members' `joined` until they said who they are; silences one-shot members.
+    private var announcements = MembershipAnnouncements()
 
     /// Everything that happens, in order: accepted commands, membership, suspensions, item changes.
     public nonisolated let events: AsyncStream<PlaybackEvent>
@@ -58,6 +60,8 @@ public actor PlaybackCoordinator {
     ///     (their channel ids until known).
     ///   - items: the items the local player can play, with their durations (the timeline ends at
     ///     an item's duration; other members check their proposals against them).
+    ///   - oneShot: this member only sends a command or looks (`coplay control`): the others do
+    ///     not announce its coming and going (``PresenceReport/oneShot``).
     ///   - clock: the clock the coordinator sleeps on between ticks.
     ///   - realtime: the `CLOCK_REALTIME` reading used to stamp events.
     ///   - logger: where the coordinator logs (info and below).
@@ -70,13 +74,14 @@ public actor PlaybackCoordinator {
         canPresent: (@Sendable (String) -> Bool)? = nil,
         name: String? = nil,
         items: [PresenceReport.ItemSummary] = [],
+        oneShot: Bool = false,
         clock: any Clock<Duration> = ContinuousClock(),
         realtime: @escaping @Sendable () -> Double = Realtime.now,
         logger: Logger = Logger(label: "coplay.playback")
     ) {
         self.core = CoordinatorCore(
             participant: channel.localParticipant, configuration: configuration, localItem: localItem, canPresent: canPresent,
-            name: name, items: items)
+            name: name, items: items, oneShot: oneShot)
         self.channel = channel
         self.reference = reference
         self.delegate = delegate
@@ -190,6 +195,7 @@ public actor PlaybackCoordinator {
             group.addTask { [readinessStream] in await self.followReadiness(readinessStream) }
             for await event in channel.events() {
                 perform(core.receive(event, now: now()))
+                releaseAnnouncements()
             }
             logger.info("coordinator stopped", metadata: ["participant": "\(participant)"])
             group.cancelAll()
@@ -203,8 +209,10 @@ public actor PlaybackCoordinator {
     private func tickLoop() async {
         while !Task.isCancelled {
             perform(core.tick(now: now()))
+            releaseAnnouncements()
             var pause = Duration.milliseconds(250)
             if let deadline = core.nextTickDeadline { pause = min(pause, max(.zero, deadline - now())) }
+            if let deadline = announcements.nextDeadline { pause = min(pause, max(.zero, deadline - now())) }
             do { try await clock.sleep(for: pause + .microseconds(100)) } catch { return }
         }
     }
@@ -222,6 +230,14 @@ public actor PlaybackCoordinator {
     /// next: for a member that joins only to send a command (`coplay control`).
     public func announce() async throws {
         try await send(core.presenceReport(now: try synchronizedNow()))
+    }
+
+    /// Tells the others, in the next presence report, that the local player jumped back into step
+    /// after being `seconds` off the group's timeline (negative: behind): their coordinators report a
+    /// ``PlaybackEvent/EventType/caughtUp`` event ("alice caught up after 20 s away").
+    /// ``GroupPlayback`` calls it for a player's re-anchoring beyond ``GroupPlayback/caughtUpThreshold``.
+    public func noteCaughtUp(offBy seconds: Double) {
+        core.noteCaughtUp(offBy: seconds)
     }
 
     /// Resumes at the intended rate (1 unless a rate was chosen).
@@ -392,11 +408,32 @@ public actor PlaybackCoordinator {
             case .command(let command):
                 logger.debug("command", metadata: ["kind": "\(command.kind)", "revision": "\(command.revision)"])
                 commandContinuation.yield(command)
-            case .event(var event):
-                event.realtime = realtime()
-                if event.type != .frame { logger.debug("event", metadata: ["line": "\(event.jsonLine)"]) }
-                eventContinuation.yield(event)
+            case .event(let event):
+                let core = self.core
+                for var told in announcements.pass(event, local: participant, now: now(), presence: { Self.presence(of: $0, in: core) }) {
+                    publish(&told)
+                }
             }
         }
+    }
+
+    private func publish(_ event: inout PlaybackEvent) {
+        event.realtime = realtime()
+        if event.type != .frame { logger.debug("event", metadata: ["line": "\(event.jsonLine)"]) }
+        eventContinuation.yield(event)
+    }
+
+    /// Tells the held `joined` events whose member has now said who it is (or waited long enough).
+    private func releaseAnnouncements() {
+        guard announcements.nextDeadline != nil else { return }
+        let core = self.core
+        for var told in announcements.release(now: now(), presence: { Self.presence(of: $0, in: core) }) { publish(&told) }
+    }
+
+    private static func presence(
+        of member: PlaybackParticipantID, in core: CoordinatorCore
+    ) -> (reported: Bool, oneShot: Bool, name: String?) {
+        let known = core.presence(of: member)
+        return (known.reported, known.oneShot, core.names[member])
     }
 }

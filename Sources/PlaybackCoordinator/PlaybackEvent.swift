@@ -60,6 +60,10 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
         /// and its player holds still until the group reaches an entry it has. Emitted once per
         /// entry, on that member only.
         case missingEntry
+        /// Another member's player jumped back into step after being far off the group's timeline
+        /// (its laptop slept, its process was stopped): ``PlaybackEvent/originator`` is that member,
+        /// ``PlaybackEvent/errorMs`` how far off it was (negative: behind), from its presence report.
+        case caughtUp
     }
 
     /// What happened.

@@ -102,6 +102,10 @@ struct ControlCommand: AsyncParsableCommand {
 
     @Flag(name: .long, help: "queue add only: add the files right after the playing entry instead of at the end.")
     var next = false
+    @Option(
+        name: .long,
+        help: "The name the others' events and notices give the command (\"alice paused at 12:34\"). This member is not announced as joining or leaving.")
+    var name: String = "control"
 
     @Option(name: .long, help: "Log level (stderr).")
     var logLevel: String = "notice"
@@ -201,6 +205,7 @@ struct ControlCommand: AsyncParsableCommand {
         if reason != nil && parsed.action != .suspend { throw ValidationError("--reason applies to suspend only") }
         if next && parsed.action != .queue { throw ValidationError("--next applies to queue add only") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+        if name.isEmpty { throw ValidationError("--name must not be empty") }
     }
 
     func run() async throws {
@@ -211,6 +216,7 @@ struct ControlCommand: AsyncParsableCommand {
         if parsed.action == .suspend {
             var control = SuspendControl(
                 invite: invite, duration: try Self.suspension(parsed.value), reason: (reason ?? .buffering).reason, logger: logger)
+            control.name = name
             control.tls = try relayTLS.configuration(for: invite)
             Console.out.line(try await control.runUntilDone())
             return
@@ -226,13 +232,13 @@ struct ControlCommand: AsyncParsableCommand {
                     }
                 }
             }
-            try await Self.withCommandMember(invite: invite, tls: try relayTLS.configuration(for: invite), logger: logger) {
+            try await Self.withCommandMember(invite: invite, tls: try relayTLS.configuration(for: invite), logger: logger, name: name) {
                 member, coordinator in
                 try await Self.editQueue(change, items: items, through: coordinator, as: member.playback.channel.localParticipant)
             }
             return
         }
-        try await Self.withCommandMember(invite: invite, tls: try relayTLS.configuration(for: invite), logger: logger) {
+        try await Self.withCommandMember(invite: invite, tls: try relayTLS.configuration(for: invite), logger: logger, name: name) {
             member, coordinator in
             try await send(parsed, through: coordinator, as: member.playback.channel.localParticipant)
         }
@@ -380,7 +386,8 @@ struct ControlCommand: AsyncParsableCommand {
     ) async throws -> T {
         let member = try await PlaybackMember.open(
             invite: invite, entry: .accept(expectedFingerprint: nil, file: nil), converge: false, tls: tls, logger: logger)
-        let coordinator = member.playback.makeCoordinator(delegate: CommandOnlyDelegate(), name: name)
+        // One-shot: the others announce neither its joining nor its leaving (PresenceReport.oneShot).
+        let coordinator = member.playback.makeCoordinator(delegate: CommandOnlyDelegate(), name: name, oneShot: true)
         let running = Task { await coordinator.run() }
         defer { running.cancel() }
         // The process exits right after: leave only once the relay has been told, or the others
@@ -389,8 +396,8 @@ struct ControlCommand: AsyncParsableCommand {
             guard await poll(for: .seconds(5), { await coordinator.state != nil }) else {
                 throw PlaybackSetupError.noPlaybackState
             }
-            // Its name goes out before its command, so every member's event names "control" (and a
-            // person's terminal shows no join and leave of it).
+            // Its name goes out before its command, so every member's event names it (`--name`), and
+            // says it is one-shot, so nobody announces its joining and leaving.
             try await coordinator.announce()
             let result = try await body(member, coordinator)
             await member.session.leave(waitingUpTo: .seconds(2))

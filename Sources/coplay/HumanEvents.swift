@@ -261,6 +261,9 @@ final class HumanEvents: Sendable {
             let copy = isLocal ? "your copy" : "\(by)'s copy"
             return "\(copy) of \(quoted(title(event.item ?? ""))) is another encode (\(event.detail ?? "the same duration")): "
                 + "it plays in step by timestamp but is not frame-identical"
+        case .caughtUp:
+            // "alice caught up after 20 s away" (its laptop slept, its process was stopped).
+            return PlaybackNotices.text(for: event, local: state.withLock { $0.local }, titles: [:])
         case .joined, .left:
             return nil
         }

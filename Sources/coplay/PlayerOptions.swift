@@ -33,6 +33,13 @@ struct PlayerOptions: ParsableArguments {
         help: ArgumentHelp("Drive an mpv you already run with --input-ipc-server=PATH instead of starting one (implies --player mpv).", valueName: "path"))
     var mpvSocket: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Notices on mpv's screen: all (commands, people joining and leaving, waits, catching up), commands (play, pause, seek, speed, item, queue) or off. The terminal's lines are not affected.",
+            valueName: "which"))
+    var notices: PlaybackNotices.Level = .all
+
     func validate() throws {
         if player == .headless, !mpvArguments.isEmpty, mpvSocket == nil {
             throw ValidationError("--mpv-arg needs --player mpv")
@@ -136,6 +143,7 @@ struct MemberRunner {
         /// Whether the member runs (from then on its service group handles SIGINT/SIGTERM).
         let serving = Mutex(false)
         let firstNamed = media.first.map { MPVPlayer.Item(timeline: $0.timeline, path: $0.path) }
+        let notices = players.notices
         let body: @Sendable (MPVConnection) async throws -> Void = { [name, output, publishInitialState, queue, repeatMode, logger] mpv in
             // Before joining: a file mpv cannot play is an error now, not a broken member later.
             if let firstNamed { try await MPVPlayer.preload(firstNamed, on: mpv) }
@@ -148,12 +156,21 @@ struct MemberRunner {
             // notices would come before the error that says why ("mpv quit" when the relay forgot the session).
             var playerLogger = logger
             playerLogger.handler = QuietAfterLoss(wrapping: logger.handler) { PlaybackMemberService.lossError(member) != nil }
+            var configuration = MPVPlayer.Configuration()
+            configuration.notices = notices
             let player = MPVPlayer(
                 connection: mpv, items: mpvItems, reference: member.playback.reference, participant: PlaybackParticipantID(name),
-                logger: playerLogger)
+                configuration: configuration, logger: playerLogger)
+            // Every event also goes to mpv's screen as a notice (at the --notices level).
+            var output = output
+            let tap = output.tap
+            output.tap = { event in
+                tap?(event)
+                player.notify(event)
+            }
             serving.withLock { $0 = true }
             do {
-                try await serve(member, file: mpvItems[0].path) {
+                try await serve(member, file: mpvItems[0].path) { [output] in
                     try await member.play(
                         player, items: items, name: name, output: output, publishInitialState: publishInitialState,
                         nearItems: resolved.nearItems, queue: queue, repeatMode: repeatMode, started: { human?.attach($0) })
@@ -292,3 +309,5 @@ final class LateReference: Sendable {
         { [self] in reference.withLock { $0 }?.now()?.seconds ?? .nan }
     }
 }
+
+extension PlaybackNotices.Level: ExpressibleByArgument {}

@@ -18,6 +18,8 @@ struct SuspendControl: Service, CustomStringConvertible {
     let logger: Logger
     /// Client TLS settings for a `coplays://` invite.
     var tls: TLSConfiguration?
+    /// The name the others' events give the suspension (`--name`).
+    var name = "control"
     private let outcome = Outcome()
 
     /// The line printed on success, or the error; set once by `run()`.
@@ -64,7 +66,7 @@ struct SuspendControl: Service, CustomStringConvertible {
     }
 
     private func hold() async throws -> String {
-        try await ControlCommand.withCommandMember(invite: invite, tls: tls, logger: logger) { _, coordinator in
+        try await ControlCommand.withCommandMember(invite: invite, tls: tls, logger: logger, name: name) { _, coordinator in
             try await hold(through: coordinator)
         }
     }

@@ -159,6 +159,14 @@ import Testing
                 sentAt: sent, observedDelay: .milliseconds(12), preroll: .milliseconds(40), item: "clip", name: "Ana",
                 items: [.init(item: "clip", duration: 60), .init(item: "other", duration: nil), .init(item: "v3:ab12", duration: 40, frameIdentical: false)]))
         ),
+        (
+            "presence: a one-shot member (coplay control --name alice), announced neither joining nor leaving",
+            .presence(PresenceReport(sentAt: sent, observedDelay: .zero, preroll: .zero, item: nil, name: "alice", oneShot: true))
+        ),
+        (
+            "presence: a player that caught up after 20.3 s away (its next report after the jump)",
+            .presence(PresenceReport(sentAt: sent, observedDelay: .zero, preroll: .zero, item: "clip", name: "Ana", caughtUp: -20.3))
+        ),
     ]
 
     static let unsupported: [(name: String, json: String, kind: String, version: Int)] = [

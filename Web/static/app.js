@@ -24,6 +24,7 @@ import {
 import { FrameGrid, nsToMs } from "./schedule.js";
 import { GroupSession, openWebSocket } from "./session.js";
 import { CoordinatorShell } from "./shell.js";
+import { NOTICE_LEVELS, Notices } from "./notices.js";
 import { parsePosition, shownPosition } from "./transport.js";
 
 // MARK: State
@@ -112,6 +113,8 @@ window.coplayPage = Object.freeze({
     };
   },
   samples: () => (player === null ? [] : player.samples()),
+  // The notices over the video now, oldest first, and every notice shown so far.
+  get notices() { return { shown: [...$("notices").children].map((li) => li.textContent), all: [...noticeBoard.all] }; },
   control,
 });
 
@@ -248,8 +251,46 @@ function renameLogMembers() {
 // as the page found it).
 const COMMAND_EVENTS = new Set(["play", "pause", "seek", "rate", "item", "next", "previous", "jump"]);
 
-/** Coordinator and player events -> log lines. */
+// MARK: Notices over the video
+
+/** Its words (notices.js, the same as mpv's on-screen notices), and what was shown. */
+const notices = new Notices({ level: savedNoticeLevel() });
+const noticeBoard = { all: [], duration: 5000, capacity: 4 };
+
+function savedNoticeLevel() {
+  try {
+    const saved = localStorage.getItem("coplay.notices");
+    return NOTICE_LEVELS.includes(saved) ? saved : "all";
+  } catch {
+    return "all";
+  }
+}
+
+/** Shows the notice of `event` (if it is one at the chosen level) over the video for a few seconds. */
+function showNotice(event) {
+  notices.local = state.participantId;
+  for (const entry of shell?.queue?.entries ?? []) notices.titles[entry.id] = entry.title;
+  if (state.activity !== null) notices.titles[state.activity.item] ??= state.activity.title;
+  const text = notices.notice(event);
+  if (text === null) return;
+  noticeBoard.all.push(text);
+  if (noticeBoard.all.length > 200) noticeBoard.all.splice(0, noticeBoard.all.length - 200);
+  const list = $("notices");
+  const li = document.createElement("li");
+  li.textContent = text;
+  list.append(li);
+  while (list.children.length > noticeBoard.capacity) list.firstChild.remove();
+  setTimeout(() => {
+    li.classList.add("leaving");
+    setTimeout(() => li.remove(), 400);
+  }, noticeBoard.duration);
+}
+
+/** Coordinator and player events -> log lines (and notices over the video). */
 function onPlaybackEvent(event) {
+  showNotice(event);
+  // This page's player jumped back into step from far off (the computer slept): the others hear of it.
+  if (event.type === "correction" && event.detail === "seek" && Math.abs(event.errorMs ?? 0) >= 2000) shell?.noteCaughtUp(event.errorMs / 1000);
   if (COMMAND_EVENTS.has(event.type) && !state.sawGroupState) {
     // The first state is the group's as the page found it (retained at the relay), not something
     // someone just did.
@@ -313,6 +354,12 @@ function onPlaybackEvent(event) {
       break;
     case "suspensionEnded":
       logLine(event.timedOut ? "took too long; the group goes on" : "is ready again", event.timedOut ? "warn" : "info", event, originatorLabel(event));
+      break;
+    case "caughtUp":
+      {
+        const seconds = Math.round(Math.abs(event.errorMs ?? 0) / 1000);
+        logLine(event.errorMs < 0 ? `caught up after ${seconds} s away` : `was ${seconds} s ahead and jumped back in step`, "info", event, originatorLabel(event));
+      }
       break;
     case "unsupportedMessage":
       // A member runs a newer coplay: say so once (the coordinator reports each sender, kind and version once).
@@ -407,6 +454,15 @@ function bindControls() {
   $("next").addEventListener("click", () => control.next());
   $("previous").addEventListener("click", () => control.previous());
   $("rate").addEventListener("change", (e) => setRate(Number(e.target.value)));
+  $("notice-level").value = notices.level;
+  $("notice-level").addEventListener("change", (e) => {
+    notices.level = e.target.value;
+    try {
+      localStorage.setItem("coplay.notices", notices.level);
+    } catch {
+      // A page without storage keeps the choice until it is closed.
+    }
+  });
   const seek = $("seek");
   seek.addEventListener("input", () => {
     seek.dataset.dragging = "true";

@@ -247,6 +247,8 @@ export class CoordinatorCore {
     this.nextPresence = null;
     this.suspensionCounter = 0;
     this.joinedSelf = false; // the channel reported the local member's own `joined`
+    this.oneShotMembers = new Set(); // members whose presence said they only send a command (not announced)
+    this.pendingCaughtUp = null; // seconds the local player was off when it last jumped back into step, for the next report
     this.behalfEnds = []; // {id, end}: ends sent for members that left, until an end for that id is delivered
     // Own suspensions as sent (SuspensionHistory entries), until the channel delivered what was sent.
     this.ownPending = [];
@@ -347,6 +349,20 @@ export class CoordinatorCore {
     // and nobody left who has it still knows where it ends).
     const entry = this.queue.entries.find((e) => e.item === item && e.duration !== null && e.duration !== undefined);
     return entry === undefined ? null : entry.duration;
+  }
+
+  /**
+   * The local player jumped back into step after being `seconds` off the group's timeline (negative:
+   * behind): the next presence report tells the others, whose cores report a `caughtUp` event.
+   */
+  noteCaughtUp(seconds) {
+    if (Number.isFinite(seconds)) this.pendingCaughtUp = seconds;
+  }
+
+  /** What this member knows of `member` from its presence reports: `{reported, oneShot}`. */
+  presence(member) {
+    const oneShot = this.oneShotMembers.has(member);
+    return { reported: this.reports.has(member) || oneShot, oneShot };
   }
 
   /** The members known to have `item` (this one included), from the files and presence reports. */
@@ -467,6 +483,7 @@ export class CoordinatorCore {
       case "left": {
         this.members.delete(event.member);
         this.reports.delete(event.member);
+        this.oneShotMembers.delete(event.member);
         if (event.member !== this.participant) this.openSuspensionsByMember.delete(event.member);
         const actions = [eventAction(playbackEvent("left", { player: this.label(this.participant), originator: event.member, originatorName: this.names.get(event.member) ?? null, referenceTime: referenceSeconds(now) }))];
         return actions.concat(this.endSuspensions(event.member, now), this.queueReplica.left(event.member, this.otherMembers, now));
@@ -484,7 +501,9 @@ export class CoordinatorCore {
           this.recordDelay(now - report.sentAt);
           this.reports.set(event.sender, report);
           if (report.name !== null && report.name !== undefined && report.name !== "") this.names.set(event.sender, report.name);
-          return [];
+          if (report.oneShot === true) this.oneShotMembers.add(event.sender);
+          if (report.caughtUp === null || report.caughtUp === undefined || event.sender === this.participant) return [];
+          return [eventAction(playbackEvent("caughtUp", { player: this.label(this.participant), originator: event.sender, originatorName: this.names.get(event.sender) ?? null, item: report.item ?? null, referenceTime: referenceSeconds(now), errorMs: report.caughtUp * 1000 }))];
         }
         if (message.queueEdit) return this.receiveQueueEdit(message.queueEdit, event.sender, event.sequence, now);
         if (message.queueRequest) {
@@ -775,6 +794,8 @@ export class CoordinatorCore {
       const divisor = this.presenceCount < 8 ? 1n << BigInt(8 - this.presenceCount) : 1n;
       this.nextPresence = now + maxBig(this.configuration.presenceInterval / divisor, milliseconds(20));
       const report = { sentAt: now, observedDelay: this.observedDelay, preroll: this.configuration.preroll, item: this.localItem, name: this.name, items: this.items.length > 0 ? this.items : null };
+      if (this.pendingCaughtUp !== null) report.caughtUp = this.pendingCaughtUp;
+      this.pendingCaughtUp = null;
       actions.push(send({ presence: report }, null));
     }
     for (const id of this.suspensionOrder) {

@@ -221,6 +221,8 @@ function encodeReport(r) {
   if (r.item !== null && r.item !== undefined) json.item = r.item;
   if (r.name !== null && r.name !== undefined) json.name = r.name;
   if (r.items !== null && r.items !== undefined) json.items = r.items.map(encodeItemSummary);
+  if (r.oneShot !== null && r.oneShot !== undefined) json.oneShot = r.oneShot;
+  if (r.caughtUp !== null && r.caughtUp !== undefined && Number.isFinite(r.caughtUp)) json.caughtUp = r.caughtUp;
   return json;
 }
 
@@ -249,7 +251,7 @@ function decodeItemSummaries(value) {
 }
 
 function decodeReport(v) {
-  return {
+  const report = {
     sentAt: int64(v.sentAt, "sentAt"),
     observedDelay: nanoseconds(v.observedDelayNs, "observedDelayNs"),
     preroll: nanoseconds(v.prerollNs, "prerollNs"),
@@ -257,6 +259,12 @@ function decodeReport(v) {
     name: optional(v.name, string, "name"),
     items: optional(v.items, decodeItemSummaries, "items"),
   };
+  // Only when sent: a one-shot member (`coplay control`), a player that just caught up.
+  const oneShot = optional(v.oneShot, bool, "oneShot");
+  if (oneShot !== null) report.oneShot = oneShot;
+  const caughtUp = optional(v.caughtUp, double, "caughtUp");
+  if (caughtUp !== null) report.caughtUp = caughtUp;
+  return report;
 }
 
 // MARK: The queue's messages (QueueMessages+Codable.swift; PlayQueue's synthesized Codable)

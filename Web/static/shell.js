@@ -6,6 +6,7 @@
 
 import { CoordinatorCore, PlaybackCoordinatorError, defaultConfiguration, milliseconds } from "./coordinator.js";
 import { ReadinessFollower } from "./readiness.js";
+import { MembershipAnnouncements } from "./notices.js";
 
 /** The coordinator cannot propose anything before the reference clock is synchronized. */
 export class NotSynchronizedError extends Error {
@@ -78,6 +79,8 @@ export class CoordinatorShell {
     this.timers = timers;
     this.log = log;
     this.core = new CoordinatorCore({ participant: channel.localParticipant, configuration, localItem, canPresent, name, items });
+    /** Holds other members' `joined` until they said who they are; silences one-shot members. */
+    this.announcements = new MembershipAnnouncements();
     this.lastNow = 0n;
     this.running = false;
     this.tickTimer = null;
@@ -114,6 +117,27 @@ export class CoordinatorShell {
   receive(event) {
     const now = this.now();
     this.perform(this.core.receive(withoutOutageDelay(event, this.outage, now), now));
+    this.releaseAnnouncements();
+  }
+
+  /** Tells the held `joined` events whose member has now said who it is (or waited long enough). */
+  releaseAnnouncements() {
+    if (this.announcements.nextDeadline === null) return;
+    for (const event of this.announcements.release(this.now(), (member) => this.presenceOf(member))) {
+      this.onevent({ ...event, realtime: this.realtime() });
+    }
+  }
+
+  presenceOf(member) {
+    return { ...this.core.presence(member), name: this.core.names.get(member) ?? null };
+  }
+
+  /**
+   * The local player jumped back into step after being `seconds` off (negative: behind): the others
+   * hear of it in the next presence report ("web-1a2b caught up after 20 s away").
+   */
+  noteCaughtUp(seconds) {
+    this.core.noteCaughtUp(seconds);
   }
 
   /**
@@ -139,9 +163,10 @@ export class CoordinatorShell {
     if (!this.running) return;
     const now = this.now();
     this.perform(this.core.tick(now));
+    this.releaseAnnouncements();
     let pause = milliseconds(250);
-    const deadline = this.core.nextTickDeadline;
-    if (deadline !== null) {
+    for (const deadline of [this.core.nextTickDeadline, this.announcements.nextDeadline]) {
+      if (deadline === null) continue;
       const until = deadline - this.now();
       pause = until < pause ? (until > 0n ? until : 0n) : pause;
     }
@@ -182,6 +207,8 @@ export class CoordinatorShell {
     const ids = new Set(this.core.members);
     ids.add(this.core.participant);
     for (const id of ids) {
+      // A member that only sends one command (`coplay control`) is nobody to list.
+      if (this.core.oneShotMembers.has(id)) continue;
       const report = this.core.reports.get(id);
       const suspended = [];
       for (const record of this.core.suspensions.values()) {
@@ -356,7 +383,9 @@ export class CoordinatorShell {
           }
           break;
         case "event":
-          this.onevent({ ...action.event, realtime: this.realtime() });
+          for (const event of this.announcements.pass(action.event, this.core.participant, this.now(), (member) => this.presenceOf(member))) {
+            this.onevent({ ...event, realtime: this.realtime() });
+          }
           break;
         default:
           break;
