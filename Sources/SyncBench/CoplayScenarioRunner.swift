@@ -804,8 +804,13 @@ public struct CoplayScenarioRunner: Sendable {
 
     /// The relay's reference clock minus CLOCK_REALTIME, from `coplay time query --json` on loopback.
     private func relayOffset(port: Int) async throws -> Double {
-        let text = try await Self.output(
-            of: configuration.coplay, ["time", "query", "127.0.0.1:\(port)", "--json", "--samples", "8"], log: log("time-query"))
+        try await Self.relayOffset(port: port, coplay: configuration.coplay, log: log("time-query"))
+    }
+
+    /// The relay's reference clock minus CLOCK_REALTIME, from `coplay time query --json` on loopback
+    /// (`coplay` the binary, `log` where its output goes).
+    static func relayOffset(port: Int, coplay: String, log: URL) async throws -> Double {
+        let text = try await output(of: coplay, ["time", "query", "127.0.0.1:\(port)", "--json", "--samples", "8"], log: log)
         guard let line = text.split(separator: "\n").last(where: { $0.hasPrefix("{") }),
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
             let offset = object["offset"] as? Double

@@ -516,13 +516,7 @@ public struct QueueScenarioRunner: Sendable {
 
     /// The relay's reference clock minus CLOCK_REALTIME, from `coplay time query --json` on loopback.
     private func relayOffset(port: Int) async throws -> Double {
-        let text = try await CoplayScenarioRunner.output(
-            of: configuration.coplay, ["time", "query", "127.0.0.1:\(port)", "--json", "--samples", "8"], log: log("time-query"))
-        guard let line = text.split(separator: "\n").last(where: { $0.hasPrefix("{") }),
-            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-            let offset = object["offset"] as? Double
-        else { throw BenchError.scenarioFailed("coplay time query printed no offset: \(text)") }
-        return offset
+        try await CoplayScenarioRunner.relayOffset(port: port, coplay: configuration.coplay, log: log("time-query"))
     }
 }
 
