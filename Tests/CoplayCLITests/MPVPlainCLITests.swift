@@ -287,7 +287,7 @@ struct MPVPlainCLITests {
         import json, os, socketserver, sys
         path, log = sys.argv[1], sys.argv[2]
         values = {"video-timing-offset": 0.05, "hr-seek": "default", "keep-open": False, "video-sync": "audio",
-                  "loop-file": False, "untimed": False, "idle": False, "af": [], "speed": 1.0}
+                  "loop-file": False, "untimed": False, "idle": False, "prefetch-playlist": False, "af": [], "speed": 1.0}
         class Handler(socketserver.StreamRequestHandler):
             def handle(self):
                 for line in self.rfile:
