@@ -12,6 +12,7 @@ import Synchronization
 /// 21:04:05  the group is paused at 0:00:00 (host)
 /// 21:04:09  host played from 0:00:00
 /// 21:04:15  bob jumped to 0:01:30
+/// 21:04:20  bob: pizza's here
 /// ```
 ///
 /// A member's name comes in its first presence report, a moment after it joined: a `joined` line
@@ -97,6 +98,11 @@ final class HumanEvents: Sendable {
         switch event.type {
         case .joined: joined(event)
         case .left: left(event)
+        case .chat:
+            // History shows when it was said, not when it arrived.
+            let history = event.detail == "history"
+            let by = label(event.originator, name: event.originatorName)
+            emit(realtime: history ? event.sentAt ?? event.realtime : event.realtime, "\(bold(by)): \(event.text ?? "")\(history ? dim("  (before you joined)") : "")")
         default:
             if let text = describe(event) { emit(realtime: event.realtime, text) }
         }
@@ -238,7 +244,7 @@ final class HumanEvents: Sendable {
             let copy = isLocal ? "your copy" : "\(by)'s copy"
             return "\(copy) of \(quoted(title(event.item ?? ""))) is another encode (\(event.detail ?? "the same duration")): "
                 + "it plays in step by timestamp but is not frame-identical"
-        case .joined, .left:
+        case .joined, .left, .chat:
             return nil
         }
     }
@@ -277,6 +283,8 @@ final class HumanEvents: Sendable {
     }
 
     private func bold(_ text: String) -> String { colors ? "\u{1B}[1m\(text)\u{1B}[0m" : text }
+
+    private func dim(_ text: String) -> String { colors ? "\u{1B}[2m\(text)\u{1B}[0m" : text }
 
     private func quoted(_ text: String) -> String { "\u{201C}\(text)\u{201D}" }
 

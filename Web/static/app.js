@@ -11,6 +11,7 @@
 
 import { fromUTF8 } from "./bytes.js";
 import { GroupSessionCoordinationChannel } from "./channel.js";
+import { ChatPanel } from "./chatpanel.js";
 import { SyncedClock, TimeClient, TimeExchange, browserLocalNTP, errorBound } from "./clock.js";
 import { fingerprintOfBlob, fingerprintOfURL, fingerprintsMatch, parseFingerprint } from "./fingerprint.js";
 import { RelayErrorCode } from "./frame.js";
@@ -58,6 +59,7 @@ let timeClient = null;
 let shell = null;
 let player = null; // a PlayerDeck (deck.js): one VideoPlayer per item this page plays
 let pollAbort = null;
+let chat = null; // the chat box (chatpanel.js)
 
 const localMs = () => performance.timeOrigin + performance.now();
 const offsetMs = () => (syncedClock?.isSynchronized ? syncedClock.correction(browserLocalNTP()) * 1000 : 0);
@@ -78,6 +80,8 @@ const control = Object.freeze({
   previous: () => act(() => shell.previous()),
   // A 1-based position in the queue's play order, as the panel numbers it.
   jump: (position) => act(() => shell.jump(Number(position))),
+  // Sends a chat message as the box does; resolves once the relay confirmed it (rejects with the error it shows).
+  chat: (text) => (chat === null ? Promise.reject(new Error("chat: not connected")) : chat.send(text)),
   repeat: (mode) => editQueue({ op: "repeat", mode }),
   shuffle: (on) => editQueue({ op: "shuffle", seed: on ? randomSeed() : null }),
 });
@@ -112,6 +116,8 @@ window.coplayPage = Object.freeze({
     };
   },
   samples: () => (player === null ? [] : player.samples()),
+  // The chat box: entries {who, label, text, key, history, own, sentAtMs}, ignored messages by reason, this page's key tag.
+  get chat() { return chat?.view ?? null; },
   control,
 });
 
@@ -1325,6 +1331,8 @@ async function main() {
   state.participantId = session.localName;
   state.name = fragment.name ?? `web-${state.participantId.slice(-4)}`;
   const channel = new GroupSessionCoordinationChannel(session);
+  // After the channel: it wraps the session's callbacks, so the chat kept by the relay arrives as history.
+  chat = new ChatPanel({ session, document });
   const backlog = [];
   channel.onevent = (event) => backlog.push(event);
   session.onactivity = receiveActivity;
@@ -1460,6 +1468,8 @@ async function main() {
   shell.reportReadiness(player.readiness);
   pollAbort = { aborted: false };
   timeClient.run(pollAbort).catch(() => {});
+  // A name from the link is the person's: its key is kept in this browser; a made-up one gets a fresh key.
+  chat.start(state.name, { persistentKey: fragment.name != null }).catch((error) => logLine(`Chat unavailable: ${error?.message ?? error}`, "warn"));
   setPhase("joined");
   updateUI();
 }
