@@ -72,7 +72,9 @@ public final class ChatChannel<Activity: GroupActivity>: Sendable {
     }
 
     deinit {
-        state.withLock { $0.subscription?.cancel() }
+        // Off this thread: the last reference can go inside a message handler, which the session
+        // runs under its lock, and cancelling takes that lock (as GroupSessionMessenger does).
+        if let subscription = state.withLock({ $0.subscription }) { Task { subscription.cancel() } }
         continuation.finish()
     }
 

@@ -85,6 +85,7 @@ struct ChatCommand: AsyncParsableCommand {
             let chat = try ChatChannel(session: session, key: key, name: senderName, logger: logger)
             let entry = try await chat.send(text)
             await session.leave(waitingUpTo: .seconds(2))
+            withExtendedLifetime(chat) {}
             Console.out.line("sent as \(entry.label): \(entry.text)")
         } catch {
             await session.leave(waitingUpTo: .seconds(2))

@@ -92,7 +92,9 @@ final class HumanEvents: Sendable {
     }
 
     func print(_ event: PlaybackEvent) {
-        if let name = event.originatorName, let id = event.originator {
+        // A chat label is not a presence name: a member that only sent a message (`coplay chat`)
+        // stays unnamed, so its coming and going prints nothing.
+        if event.type != .chat, let name = event.originatorName, let id = event.originator {
             state.withLock { $0.names[id] = name }
         }
         switch event.type {
