@@ -54,5 +54,11 @@ class ChatTests(BrowserTestCase):
         self.assertEqual(page.js("() => window.coplayPage.chat.ignored"), {})
         wait_until(lambda: len(host.process.events_of("chat")) >= 6, 10, "the page's five messages at the host",
                    lambda: str(host.process.events_of("chat")))
-        if support.SCREENSHOTS:
-            page.screenshot("web-chat-limit.png")
+        # `coplay chat` is not a person: the page's log has no line of it joining or leaving (its join
+        # line waits 3 s for a name and is dropped when it leaves unnamed).
+        wait_until(lambda: all(e["type"] != "joined" or e["originator"] in ("ana", "host", "cy")
+                               for e in page.js("() => window.coplayPage.events")), 5, "the log's join lines",
+                   lambda: str([(e["type"], e.get("originator"), e.get("text")) for e in page.js("() => window.coplayPage.events")]))
+        members = [(e["type"], e["originator"]) for e in page.js("() => window.coplayPage.events") if e["type"] in ("joined", "left")]
+        self.assertTrue(all(who in ("ana", "host", "cy") for _, who in members), f"join and leave lines: {members}")
+        self.assertIn(("joined", "cy"), members)

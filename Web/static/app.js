@@ -239,6 +239,19 @@ function originatorLabel(event) {
   return event.originatorName ?? event.originator;
 }
 
+/** Members whose `joined` line waits for their name: id -> {event, since}. */
+const pendingJoins = new Map();
+
+/** Prints the waiting `joined` lines whose member is named now, or that waited 3 s. */
+function flushPendingJoins() {
+  for (const [member, { event, since }] of pendingJoins) {
+    const label = shell?.label(member) ?? member;
+    if (isParticipantID(label) && performance.now() - since < 3000) continue;
+    pendingJoins.delete(member);
+    logLine("joined", "member", event, label);
+  }
+}
+
 /** Log lines that named a member by id: by name once it is known. */
 function renameLogMembers() {
   if (shell === null) return;
@@ -268,9 +281,17 @@ function onPlaybackEvent(event) {
   }
   switch (event.type) {
     case "joined":
-      logLine("joined", "member", event, originatorLabel(event));
+      // A member names itself in its first presence report, a moment after joining: its line waits for
+      // the name (up to 3 s). One that leaves unnamed only sent something (`coplay chat`): no lines.
+      if (event.originator !== state.participantId && isParticipantID(shell?.label(event.originator) ?? event.originator)) {
+        pendingJoins.set(event.originator, { event, since: performance.now() });
+      } else {
+        logLine("joined", "member", event, originatorLabel(event));
+      }
       break;
     case "left":
+      flushPendingJoins();
+      if (pendingJoins.delete(event.originator)) break;
       logLine("left", "member", event, originatorLabel(event));
       break;
     case "play":
@@ -626,6 +647,7 @@ function updateUI() {
   $("duration").textContent = clockText(duration);
   updatePeople();
   updateQueuePanel();
+  flushPendingJoins();
   renameLogMembers();
 }
 
