@@ -10,7 +10,7 @@ import Synchronization
 /// - ``entries`` yields every accepted message: first the history (what the relay kept, oldest
 ///   first, ``ChatEntry/isHistory``), then each message as it arrives, the member's own ones when
 ///   the relay confirmed them. Ignored ones are counted in ``rejections``.
-/// - ``send(_:)`` cleans, checks, signs and sends a text, retained in its history slot; it returns
+/// - ``send(_:timeout:)`` cleans, checks, signs and sends a text, retained in its history slot; it returns
 ///   once the relay confirmed it, or throws a ``ChatError`` that says why not.
 /// - ``run()`` announces the member's identity (name bound to key) to everyone now and to each
 ///   member that joins later, until cancelled. A member that only sends one message (`coplay
@@ -114,6 +114,9 @@ public final class ChatChannel<Activity: GroupActivity>: Sendable {
 
     /// Sends `text` to everyone and keeps it in its history slot.
     ///
+    /// - Parameters:
+    ///   - text: what the person typed (cleaned here).
+    ///   - timeout: how long to wait for the relay's confirmation.
     /// - Returns: the message as the others see it, once the relay confirmed it.
     /// - Throws: ``ChatError`` for an empty or too long text, beyond the rate limit (5 messages in
     ///   10 s), or when the relay did not confirm it within `timeout`.

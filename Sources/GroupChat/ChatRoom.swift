@@ -86,6 +86,8 @@ public struct ChatRoom: Sendable {
     /// Takes a chat message carried by `sender`'s frame.
     ///
     /// - Parameters:
+    ///   - message: the message as decoded.
+    ///   - sender: the participant whose frame carried it.
     ///   - isHistory: it came from the relay's history slots when this member joined.
     ///   - now: monotonic time (the flooding limit).
     /// - Returns: the entry to show, or why it was ignored.
@@ -116,6 +118,9 @@ public struct ChatRoom: Sendable {
     /// A message to send: `text` cleaned, checked and signed, numbered after the highest seen.
     ///
     /// - Parameters:
+    ///   - text: what the person typed (cleaned here).
+    ///   - key: the member's signing key.
+    ///   - name: the member's name (cleaned here).
     ///   - wallClock: nanoseconds since the Unix epoch now (the message's `sentAt`, raised to keep
     ///     it unique per key; the rate limit's clock).
     /// - Throws: ``ChatError`` for an empty or too long text, or beyond the rate limit.
