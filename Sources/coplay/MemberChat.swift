@@ -64,12 +64,25 @@ enum MemberChat {
             detail: entry.isHistory ? "history" : nil, text: entry.text, key: entry.key.text, sentAt: entry.sentAt)
     }
 
-    /// The lines of standard input, read on a thread of their own (a blocking read never holds the
-    /// cooperative pool); finishes at end of input.
+    /// The lines typed on the terminal, read on a thread of their own (a blocking read never holds the
+    /// cooperative pool); finishes at end of input (Ctrl-D).
+    ///
+    /// Only while the member is the terminal's foreground job: `coplay host … &` must not be stopped
+    /// by SIGTTIN for reading the terminal in the background. SIGTTIN is ignored (a read that races a
+    /// move to the background then fails instead of stopping the process), and the foreground is
+    /// checked again every half second.
     static func terminalLines() -> AsyncStream<String> {
-        AsyncStream { continuation in
+        signal(SIGTTIN, SIG_IGN)
+        return AsyncStream { continuation in
             let thread = Thread {
-                while let line = readLine(strippingNewline: true) { continuation.yield(line) }
+                while true {
+                    guard tcgetpgrp(STDIN_FILENO) == getpgrp() else {
+                        Thread.sleep(forTimeInterval: 0.5)
+                        continue
+                    }
+                    guard let line = readLine(strippingNewline: true) else { break }
+                    continuation.yield(line)
+                }
                 continuation.finish()
             }
             thread.start()
