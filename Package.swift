@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "SessionRelayPostgres", targets: ["SessionRelayPostgres"]),
         .library(name: "PlaybackCoordinator", targets: ["PlaybackCoordinator"]),
         .library(name: "MPVControl", targets: ["MPVControl"]),
+        .library(name: "GroupChat", targets: ["GroupChat"]),
         // Not an API: load generators and simulations for coplay's own `Benchmarks/` package and
         // `coplay bench` (a product only because `Benchmarks/` is a separate package). No stability promise.
         .library(name: "BenchmarkSupport", targets: ["BenchmarkSupport"]),
@@ -133,6 +134,17 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Members' signing keys (names bound to keys) and the end-to-end encrypted, signed chat.
+        .target(
+            name: "GroupChat",
+            dependencies: [
+                "GroupSessions",
+                "RateLimiting",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         // mpv as a coordinated player: its JSON IPC, the process, the adapter.
         .target(
             name: "MPVControl",
@@ -195,9 +207,11 @@ let package = Package(
                 "SessionRelayPostgres",
                 "PlaybackCoordinator",
                 "MPVControl",
+                "GroupChat",
                 "NetworkEmulation",
                 "SyncBench",
                 "BenchmarkSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -316,8 +330,13 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "GroupChatTests",
+            dependencies: ["GroupChat", "GroupSessions", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "CoplayCLITests",
-            dependencies: ["MPVControl", "TestSupport"],
+            dependencies: ["MPVControl", "TestSupport", "GroupChat", "GroupSessions", "PlaybackCoordinator"],
             swiftSettings: strict
         ),
     ]

@@ -38,6 +38,9 @@ extension PlaybackEvent {
         if let timedOut { out += ",\"timedOut\":\(timedOut)" }
         number("errorMs", errorMs)
         string("detail", detail)
+        string("text", text)
+        string("key", key)
+        number("sentAt", sentAt)
         out += "}"
         return out
     }
@@ -74,6 +77,7 @@ extension PlaybackEvent {
         if let reason { parts.append("reason=\(reason)") }
         if let errorMs { parts.append(String(format: "err=%.3fms", errorMs)) }
         if let detail { parts.append(detail) }
+        if let text { parts.append("text=\(Self.quoted(text))") }
         return parts.joined(separator: " ")
     }
 

@@ -64,6 +64,11 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
         /// (its laptop slept, its process was stopped): ``PlaybackEvent/originator`` is that member,
         /// ``PlaybackEvent/errorMs`` how far off it was (negative: behind), from its presence report.
         case caughtUp
+        /// A chat message (``PlaybackEvent/text``) from ``PlaybackEvent/originator``, named by the
+        /// label people see (its name, or `name#tag` when several keys use the name), signed by
+        /// ``PlaybackEvent/key``; ``PlaybackEvent/detail`` is `history` for one sent before this
+        /// member joined. Printed by `coplay host` / `join`, not by the coordinator.
+        case chat
     }
 
     /// What happened.
@@ -109,6 +114,12 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
     public var detail: String?
     /// The queue entry the event is about (its id), when the group plays from a queue.
     public var entry: String?
+    /// A chat message's text.
+    public var text: String?
+    /// A chat message's sender key (unpadded base64url of its 32-byte Ed25519 public key).
+    public var key: String?
+    /// A chat message's sending time on its sender's wall clock, seconds since the Unix epoch.
+    public var sentAt: Double?
 
     /// How the originator is named for people: its display name when known, its id otherwise.
     public var originatorLabel: String? { originatorName ?? originator?.rawValue }
@@ -119,7 +130,8 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
         originatorName: String? = nil, item: String? = nil, itemTime: Double? = nil, rate: Double? = nil,
         referenceTime: Double? = nil, revision: UInt64? = nil, reason: String? = nil, suspension: String? = nil,
         waits: Bool? = nil, timedOut: Bool? = nil,
-        index: Int? = nil, pts: Double? = nil, errorMs: Double? = nil, detail: String? = nil, entry: String? = nil
+        index: Int? = nil, pts: Double? = nil, errorMs: Double? = nil, detail: String? = nil, entry: String? = nil,
+        text: String? = nil, key: String? = nil, sentAt: Double? = nil
     ) {
         self.type = type
         self.realtime = realtime
@@ -140,5 +152,8 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
         self.errorMs = errorMs
         self.detail = detail
         self.entry = entry
+        self.text = text
+        self.key = key
+        self.sentAt = sentAt
     }
 }

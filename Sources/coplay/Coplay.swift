@@ -9,6 +9,7 @@ struct Coplay: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             BenchCommand.self,
+            ChatCommand.self,
             ControlCommand.self,
             DemoCommand.self,
             HostCommand.self,

@@ -175,6 +175,7 @@ struct HostCommand: AsyncParsableCommand {
         var runner = MemberRunner(
             media: media, name: options.name ?? "host", publishInitialState: true, output: output,
             imperfections: simulation.imperfections, players: players, logger: logger)
+        runner.persistentKey = options.name != nil
         if files.count > 1 {
             runner.queue = copies.copies.prefix(files.count).map(\.queueItem)
             runner.repeatMode = repeatMode

@@ -12,6 +12,7 @@ import Synchronization
 /// 21:04:05  the group is paused at 0:00:00 (host)
 /// 21:04:09  host played from 0:00:00
 /// 21:04:15  bob jumped to 0:01:30
+/// 21:04:20  bob: pizza's here
 /// ```
 ///
 /// A member's name comes in its first presence report, a moment after it joined: a `joined` line
@@ -91,7 +92,9 @@ final class HumanEvents: Sendable {
     }
 
     func print(_ event: PlaybackEvent) {
-        if let name = event.originatorName, let id = event.originator {
+        // A chat label is not a presence name: a member that only sent a message (`coplay chat`)
+        // stays unnamed, so its coming and going prints nothing.
+        if event.type != .chat, let name = event.originatorName, let id = event.originator {
             state.withLock { $0.names[id] = name }
         }
         switch event.type {
@@ -101,6 +104,11 @@ final class HumanEvents: Sendable {
             // Entries this member has no copy of are named by their titles in the queue.
             learnTitles()
             if let text = describe(event) { emit(realtime: event.realtime, text) }
+        case .chat:
+            // History shows when it was said, not when it arrived.
+            let history = event.detail == "history"
+            let by = label(event.originator, name: event.originatorName)
+            emit(realtime: history ? event.sentAt ?? event.realtime : event.realtime, "\(bold(by)): \(event.text ?? "")\(history ? dim("  (before you joined)") : "")")
         default:
             if let text = describe(event) { emit(realtime: event.realtime, text) }
         }
@@ -264,7 +272,7 @@ final class HumanEvents: Sendable {
         case .caughtUp:
             // "alice caught up after 20 s away" (its laptop slept, its process was stopped).
             return PlaybackNotices.text(for: event, local: state.withLock { $0.local }, titles: [:])
-        case .joined, .left:
+        case .joined, .left, .chat:
             return nil
         }
     }
@@ -306,6 +314,8 @@ final class HumanEvents: Sendable {
     }
 
     private func bold(_ text: String) -> String { colors ? "\u{1B}[1m\(text)\u{1B}[0m" : text }
+
+    private func dim(_ text: String) -> String { colors ? "\u{1B}[2m\(text)\u{1B}[0m" : text }
 
     private func quoted(_ text: String) -> String { "\u{201C}\(text)\u{201D}" }
 

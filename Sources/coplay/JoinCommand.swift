@@ -121,7 +121,7 @@ struct JoinCommand: AsyncParsableCommand {
             }
             resolution.withLock { $0 = found }
         }
-        let runner = MemberRunner(
+        var runner = MemberRunner(
             media: copies.copies.filter(\.named).map { ($0.timeline, $0.path) }, name: name, publishInitialState: false,
             output: output, imperfections: simulation.imperfections, players: players, logger: logger,
             resolve: { member in
@@ -139,6 +139,7 @@ struct JoinCommand: AsyncParsableCommand {
                 }
                 return MemberRunner.ResolvedMedia(media: media, nearItems: near)
             })
+        runner.persistentKey = options.name != nil
         let drift = simulation.clockDriftPPM
         let tls = try relayTLS.configuration(for: invite)
         let reconnect = options.reconnectPolicy

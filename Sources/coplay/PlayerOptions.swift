@@ -79,6 +79,9 @@ struct MemberRunner {
     /// What the member plays once its session's activity is known (`join`: its copies resolved
     /// against the session's item), in place of ``media``, and the items it plays from near copies.
     var resolve: (@Sendable (PlaybackMember) async throws -> ResolvedMedia)?
+    /// Chat with the name's own signing key from the state directory (the person gave `--name`);
+    /// otherwise with a key for this run only (``MemberChat``).
+    var persistentKey = false
 
     /// The media a member plays, the session's item first.
     struct ResolvedMedia: Sendable {
@@ -105,9 +108,13 @@ struct MemberRunner {
         // Once in the session, its loss is the cause of whatever else fails after (mpv closed by
         // the teardown, a player that stopped): report that, not the consequence.
         let opened = OpenedMember()
-        let open: @Sendable () async throws -> PlaybackMember = { [output, name] in
+        let chats = Mutex<[Task<Void, Never>]>([])
+        defer { chats.withLock { $0.forEach { $0.cancel() } } }
+        let open: @Sendable () async throws -> PlaybackMember = { [output, name, persistentKey, logger] in
             let member = try await open()
             opened.set(member)
+            let chat = Task { await MemberChat.run(member: member, name: name, persistentKey: persistentKey, output: output, logger: logger) }
+            chats.withLock { $0.append(chat) }
             output.human?.joined(
                 as: member.playback.channel.localParticipant, name: name, sessionTitle: member.session.activity.title,
                 sessionItem: member.session.activity.item)

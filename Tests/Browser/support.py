@@ -100,7 +100,8 @@ def wait_until(predicate, timeout: float, what: str, describe=None, interval: fl
 class Process:
     """A child process whose output lines are collected by a thread (and parsed when JSON)."""
 
-    def __init__(self, name: str, args: list[str], log_path: Path | None = None, cwd: str | None = None):
+    def __init__(self, name: str, args: list[str], log_path: Path | None = None, cwd: str | None = None,
+                 env_extra: dict | None = None):
         self.name = name
         self.args = args
         self.lines: list[str] = []
@@ -110,6 +111,7 @@ class Process:
         env = dict(os.environ)
         env.pop("DISPLAY", None)  # mpv members run headless (--vo=null) whatever the machine has
         env.pop("WAYLAND_DISPLAY", None)
+        env.update(env_extra or {})
         self.popen = subprocess.Popen(
             args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             cwd=cwd, env=env, start_new_session=True)
@@ -221,10 +223,12 @@ class Coplay:
         self.workdir = workdir
         self.binary = coplay_binary()
         self.count = 0
+        # The members' signing keys (coplay keeps one per --name in its state directory) stay in the test's directory.
+        self.env = {"XDG_STATE_HOME": str(workdir / "state")}
 
     def start(self, name: str, *args: str) -> Process:
         self.count += 1
-        process = Process(name, [self.binary, *args], self.workdir / f"{self.count:02d}-{name}.log")
+        process = Process(name, [self.binary, *args], self.workdir / f"{self.count:02d}-{name}.log", env_extra=self.env)
         self.test.addCleanup(process.stop)
         return process
 
@@ -249,10 +253,16 @@ class Coplay:
 
     def control(self, invite: str, *args: str, timeout: float = 30) -> str:
         result = subprocess.run([self.binary, "control", invite, *args], capture_output=True, text=True,
-                                timeout=timeout, stdin=subprocess.DEVNULL)
+                                timeout=timeout, stdin=subprocess.DEVNULL, env={**os.environ, **self.env})
         if result.returncode != 0:
             raise AssertionError(f"coplay control {' '.join(args)} failed ({result.returncode}): {result.stderr.strip()}")
         return result.stdout.strip()
+
+
+    def chat(self, invite: str, text: str, name: str, timeout: float = 30) -> subprocess.CompletedProcess:
+        """`coplay chat INVITE TEXT --name NAME` (one message, then it leaves); the finished process."""
+        return subprocess.run([self.binary, "chat", invite, text, "--name", name], capture_output=True, text=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL, env={**os.environ, **self.env})
 
 
 class Relay:

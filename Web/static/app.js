@@ -11,6 +11,7 @@
 
 import { fromUTF8 } from "./bytes.js";
 import { GroupSessionCoordinationChannel } from "./channel.js";
+import { ChatPanel } from "./chatpanel.js";
 import { SyncedClock, TimeClient, TimeExchange, browserLocalNTP, errorBound } from "./clock.js";
 import { fingerprintOfBlob, fingerprintOfURL, fingerprintsMatch, parseFingerprint } from "./fingerprint.js";
 import { RelayErrorCode } from "./frame.js";
@@ -59,6 +60,7 @@ let timeClient = null;
 let shell = null;
 let player = null; // a PlayerDeck (deck.js): one VideoPlayer per item this page plays
 let pollAbort = null;
+let chat = null; // the chat box (chatpanel.js)
 
 const localMs = () => performance.timeOrigin + performance.now();
 const offsetMs = () => (syncedClock?.isSynchronized ? syncedClock.correction(browserLocalNTP()) * 1000 : 0);
@@ -79,6 +81,8 @@ const control = Object.freeze({
   previous: () => act(() => shell.previous()),
   // A 1-based position in the queue's play order, as the panel numbers it.
   jump: (position) => act(() => shell.jump(Number(position))),
+  // Sends a chat message as the box does; resolves once the relay confirmed it (rejects with the error it shows).
+  chat: (text) => (chat === null ? Promise.reject(new Error("chat: not connected")) : chat.send(text)),
   repeat: (mode) => editQueue({ op: "repeat", mode }),
   shuffle: (on) => editQueue({ op: "shuffle", seed: on ? randomSeed() : null }),
 });
@@ -115,6 +119,8 @@ window.coplayPage = Object.freeze({
   samples: () => (player === null ? [] : player.samples()),
   // The notices over the video now, oldest first, and every notice shown so far.
   get notices() { return { shown: [...$("notices").children].map((li) => li.textContent), all: [...noticeBoard.all] }; },
+  // The chat box: entries {who, label, text, key, history, own, sentAtMs}, ignored messages by reason, this page's key tag.
+  get chat() { return chat?.view ?? null; },
   control,
 });
 
@@ -236,6 +242,19 @@ function originatorLabel(event) {
   return event.originatorName ?? event.originator;
 }
 
+/** Members whose `joined` line waits for their name: id -> {event, since}. */
+const pendingJoins = new Map();
+
+/** Prints the waiting `joined` lines whose member is named now, or that waited 3 s. */
+function flushPendingJoins() {
+  for (const [member, { event, since }] of pendingJoins) {
+    const label = shell?.label(member) ?? member;
+    if (isParticipantID(label) && performance.now() - since < 3000) continue;
+    pendingJoins.delete(member);
+    logLine("joined", "member", event, label);
+  }
+}
+
 /** Log lines that named a member by id: by name once it is known. */
 function renameLogMembers() {
   if (shell === null) return;
@@ -303,9 +322,17 @@ function onPlaybackEvent(event) {
   }
   switch (event.type) {
     case "joined":
-      logLine("joined", "member", event, originatorLabel(event));
+      // A member names itself in its first presence report, a moment after joining: its line waits for
+      // the name (up to 3 s). One that leaves unnamed only sent something (`coplay chat`): no lines.
+      if (event.originator !== state.participantId && isParticipantID(shell?.label(event.originator) ?? event.originator)) {
+        pendingJoins.set(event.originator, { event, since: performance.now() });
+      } else {
+        logLine("joined", "member", event, originatorLabel(event));
+      }
       break;
     case "left":
+      flushPendingJoins();
+      if (pendingJoins.delete(event.originator)) break;
       logLine("left", "member", event, originatorLabel(event));
       break;
     case "play":
@@ -676,6 +703,7 @@ function updateUI() {
   $("duration").textContent = clockText(duration);
   updatePeople();
   updateQueuePanel();
+  flushPendingJoins();
   renameLogMembers();
 }
 
@@ -1381,6 +1409,8 @@ async function main() {
   state.participantId = session.localName;
   state.name = fragment.name ?? `web-${state.participantId.slice(-4)}`;
   const channel = new GroupSessionCoordinationChannel(session);
+  // After the channel: it wraps the session's callbacks, so the chat kept by the relay arrives as history.
+  chat = new ChatPanel({ session, document });
   const backlog = [];
   channel.onevent = (event) => backlog.push(event);
   session.onactivity = receiveActivity;
@@ -1516,6 +1546,8 @@ async function main() {
   shell.reportReadiness(player.readiness);
   pollAbort = { aborted: false };
   timeClient.run(pollAbort).catch(() => {});
+  // A name from the link is the person's: its key is kept in this browser; a made-up one gets a fresh key.
+  chat.start(state.name, { persistentKey: fragment.name != null }).catch((error) => logLine(`Chat unavailable: ${error?.message ?? error}`, "warn"));
   setPhase("joined");
   updateUI();
 }

@@ -433,9 +433,10 @@ export class GroupSession {
    * @param {string|null} [options.retainName] keeps it at the relay under HMAC("message:" + retainName).
    * @param {boolean} [options.unreliable]
    * @param {(stamp: bigint) => void} [options.onAck] called with the relay's stamp.
+   * @param {bigint[]} [options.recipients] only these members (empty: everyone); not with retainName.
    * @returns {Promise<bigint>} the sender sequence it was given.
    */
-  sendMessage(name, body, { retainName = null, unreliable = false, onAck = null } = {}) {
+  sendMessage(name, body, { retainName = null, unreliable = false, onAck = null, recipients = [] } = {}) {
     if (this.state !== "joined") return Promise.reject(new Error("not joined"));
     const senderSequence = this.nextSenderSequence;
     this.nextSenderSequence += 1n;
@@ -443,7 +444,7 @@ export class GroupSession {
     const work = this.outgoing.then(async () => {
       const retainKey = retainName === null ? new Uint8Array(0) : await this.keys.retainKey("message:" + retainName);
       const plaintext = encodeEnvelope({ kind: EnvelopeKind.message, name, body });
-      const route = { senderSequence, recipients: [], retainKey };
+      const route = { senderSequence, recipients: [...recipients].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)), retainKey };
       if (routeLength(route) + plaintext.length + 16 > this.maximumPayload) {
         this.ackCallbacks.delete(senderSequence);
         throw new Error(`message too large for the relay (${plaintext.length} bytes)`);

@@ -1,0 +1,206 @@
+import Foundation
+import GroupSessions
+import Logging
+import Synchronization
+
+/// The chat of a joined group session: messages signed with the member's key, sealed end to end
+/// like every message (the relay routes and keeps them without reading them), the last 50 kept by
+/// the relay for late joiners.
+///
+/// - ``entries`` yields every accepted message: first the history (what the relay kept, oldest
+///   first, ``ChatEntry/isHistory``), then each message as it arrives, the member's own ones when
+///   the relay confirmed them. Ignored ones are counted in ``rejections``.
+/// - ``send(_:timeout:)`` cleans, checks, signs and sends a text, retained in its history slot; it returns
+///   once the relay confirmed it, or throws a ``ChatError`` that says why not.
+/// - ``run()`` announces the member's identity (name bound to key) to everyone now and to each
+///   member that joins later, until cancelled. A member that only sends one message (`coplay
+///   chat`) does not run it: its messages carry its name and key anyway.
+///
+/// ```swift
+/// let chat = try ChatChannel(session: session, key: MemberKey(), name: "alice")
+/// let announcing = Task { await chat.run() }
+/// Task { for await entry in chat.entries { print("\(entry.label): \(entry.text)") } }
+/// try await chat.send("hello")
+/// ```
+public final class ChatChannel<Activity: GroupActivity>: Sendable {
+    /// The session.
+    public let session: GroupSession<Activity>
+    /// The member's name (cleaned).
+    public let name: String
+    /// The accepted messages, history first.
+    public let entries: AsyncStream<ChatEntry>
+
+    private let key: MemberKey
+    private let messenger: GroupSessionMessenger
+    private let logger: Logger
+    private let origin = ContinuousClock.now
+    private let state: Mutex<State>
+    private let continuation: AsyncStream<ChatEntry>.Continuation
+
+    private struct State: Sendable {
+        var room: ChatRoom
+        var live = false
+        var rejections: [ChatRoom.Rejection: Int] = [:]
+        var subscription: GroupSessionMessenger.Subscription?
+    }
+
+    /// Starts listening: the history the relay kept is taken at once.
+    ///
+    /// - Parameters:
+    ///   - session: a joined session.
+    ///   - key: the member's signing key.
+    ///   - name: its display name (cleaned by ``ChatText``).
+    ///   - logger: ignored messages are logged at debug.
+    /// - Throws: ``ChatError`` for a name that cannot be one.
+    public init(session: GroupSession<Activity>, key: MemberKey, name: String, logger: Logger = Logger(label: "coplay.chat")) throws {
+        self.session = session
+        self.key = key
+        self.name = try ChatText.name(name)
+        self.logger = logger
+        messenger = GroupSessionMessenger(session: session, deliveryMode: .reliable)
+        let (stream, continuation) = AsyncStream.makeStream(of: ChatEntry.self, bufferingPolicy: .unbounded)
+        entries = stream
+        self.continuation = continuation
+        state = Mutex(State(room: ChatRoom(session: session.id)))
+        let subscription = messenger.receive(MemberMessage.self) { [weak self] message, context in
+            self?.receive(message, context: context)
+        }
+        state.withLock {
+            $0.subscription = subscription
+            $0.live = true
+        }
+    }
+
+    deinit {
+        // Off this thread: the last reference can go inside a message handler, which the session
+        // runs under its lock, and cancelling takes that lock (as GroupSessionMessenger does).
+        if let subscription = state.withLock({ $0.subscription }) { Task { subscription.cancel() } }
+        continuation.finish()
+    }
+
+    /// How many messages were ignored, by reason.
+    public var rejections: [ChatRoom.Rejection: Int] { state.withLock { $0.rejections } }
+
+    /// The member's public key.
+    public var publicKey: MemberPublicKey { key.publicKey }
+
+    /// The label people see for a participant that announced its identity.
+    public func label(of participant: Participant) -> String? {
+        state.withLock { $0.room.directory.label(of: participant.id) }
+    }
+
+    private var now: Duration { origin.duration(to: .now) }
+
+    private func receive(_ message: MemberMessage, context: MessageContext) {
+        let now = self.now
+        state.withLock { state in
+            switch message {
+            case .identity(let identity):
+                if !state.room.receive(identity: identity, from: context.source.id) {
+                    logger.debug("ignored an identity statement", metadata: ["sender": "\(context.source.id)"])
+                }
+            case .chat(let chat):
+                switch state.room.receive(chat, from: context.source.id, isHistory: !state.live, now: now) {
+                case .success(let entry): continuation.yield(entry)
+                case .failure(let reason):
+                    state.rejections[reason, default: 0] += 1
+                    logger.debug("ignored a chat message", metadata: ["sender": "\(context.source.id)", "reason": "\(reason)"])
+                }
+            case .unsupported:
+                break
+            }
+        }
+    }
+
+    /// Sends `text` to everyone and keeps it in its history slot.
+    ///
+    /// - Parameters:
+    ///   - text: what the person typed (cleaned here).
+    ///   - timeout: how long to wait for the relay's confirmation.
+    /// - Returns: the message as the others see it, once the relay confirmed it.
+    /// - Throws: ``ChatError`` for an empty or too long text, beyond the rate limit (5 messages in
+    ///   10 s), or when the relay did not confirm it within `timeout`.
+    @discardableResult
+    public func send(_ text: String, timeout: Duration = .seconds(10)) async throws -> ChatEntry {
+        let wallClock = UInt64(max(0, Date().timeIntervalSince1970 * 1e9))
+        let message = try state.withLock { state throws(ChatError) in
+            try state.room.compose(text, key: key, name: name, wallClock: wallClock)
+        }
+        let local = session.localParticipant.id
+        let confirmation = Confirmation()
+        do {
+            try messenger.sendStamped(MemberMessage.chat(message), retainedAs: message.retainName) { [weak self] _ in
+                guard let self else { return }
+                let entry = self.state.withLock { $0.room.sent(message, as: local) }
+                self.continuation.yield(entry)
+                confirmation.resolve(.success(entry))
+            }
+        } catch {
+            throw ChatError.notSent("\(error)")
+        }
+        return try await confirmation.value(timeout: timeout)
+    }
+
+    /// Announces this member's identity to everyone, and again to each member that joins, until
+    /// cancelled or the session ends.
+    public func run() async {
+        let updates = session.activeParticipantsUpdates
+        let local = session.localParticipant
+        var known = session.activeParticipants
+        announce(to: .all)
+        for await members in updates {
+            let new = members.subtracting(known).subtracting([local])
+            known = members
+            if !new.isEmpty { announce(to: .only(new)) }
+        }
+    }
+
+    private func announce(to recipients: GroupSessionMessenger.Recipients) {
+        do {
+            let identity = try MemberIdentity(signedBy: key, session: session.id, participant: session.localParticipant.id, name: name)
+            // The member knows itself: its own label counts its key for its name.
+            _ = state.withLock { $0.room.receive(identity: identity, from: identity.participant) }
+            try messenger.send(MemberMessage.identity(identity), to: recipients)
+        } catch {
+            logger.info("could not announce this member's identity", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+/// The relay's confirmation of one sent message, or a timeout: whichever comes first.
+private final class Confirmation: Sendable {
+    private struct State: Sendable {
+        var result: Result<ChatEntry, any Error>?
+        var waiter: CheckedContinuation<ChatEntry, any Error>?
+    }
+
+    private let state = Mutex(State())
+
+    /// The first result counts; later ones are dropped.
+    func resolve(_ result: Result<ChatEntry, any Error>) {
+        let waiter = state.withLock { state -> CheckedContinuation<ChatEntry, any Error>? in
+            guard state.result == nil else { return nil }
+            state.result = result
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(with: result)
+    }
+
+    /// The entry once confirmed; ``ChatError/notSent(_:)`` after `timeout`.
+    func value(timeout: Duration) async throws -> ChatEntry {
+        let timer = Task { [weak self] in
+            try await Task.sleep(for: timeout)
+            self?.resolve(.failure(ChatError.notSent("the relay did not confirm it within \(timeout)")))
+        }
+        defer { timer.cancel() }
+        return try await withCheckedThrowingContinuation { waiter in
+            let ready = state.withLock { state -> Result<ChatEntry, any Error>? in
+                if let result = state.result { return result }
+                state.waiter = waiter
+                return nil
+            }
+            if let ready { waiter.resume(with: ready) }
+        }
+    }
+}
