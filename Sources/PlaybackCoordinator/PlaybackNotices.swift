@@ -123,9 +123,11 @@ public struct PlaybackNotices: Sendable {
             let seconds = Int((abs(event.errorMs ?? 0) / 1000).rounded())
             return (event.errorMs ?? 0) < 0
                 ? "\(who) caught up after \(seconds) s away" : "\(who) was \(seconds) s ahead and jumped back in step"
+        case .chat:
+            // A message as it came (history from before this member joined is not news).
+            guard event.detail != "history", let text = event.text else { return nil }
+            return "\(who): \(text)"
         default:
-            // Chat messages (`chat`: the text in `detail`), from builds that have them.
-            if event.type.rawValue == "chat", let text = event.detail { return "\(who): \(text)" }
             return nil
         }
     }

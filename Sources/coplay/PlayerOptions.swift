@@ -110,10 +110,18 @@ struct MemberRunner {
         let opened = OpenedMember()
         let chats = Mutex<[Task<Void, Never>]>([])
         defer { chats.withLock { $0.forEach { $0.cancel() } } }
-        let open: @Sendable () async throws -> PlaybackMember = { [output, name, persistentKey, logger] in
+        // Chat messages also go where the player shows notices (mpv's screen), once there is one.
+        var chatOutput = output
+        let tap = output.tap
+        let chatNotices = NoticeSink()
+        chatOutput.tap = { event in
+            tap?(event)
+            chatNotices.send(event)
+        }
+        let open: @Sendable () async throws -> PlaybackMember = { [chatOutput, output, name, persistentKey, logger] in
             let member = try await open()
             opened.set(member)
-            let chat = Task { await MemberChat.run(member: member, name: name, persistentKey: persistentKey, output: output, logger: logger) }
+            let chat = Task { await MemberChat.run(member: member, name: name, persistentKey: persistentKey, output: chatOutput, logger: logger) }
             chats.withLock { $0.append(chat) }
             output.human?.joined(
                 as: member.playback.channel.localParticipant, name: name, sessionTitle: member.session.activity.title,
@@ -121,7 +129,7 @@ struct MemberRunner {
             return member
         }
         do {
-            try await runPlayer(open: open)
+            try await runPlayer(open: open, chatNotices: chatNotices)
         } catch {
             if let member = opened.member, let lost = PlaybackMemberService.lossError(member) { throw lost }
             throw error
@@ -129,7 +137,7 @@ struct MemberRunner {
         output.human?.stop()
     }
 
-    private func runPlayer(open: @escaping @Sendable () async throws -> PlaybackMember) async throws {
+    private func runPlayer(open: @escaping @Sendable () async throws -> PlaybackMember, chatNotices: NoticeSink) async throws {
         let human = output.human
         guard players.usesMPV else {
             let member = try await open()
@@ -175,6 +183,7 @@ struct MemberRunner {
                 tap?(event)
                 player.notify(event)
             }
+            chatNotices.set { player.notify($0) }
             serving.withLock { $0 = true }
             do {
                 try await serve(member, file: mpvItems[0].path) { [output] in
@@ -318,3 +327,12 @@ final class LateReference: Sendable {
 }
 
 extension PlaybackNotices.Level: ExpressibleByArgument {}
+
+/// Where events go besides the output once a player that shows notices exists (chat on mpv's screen).
+final class NoticeSink: Sendable {
+    private let target = Mutex<(@Sendable (PlaybackEvent) -> Void)?>(nil)
+
+    func set(_ notify: @escaping @Sendable (PlaybackEvent) -> Void) { target.withLock { $0 = notify } }
+
+    func send(_ event: PlaybackEvent) { target.withLock { $0 }?(event) }
+}

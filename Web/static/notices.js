@@ -106,7 +106,8 @@ export function noticeText(event, local = null, titles = {}) {
       const seconds = Math.round(Math.abs(error) / 1000);
       return error < 0 ? `${who} caught up after ${seconds} s away` : `${who} was ${seconds} s ahead and jumped back in step`;
     }
-    case "chat": return present(event.detail) ? `${who}: ${event.detail}` : null;
+    // A message as it came (history from before this member joined is not news).
+    case "chat": return event.detail !== "history" && present(event.text) ? `${who}: ${event.text}` : null;
     default: return null;
   }
 }
