@@ -209,7 +209,11 @@ public final class PostgresSessionStore: SessionPersistence, JournalProviding {
     public func prepare() async throws {
         let logger = self.logger
         let applied = try await client.withTransaction(logger: logger) { connection -> [Int32] in
-            // One node migrates at a time: the others wait here, then find the work done.
+            // One node migrates at a time: the others wait here, then find the work done. The wait
+            // may be longer than the connection's lock timeout (a lease's length, see `makeClient`):
+            // another node's migration on a loaded machine took longer than a short test lease,
+            // and the timeout aborted this transaction.
+            try await connection.query("SET LOCAL lock_timeout = '120s'", logger: logger)
             try await connection.query("SELECT pg_advisory_xact_lock(7011956)", logger: logger)
             try await connection.query(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
