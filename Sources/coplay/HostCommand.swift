@@ -55,6 +55,9 @@ struct HostCommand: AsyncParsableCommand {
     @Option(name: .customLong("repeat"), help: ArgumentHelp("With several files: what follows the end of an entry: off (stop after the last), one (the same entry again) or all (the first after the last).", valueName: "MODE"))
     var repeatMode: RepeatMode = .off
 
+    @Flag(help: "With several files: after the first, play them in one shuffled order every member agrees on (coplay control INVITE shuffle off goes back to the order given).")
+    var shuffle = false
+
     @Option(
         name: .long,
         help: ArgumentHelp(
@@ -179,6 +182,7 @@ struct HostCommand: AsyncParsableCommand {
         if files.count > 1 {
             runner.queue = copies.copies.prefix(files.count).map(\.queueItem)
             runner.repeatMode = repeatMode
+            runner.shuffle = shuffle
         }
         let drift = simulation.clockDriftPPM
         let reconnect = options.reconnectPolicy

@@ -72,6 +72,9 @@ struct MemberRunner {
     /// `host FILE FILE…`: the group's queue to start with (empty: no queue), and its repeat mode.
     var queue: [QueueItem] = []
     var repeatMode: RepeatMode = .off
+    /// `host --shuffle`: the queue plays in a shuffled order (not shuffled again when the host
+    /// comes back to a session whose queue already is).
+    var shuffle = false
     var output: EventOutput
     var imperfections: HeadlessPlayerCore.Imperfections
     var players: PlayerOptions
@@ -102,6 +105,12 @@ struct MemberRunner {
             titles[timeline.identifier] = URL(fileURLWithPath: path).lastPathComponent
         }
         return titles
+    }
+
+    /// `host --shuffle`: shuffles the group's queue once it is there, unless it already is.
+    static func shuffleIfAsked(_ asked: Bool, _ coordinator: PlaybackCoordinator) async {
+        guard asked, await coordinator.hasQueue, await coordinator.queue.shuffleSeed == nil else { return }
+        try? await coordinator.editQueue(.shuffle(seed: UInt32.random(in: 1...UInt32.max)))
     }
 
     func run(open: @escaping @Sendable () async throws -> PlaybackMember) async throws {
@@ -148,7 +157,10 @@ struct MemberRunner {
             try await serve(member, file: media[0].path) {
                 try await member.play(
                     player, items: media.map(\.timeline), name: name, output: output, publishInitialState: publishInitialState,
-                    nearItems: resolved.nearItems, queue: queue, repeatMode: repeatMode, started: { human?.attach($0) })
+                    nearItems: resolved.nearItems, queue: queue, repeatMode: repeatMode, started: { [shuffle, queue] coordinator in
+                        human?.attach(coordinator)
+                        await Self.shuffleIfAsked(shuffle && !queue.isEmpty, coordinator)
+                    })
             }
             return
         }
@@ -189,7 +201,10 @@ struct MemberRunner {
                 try await serve(member, file: mpvItems[0].path) { [output] in
                     try await member.play(
                         player, items: items, name: name, output: output, publishInitialState: publishInitialState,
-                        nearItems: resolved.nearItems, queue: queue, repeatMode: repeatMode, started: { human?.attach($0) })
+                        nearItems: resolved.nearItems, queue: queue, repeatMode: repeatMode, started: { [shuffle, queue] coordinator in
+                        human?.attach(coordinator)
+                        await Self.shuffleIfAsked(shuffle && !queue.isEmpty, coordinator)
+                    })
                 }
             } catch {
                 let rate = await player.groupRate()

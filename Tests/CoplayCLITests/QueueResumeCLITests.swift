@@ -109,6 +109,50 @@ struct QueueResumeCLITests {
     }
 }
 
+extension QueueResumeCLITests {
+    @Test("host --shuffle: the queue plays in a shuffled order, and a host that comes back does not shuffle it again",
+          .timeLimit(.minutes(3)))
+    func hostShuffles() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-shuffle-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var files: [String] = []
+        for index in 0..<4 { files.append(try await QueueCLITests.makeClip("c\(index).mp4", seconds: 2, fps: 25, in: directory)) }
+        let inviteFile = directory.appendingPathComponent("show.txt").path
+        var children: [Child] = []
+        defer { for child in children.reversed() { child.stop() } }
+        let (_, port) = try await Session.startRelay(children: &children)
+        let arguments = ["host"] + files + ["--shuffle", "--relay", "127.0.0.1:\(port)", "--invite-file", inviteFile, "--resume", "--name", "host"]
+        let host = try await Child(arguments + ["--events", "jsonl"])
+        children.append(host)
+        #expect(await host.out.wait(for: .seconds(60)) { lines in
+            Session.events(lines).contains { $0["type"] as? String == "queueChanged" && $0["detail"] as? String == "shuffle on" }
+        }, "no shuffle: \(host.out.snapshot.suffix(4)) \(host.err.snapshot.suffix(4))")
+        let invite = try #require(host.out.snapshot.first)
+        let listed = try await CoplayProcess.run(["queue", invite, "--json"], timeout: 60)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any])
+        #expect(object["shuffle"] as? Bool == true, "\(listed.stdout)")
+        let order = (object["entries"] as? [[String: Any]] ?? []).compactMap { $0["title"] as? String }
+        #expect(Set(order) == Set(files.map { URL(fileURLWithPath: $0).lastPathComponent }), "\(order)")
+
+        // The host comes back: the same order, no second shuffle. (Alone, it starts from the
+        // relay's retained copy of the queue, which a member publishes at most once a second after
+        // its edits: a host killed within that second would come back to the copy before them.)
+        try await Task.sleep(for: .seconds(2))
+        host.process.kill()
+        await host.process.wait()
+        let again = try await Child(arguments + ["--events", "jsonl"])
+        children.append(again)
+        #expect(await again.out.wait(for: .seconds(60)) { $0.first == invite })
+        try await Task.sleep(for: .seconds(3))
+        #expect(!Session.events(again.out.snapshot).contains { $0["type"] as? String == "queueChanged" && $0["detail"] as? String == "shuffle on" },
+                "the host that came back shuffled again")
+        let relisted = try await CoplayProcess.run(["queue", invite, "--json"], timeout: 60)
+        let reobject = try #require(try JSONSerialization.jsonObject(with: Data(relisted.stdout.utf8)) as? [String: Any])
+        #expect((reobject["entries"] as? [[String: Any]] ?? []).compactMap { $0["title"] as? String } == order)
+    }
+}
+
 /// The invite a file holds (its first non-empty line).
 private enum InviteFileText {
     static func read(_ path: String) throws -> String {
