@@ -282,7 +282,7 @@ let package = Package(
         .testTarget(
             name: "PlaybackCoordinatorTests",
             dependencies: [
-                "PlaybackCoordinator", "GroupSessions",
+                "PlaybackCoordinator", "GroupSessions", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PropertyBased", package: "swift-property-based"),

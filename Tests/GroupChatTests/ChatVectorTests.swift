@@ -2,6 +2,7 @@ import Foundation
 import GroupChat
 import GroupSessions
 import Testing
+import TestSupport
 
 /// The shared chat vectors `Tests/Vectors/chat/chat.json`, written here and read by
 /// `Tests/Web/chat.test.mjs`: keys from fixed seeds, the signed bytes of identities and messages
@@ -186,16 +187,7 @@ import Testing
 
     @Test func sharedVectors() throws {
         let vector = try Self.make()
-        if Self.writing {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            var data = try encoder.encode(vector)
-            data.append(0x0A)
-            try FileManager.default.createDirectory(at: Self.file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try data.write(to: Self.file)
-            return
-        }
-        let stored = try JSONDecoder().decode(Vector.self, from: Data(contentsOf: Self.file))
+        guard let stored = try VectorFile.writeOrRead(vector, at: Self.file, writing: Self.writing) else { return }
         #expect(stored == vector, "the file differs from the Swift values; run with COPLAY_WRITE_VECTORS=1 after a deliberate change")
     }
 

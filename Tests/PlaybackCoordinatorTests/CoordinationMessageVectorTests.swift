@@ -1,6 +1,7 @@
 import Foundation
 import PropertyBased
 import Testing
+import TestSupport
 
 @testable import PlaybackCoordinator
 
@@ -251,16 +252,7 @@ import Testing
 
     @Test func sharedVectors() throws {
         let vector = try Self.make()
-        if CoordinatorVectorTests.writing {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            var data = try encoder.encode(vector)
-            data.append(0x0A)
-            try FileManager.default.createDirectory(at: Self.file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try data.write(to: Self.file)
-            return
-        }
-        let stored = try JSONDecoder().decode(Vector.self, from: Data(contentsOf: Self.file))
+        guard let stored = try VectorFile.writeOrRead(vector, at: Self.file, writing: CoordinatorVectorTests.writing) else { return }
         #expect(stored == vector, "the file differs from the Swift values' encoding; run with COPLAY_WRITE_VECTORS=1 after a deliberate change")
         #expect(Set(Self.samples.compactMap(\.message.kind)) == Set(CoordinationMessage.Kind.allCases), "every kind has a sample")
         for (sample, expected) in zip(stored.messages, Self.samples) {

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import NIOCore
 import Testing
+import TestSupport
 
 // Only what the crypto vector needs: GroupSessions also has a PlaybackParticipantID (the relay's 64-bit ids).
 import struct GroupSessions.DataRoute
@@ -493,16 +494,7 @@ struct VectorSegment: Codable, Equatable {
 
     @Test func sessionCryptoVector() throws {
         let vector = try Self.make()
-        if CoordinatorVectorTests.writing {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            var data = try encoder.encode(vector)
-            data.append(0x0A)
-            try FileManager.default.createDirectory(at: Self.file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try data.write(to: Self.file)
-            return
-        }
-        let stored = try JSONDecoder().decode(Vector.self, from: Data(contentsOf: Self.file))
+        guard let stored = try VectorFile.writeOrRead(vector, at: Self.file, writing: CoordinatorVectorTests.writing) else { return }
         #expect(stored == vector)
         // The ChaCha20-Poly1305 frame opens with GroupSessions' own cipher.
         var bytes = ByteBuffer(bytes: Array(hexBytes(stored.chachaFrame)))
