@@ -1,7 +1,10 @@
-// Invites: `coplay[s]://HOST:PORT[,HOST:PORT…]/SESSION[?aead=SUITE][&pin=PIN]#SECRET`
+// Invites: `coplay[s]://HOST:PORT[,HOST:PORT…]/SESSION[?aead=SUITE][&pin=PIN][&host=KEY]#SECRET[.SEED]`
 // (Sources/GroupSessions/Crypto/Invite.swift, with the AEAD suite parameter of docs/protocol.md,
 // "Cryptography"). Several addresses name the nodes of one relay service; the first is `host`/`port`,
-// the others `otherRelays`.
+// the others `otherRelays`. A session where only hosts control names its host key (`hostKey`, an
+// Ed25519 public key); a controller invite also carries the key's seed after the secret (`hostSeed`),
+// a viewer invite does not (docs/protocol.md, "Roles"). Parsing checks their lengths only: whether the
+// seed is the key's is checked with WebCrypto (asynchronously) before the seed signs anything.
 
 import { fromBase64URL, fromHex, toBase64URL, toHex } from "./bytes.js";
 
@@ -40,7 +43,7 @@ export function parseInvite(text) {
   const hash = rest.indexOf("#");
   if (hash < 0) throw new InviteError(`invite has no #SECRET fragment; ${FORM}`);
   const beforeFragment = rest.slice(0, hash);
-  const fragment = rest.slice(hash + 1);
+  const [fragment, seedText] = splitOnce(rest.slice(hash + 1), ".");
   const slash = beforeFragment.indexOf("/");
   if (slash < 0) throw new InviteError(`invite has no session after the port; ${FORM}`);
   const authority = beforeFragment.slice(0, slash);
@@ -64,6 +67,7 @@ export function parseInvite(text) {
 
   let aead = AEADSuite.chacha20Poly1305;
   let relayKeyPin = null;
+  let hostKey = null;
   for (const parameter of query.split("&")) {
     if (parameter === "") continue;
     const [name, value = ""] = parameter.split("=", 2);
@@ -78,12 +82,51 @@ export function parseInvite(text) {
       if (pin === null || pin.length !== 32) throw new InviteError(`invite pin "${value.slice(0, 60)}" is not a SHA-256 in base64url (43 characters)`);
       if (!usesTLS) throw new InviteError("invite pins a certificate key but says coplay://, not coplays:// (TLS)");
       relayKeyPin = pin;
+    } else if (name === "host") {
+      const key = fromBase64URL(value);
+      if (key === null || key.length !== 32) {
+        throw new InviteError(`invite host key "${value.slice(0, 60)}" is not an Ed25519 public key in base64url (43 characters)`);
+      }
+      hostKey = key;
     } // other parameters: reserved, ignored
   }
+  let hostSeed = null;
+  if (seedText !== null) {
+    if (hostKey === null) throw new InviteError("invite carries a host seed after its secret but names no host key (&host=)");
+    hostSeed = fromBase64URL(seedText);
+    if (hostSeed === null || hostSeed.length !== 32) {
+      throw new InviteError("invite host seed (after the secret's dot) is not the seed of the invite's host key");
+    }
+  }
   const invite = { host, port, session, secret, aead, usesTLS, relayKeyPin };
+  // Present only where only hosts control, so other invites parse to the same object as before.
+  if (hostKey !== null) invite.hostKey = hostKey;
+  if (hostSeed !== null) invite.hostSeed = hostSeed;
   // Present only for a fleet invite, so a one-relay invite parses to the same object as before.
   if (otherRelays.length > 0) invite.otherRelays = otherRelays;
   return invite;
+}
+
+/** `[before, after]` split at the first `separator`; `after` is null without one. */
+function splitOnce(text, separator) {
+  const at = text.indexOf(separator);
+  return at < 0 ? [text, null] : [text.slice(0, at), text.slice(at + 1)];
+}
+
+/** Whether only hosts control the invite's session (it names a host key). */
+export function onlyHostsControl(invite) {
+  return invite.hostKey != null;
+}
+
+/** Whether the invite's holder controls: always where everyone does, with the host seed where only hosts do. */
+export function inviteControls(invite) {
+  return invite.hostKey == null || invite.hostSeed != null;
+}
+
+/** The viewer invite of the same session: without the host key's seed. */
+export function viewerInvite(invite) {
+  const { hostSeed, ...viewer } = invite;
+  return viewer;
 }
 
 /** One relay node's `HOST:PORT` (`[IPv6]:PORT`) in an invite. */
@@ -109,9 +152,13 @@ function parseRelayAddress(authority) {
   return { host, port };
 }
 
-/** The invite's text form; `aead` is written only for a suite other than the default, `pin` when set. */
+/**
+ * The invite's text form; `aead` is written only for a suite other than the default, `pin` and `host`
+ * when set, the host seed after the secret when set.
+ */
 export function formatInvite({
   host, port, session, secret, aead = AEADSuite.chacha20Poly1305, usesTLS = false, relayKeyPin = null, otherRelays = [],
+  hostKey = null, hostSeed = null,
 }) {
   const hostPart = [{ host, port }, ...otherRelays]
     .map((relay) => `${relay.host.includes(":") ? `[${relay.host}]` : relay.host}:${relay.port}`)
@@ -119,9 +166,11 @@ export function formatInvite({
   const parameters = [];
   if (aead !== AEADSuite.chacha20Poly1305) parameters.push(`aead=${aead}`);
   if (relayKeyPin) parameters.push(`pin=${toBase64URL(relayKeyPin)}`);
+  if (hostKey) parameters.push(`host=${toBase64URL(hostKey)}`);
   const query = parameters.length ? `?${parameters.join("&")}` : "";
   const scheme = usesTLS || relayKeyPin ? "coplays" : "coplay";
-  return `${scheme}://${hostPart}/${toHex(session)}${query}#${toBase64URL(secret)}`;
+  const seed = hostSeed ? `.${toBase64URL(hostSeed)}` : "";
+  return `${scheme}://${hostPart}/${toHex(session)}${query}#${toBase64URL(secret)}${seed}`;
 }
 
 /** The invite without its secret, safe to log. */

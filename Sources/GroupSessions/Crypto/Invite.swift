@@ -1,6 +1,7 @@
+import Crypto
 import Foundation
 
-/// An invitation to a group session: `coplay[s]://HOST:PORT[,HOST:PORT…]/SESSION[?aead=SUITE][&pin=PIN]#SECRET`.
+/// An invitation to a group session: `coplay[s]://HOST:PORT[,HOST:PORT…]/SESSION[?aead=SUITE][&pin=PIN][&host=KEY]#SECRET[.SEED]`.
 ///
 /// Several comma-separated addresses name the nodes of one relay service (relays sharing a
 /// PostgreSQL store, docs/scaling.md): members try them in turn, starting with the first
@@ -14,6 +15,13 @@ import Foundation
 /// `SECRET` is 32 random bytes in unpadded base64url. The secret sits in the URL fragment, which URL
 /// handling never sends to a server; coplay never sends it anywhere either: it only feeds
 /// ``SessionKeys``. Whoever holds the invite can join and read the session.
+///
+/// A session where only hosts control (`coplay host --control hosts`) names its **host key** in
+/// the `host` query (``hostKey``, an Ed25519 public key in base64url): members then count only
+/// commands signed by the host key or by a key it granted control (docs/protocol.md, "Roles").
+/// A **controller invite** also carries the host key's 32-byte seed after the secret, separated by
+/// a dot (`#SECRET.SEED`, ``hostSeed``); a **viewer invite** (``viewer``) is the same invite
+/// without it. The seed must be the named key's, or the invite is refused.
 ///
 /// ```swift
 /// let invite = Invite.generate(host: "127.0.0.1", port: 7000)
@@ -42,6 +50,12 @@ public struct Invite: Hashable, Sendable, CustomStringConvertible {
     /// relay's certificate by this key alone (a private or self-signed relay); when `nil`, by the
     /// system's trust store (or a CA the member is given).
     public var relayKeyPin: [UInt8]?
+    /// The session's host key (an Ed25519 public key): set in a session where only hosts
+    /// control, `nil` where everyone does.
+    public var hostKey: [UInt8]?
+    /// The host key's seed (an Ed25519 private key's 32 bytes): only in a controller invite of a
+    /// session where only hosts control.
+    public var hostSeed: [UInt8]?
 
     /// Creates an invite from its parts.
     public init(
@@ -75,6 +89,30 @@ public struct Invite: Hashable, Sendable, CustomStringConvertible {
             relayKeyPin: relayKeyPin)
     }
 
+    /// This invite for a session where only hosts control, with a fresh host key whose seed it
+    /// carries (a controller invite).
+    public func withNewHostKey() -> Invite {
+        var invite = self
+        let key = Curve25519.Signing.PrivateKey()
+        invite.hostSeed = Array(key.rawRepresentation)
+        invite.hostKey = Array(key.publicKey.rawRepresentation)
+        return invite
+    }
+
+    /// Whether only hosts control the session (the invite names a host key).
+    public var onlyHostsControl: Bool { hostKey != nil }
+
+    /// Whether the holder controls the session: always where everyone does, and with the host
+    /// key's seed where only hosts do.
+    public var controls: Bool { hostKey == nil || hostSeed != nil }
+
+    /// The viewer invite of the same session: without the host key's seed.
+    public var viewer: Invite {
+        var invite = self
+        invite.hostSeed = nil
+        return invite
+    }
+
     /// Every relay address the invite names, ``host``:``port`` first.
     public var relays: [RelayAddress] { [RelayAddress(host: host, port: port)] + otherRelays }
 
@@ -98,6 +136,7 @@ public struct Invite: Hashable, Sendable, CustomStringConvertible {
         var sessionText = beforeFragment[beforeFragment.index(after: slash)...]
         var suite = PayloadSuite.default
         var pin: [UInt8]?
+        var hostKey: [UInt8]?
         if let question = sessionText.firstIndex(of: "?") {
             let query = sessionText[sessionText.index(after: question)...]
             sessionText = sessionText[..<question]
@@ -112,6 +151,11 @@ public struct Invite: Hashable, Sendable, CustomStringConvertible {
                     guard let bytes = Base64URL.decode(value), bytes.count == 32 else { throw .badPin(value) }
                     guard usesTLS else { throw .pinWithoutTLS }
                     pin = bytes
+                case "host":
+                    guard let bytes = Base64URL.decode(value), bytes.count == 32,
+                        (try? Curve25519.Signing.PublicKey(rawRepresentation: bytes)) != nil
+                    else { throw .badHostKey(value) }
+                    hostKey = bytes
                 default:
                     continue
                 }
@@ -127,13 +171,25 @@ public struct Invite: Hashable, Sendable, CustomStringConvertible {
         guard !sessionText.isEmpty else { throw .missingSession }
         guard let session = SessionID(hex: sessionText) else { throw .badSession(String(sessionText)) }
         guard !fragment.isEmpty else { throw .missingSecret }
-        guard let secret = Base64URL.decode(fragment), secret.count == Self.secretLength else {
+        let fragmentParts = fragment.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let secret = Base64URL.decode(fragmentParts[0]), secret.count == Self.secretLength else {
             throw .badSecret
+        }
+        var hostSeed: [UInt8]?
+        if fragmentParts.count > 1 {
+            guard let hostKey else { throw .seedWithoutHostKey }
+            guard let seed = Base64URL.decode(fragmentParts[1]), seed.count == 32,
+                let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: seed),
+                Array(key.publicKey.rawRepresentation) == hostKey
+            else { throw .badHostSeed }
+            hostSeed = seed
         }
         self.init(
             host: first.host, port: first.port, session: session, secret: secret, suite: suite, usesTLS: usesTLS,
             relayKeyPin: pin)
         otherRelays = addresses
+        self.hostKey = hostKey
+        self.hostSeed = hostSeed
     }
 
     /// A key pin as an invite writes it (unpadded base64url of the 32 bytes).
@@ -147,7 +203,7 @@ public struct Invite: Hashable, Sendable, CustomStringConvertible {
 
     /// The invite URL (`?aead=` only for a suite other than the default).
     public var description: String {
-        "\(address)#\(Base64URL.encode(secret))"
+        "\(address)#\(Base64URL.encode(secret))" + (hostSeed.map { "." + Base64URL.encode($0) } ?? "")
     }
 
     /// The invite without its secret, safe to log.
@@ -160,6 +216,7 @@ public struct Invite: Hashable, Sendable, CustomStringConvertible {
         var parameters: [String] = []
         if suite != .default { parameters.append("aead=\(suite)") }
         if let relayKeyPin { parameters.append("pin=\(Base64URL.encode(relayKeyPin))") }
+        if let hostKey { parameters.append("host=\(Base64URL.encode(hostKey))") }
         let query = parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&")
         return "\(usesTLS ? "coplays" : "coplay")://\(hostPart)/\(session)\(query)"
     }

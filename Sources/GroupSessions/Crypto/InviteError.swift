@@ -2,7 +2,7 @@
 public struct InviteError: Error, Hashable, Sendable, CustomStringConvertible {
     private enum Code: Hashable, Sendable {
         case badScheme, missingPort, badPort, badHost, missingSession, badSession, missingSecret, badSecret, unknownSuite, badPin,
-            pinWithoutTLS
+            pinWithoutTLS, badHostKey, badHostSeed, seedWithoutHostKey
     }
 
     private let code: Code
@@ -28,6 +28,12 @@ public struct InviteError: Error, Hashable, Sendable, CustomStringConvertible {
     public static func badPin(_ text: String) -> Self { Self(code: .badPin, detail: String(text.prefix(60))) }
     /// A `pin` in a plain `coplay://` invite (pins are for TLS relays: `coplays://`).
     public static var pinWithoutTLS: Self { Self(code: .pinWithoutTLS, detail: "") }
+    /// The `host` query is not an Ed25519 public key in base64url.
+    public static func badHostKey(_ text: String) -> Self { Self(code: .badHostKey, detail: String(text.prefix(60))) }
+    /// The seed after the secret is not 32 bytes of base64url, or not the seed of the `host` key (never echoed).
+    public static var badHostSeed: Self { Self(code: .badHostSeed, detail: "") }
+    /// A seed after the secret, but no `host` query naming its key.
+    public static var seedWithoutHostKey: Self { Self(code: .seedWithoutHostKey, detail: "") }
     /// The `aead` query names no ``PayloadSuite`` this version knows.
     public static func unknownSuite(_ text: String) -> Self { Self(code: .unknownSuite, detail: String(text.prefix(40))) }
 
@@ -44,6 +50,9 @@ public struct InviteError: Error, Hashable, Sendable, CustomStringConvertible {
         case .badSecret: return "invite secret is not 32 bytes of base64url"
         case .badPin: return "invite pin \"\(detail)\" is not a SHA-256 in base64url (43 characters)"
         case .pinWithoutTLS: return "invite pins a certificate key but says coplay://, not coplays:// (TLS)"
+        case .badHostKey: return "invite host key \"\(detail)\" is not an Ed25519 public key in base64url (43 characters)"
+        case .badHostSeed: return "invite host seed (after the secret's dot) is not the seed of the invite's host key"
+        case .seedWithoutHostKey: return "invite carries a host seed after its secret but names no host key (&host=)"
         case .unknownSuite:
             let known = PayloadSuite.allCases.map(\.rawValue).joined(separator: ", ")
             return "invite asks for the cipher \"\(detail)\", which this coplay does not speak (known: \(known))"
