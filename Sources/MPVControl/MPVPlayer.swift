@@ -336,6 +336,13 @@ public actor MPVPlayer: CoordinatedPlayer {
         schedule.insert(command)
     }
 
+    /// The coordinator of the session playback moved to (a host removed someone): the person's keys
+    /// and the readiness reports go to it from now on; mpv plays on.
+    public func follow(_ coordinator: PlaybackCoordinator) {
+        self.coordinator = coordinator
+        notices.local = coordinator.participant
+    }
+
     /// Loads the first item paused, then follows the coordinator's commands and the person's actions
     /// until cancelled or until mpv quits (then it returns, and the member leaves).
     public func run(coordinator: PlaybackCoordinator) async throws {
@@ -369,8 +376,9 @@ public actor MPVPlayer: CoordinatedPlayer {
 
     // MARK: Events: completions and the person's actions
 
-    private func followEvents(_ coordinator: PlaybackCoordinator, _ events: AsyncStream<MPVEvent>) async throws {
+    private func followEvents(_ first: PlaybackCoordinator, _ events: AsyncStream<MPVEvent>) async throws {
         for await event in events {
+            let coordinator = self.coordinator ?? first  // a successor session's (follow(_:))
             switch event.name {
             case "property-change":
                 await propertyChanged(event, coordinator: coordinator)
@@ -542,9 +550,10 @@ public actor MPVPlayer: CoordinatedPlayer {
         noticeContinuation.yield(event)
     }
 
-    private func showNotices(_ coordinator: PlaybackCoordinator) async {
-        notices.local = coordinator.participant
+    private func showNotices(_ first: PlaybackCoordinator) async {
+        notices.local = first.participant
         for await event in noticeEvents {
+            let coordinator = self.coordinator ?? first
             if [.next, .previous, .jump, .itemChanged].contains(event.type) {
                 for entry in await coordinator.queue.entries { notices.titles[entry.id] = entry.title }
             }
@@ -616,8 +625,9 @@ public actor MPVPlayer: CoordinatedPlayer {
 
     // MARK: Control: follow the schedule
 
-    private func control(_ coordinator: PlaybackCoordinator) async throws {
+    private func control(_ first: PlaybackCoordinator) async throws {
         while !Task.isCancelled {
+            let coordinator = self.coordinator ?? first  // a successor session's (follow(_:))
             guard let now = reference.now() else {
                 try await Task.sleep(for: .milliseconds(10))
                 continue

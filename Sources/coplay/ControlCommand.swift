@@ -12,7 +12,7 @@ import Synchronization
 struct ControlCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "control",
-        abstract: "Send one command to a playback session: play, pause, seek TIME, rate R, item ID, suspend SECONDS, or a queue command or edit.",
+        abstract: "Send one command to a playback session: play, pause, seek TIME, rate R, item ID, suspend SECONDS, a queue command or edit, or remove NAME.",
         usage: "coplay control [<invite>] <action> [<value>] [<options>]",
         discussion: """
             ACTION is one of: play, pause, seek TIME, rate R, item ID, suspend SECONDS, or a queue command \
@@ -46,6 +46,14 @@ struct ControlCommand: AsyncParsableCommand {
             while the others play on, and rejoins at the next entry it has. A missing file, a file that \
             is not playable video, or a position the queue does not have is an error (non-zero exit).
 
+            remove NAME (a session hosted with --control hosts, and its controller invite): removes the member \
+            NAME (as people see it: alice, or alice#3f9a2c when several use the name). Everyone else moves to \
+            a new session under a fresh secret and host key, which each of them receives sealed to its own \
+            key, and plays on without a jump; the removed member's player stops ("you were removed from \
+            this session by NAME", exit status 3) and its invite opens nothing of the new session. Prints \
+            the new controller invite and viewer invite; `coplay host` prints its new invite too and \
+            rewrites its --invite-file. In a session where everyone controls, remove is refused.
+
             suspend SECONDS suspends this member as a player would while it buffers: every player stops \
             at the same instant and the group waits; SECONDS later (at most the group's suspension \
             timeout, \(Int(PlaybackMember.coordinatorConfiguration.suspensionTimeout.secondsValue)) s) the \
@@ -69,12 +77,13 @@ struct ControlCommand: AsyncParsableCommand {
               coplay control --invite-file invite.txt queue move 4 1
               coplay control --invite-file invite.txt queue clear
               coplay control --invite-file invite.txt suspend 2
+              coplay control --invite-file invite.txt remove bob
               COPLAY_INVITE="$(cat invite.txt)" coplay control suspend 1.5 --reason stallRecovery
             """
     )
 
     enum Action: String, ExpressibleByArgument, CaseIterable {
-        case play, pause, seek, rate, item, suspend, next, previous, jump, `repeat`, shuffle, queue
+        case play, pause, seek, rate, item, suspend, next, previous, jump, `repeat`, shuffle, queue, remove
     }
 
     /// The suspension reasons the group waits for (`PlaybackMember.coordinatorConfiguration`'s
@@ -93,7 +102,7 @@ struct ControlCommand: AsyncParsableCommand {
     @Argument(
         parsing: .allUnrecognized,
         help: ArgumentHelp(
-            "[INVITE] ACTION [VALUE]: the invite (unless --invite-file or COPLAY_INVITE gives it), then play, pause, seek TIME, rate R, item ID, suspend SECONDS, next, previous, jump N, repeat MODE, shuffle on|off, or queue add FILE…|remove N…|move N M|clear.",
+            "[INVITE] ACTION [VALUE]: the invite (unless --invite-file or COPLAY_INVITE gives it), then play, pause, seek TIME, rate R, item ID, suspend SECONDS, next, previous, jump N, repeat MODE, shuffle on|off, queue add FILE…|remove N…|move N M|clear, or remove NAME.",
             valueName: "command"))
     var words: [String] = []
 
@@ -183,6 +192,13 @@ struct ControlCommand: AsyncParsableCommand {
             }
         case .suspend:
             _ = try Self.suspension(value)
+        case .remove:
+            guard let value, !value.isEmpty else {
+                throw ValidationError("remove needs the member's name as people see it (alice, or alice#3f9a2c)")
+            }
+            do { try RemoveMember.check(try inviteOptions.invite(argument: parsed.invite)) } catch let refusal as RemoveMember.Refusal {
+                throw ValidationError(refusal.description)
+            }
         case .next, .previous:
             break
         case .jump:
@@ -219,6 +235,18 @@ struct ControlCommand: AsyncParsableCommand {
             control.name = name
             control.tls = try relayTLS.configuration(for: invite)
             Console.out.line(try await control.runUntilDone())
+            return
+        }
+        if parsed.action == .remove {
+            let removal = RemoveMember(
+                invite: invite, target: parsed.value ?? "", name: name, tls: try relayTLS.configuration(for: invite), logger: logger)
+            let outcome = try await removal.run()
+            Console.out.line("removed \(outcome.removed): \(outcome.moved.count) member(s) moved to a new session (\(outcome.moved.joined(separator: ", ")))")
+            for label in outcome.leftBehind {
+                Console.out.line("note: \(label) announced no sealing key (an older coplay, or the page): it stays in the old session, which has ended")
+            }
+            Console.out.line("controller invite: \(outcome.successor)")
+            Console.out.line("viewer invite: \(outcome.successor.viewer)")
             return
         }
         if parsed.action == .queue {
@@ -265,7 +293,7 @@ struct ControlCommand: AsyncParsableCommand {
         case .seek: try await coordinator.coordinateSeek(to: TimeText.seconds(parsed.value ?? "") ?? 0)
         case .rate: try await coordinator.coordinateRateChange(to: Double(parsed.value ?? "") ?? 0)
         case .item: try await coordinator.transitionToItem(identifier: parsed.value ?? "")
-        case .suspend, .next, .previous, .jump, .repeat, .shuffle, .queue: return  // handled by SuspendControl and below
+        case .suspend, .next, .previous, .jump, .repeat, .shuffle, .queue, .remove: return  // handled by SuspendControl and below
         }
         guard await Self.poll(for: .seconds(10), { await coordinator.state?.originator == me }) else {
             throw PlaybackSetupError.commandNotConfirmed(action.rawValue)

@@ -83,6 +83,17 @@ struct HostCommand: AsyncParsableCommand {
             valueName: "NAME"))
     var cipher: String = PayloadSuite.aes256GCM.rawValue
 
+    /// Who may control the session.
+    enum Control: String, ExpressibleByArgument, CaseIterable {
+        case everyone, hosts
+    }
+
+    @Option(
+        help: ArgumentHelp(
+            "Who controls the session: everyone holding the invite (default), or hosts only (the invite printed is the controller invite; `coplay invite INVITE --viewer` derives the viewer invite; `coplay control INVITE remove NAME` removes someone).",
+            valueName: "everyone|hosts"))
+    var control: Control = .everyone
+
     @Flag(help: "The relay speaks TLS (coplay serve --tls): the invite says coplays:// and members verify the relay.")
     var tls = false
 
@@ -163,7 +174,7 @@ struct HostCommand: AsyncParsableCommand {
             var invite = Invite.generate(
                 host: endpoint.host, port: endpoint.port, suite: try suite(), usesTLS: tls || keyPin != nil, relayKeyPin: keyPin)
             invite.otherRelays = otherRelays
-            return invite
+            return control == .hosts ? invite.withNewHostKey() : invite
         }()
         let clientTLS = try relayTLS.configuration(for: invite)
         let activity = { () -> WatchTogetherActivity in
@@ -179,6 +190,23 @@ struct HostCommand: AsyncParsableCommand {
             media: media, name: options.name ?? "host", publishInitialState: true, output: output,
             imperfections: simulation.imperfections, players: players, logger: logger)
         runner.persistentKey = options.name != nil
+        // A host removed someone: this member moved to the successor session; say where it is now.
+        runner.moved = { [output] next in
+            if let inviteFile {
+                do { try InviteOptions.write(next, to: inviteFile) } catch {
+                    output.notice("could not write the new invite to \(inviteFile): \(error)")
+                }
+            }
+            let where_ = inviteFile.map { " (also in \($0))" } ?? ""
+            if output.human != nil {
+                EventOutput.printLine("the session moved (someone was removed); its new invite\(where_):")
+                EventOutput.printLine("  \(next)")
+                if next.controls && next.onlyHostsControl { EventOutput.printLine("viewer invite: \(next.viewer)") }
+            } else {
+                output.notice("the session moved (someone was removed); its new invite\(where_): \(next)")
+                if next.controls && next.onlyHostsControl { output.notice("viewer invite: \(next.viewer)") }
+            }
+        }
         if files.count > 1 {
             runner.queue = copies.copies.prefix(files.count).map(\.queueItem)
             runner.repeatMode = repeatMode

@@ -7,6 +7,7 @@ import MediaProbe
 import NIOSSL
 import PlaybackCoordinator
 import ServiceLifecycle
+import Synchronization
 
 /// One member of a playback session as the CLI runs it: the session entered through the relay and
 /// the library's ``GroupPlayback`` over it (clock, channel, coordinator). Argument handling and
@@ -15,8 +16,14 @@ struct PlaybackMember: Sendable {
     let invite: Invite
     let playback: GroupPlayback<WatchTogetherActivity, MemberClock>
     let logger: Logger
+    /// The session the member is in now, and where it moves when a host removes someone.
+    let sessions: MemberSessions
+    /// How it reached the relay (a successor session is reached the same way).
+    var tls: TLSConfiguration?
+    var reconnect = ReconnectPolicy()
 
-    var session: GroupSession<WatchTogetherActivity> { playback.session }
+    /// The session the member is in now (a successor's once it moved there).
+    var session: GroupSession<WatchTogetherActivity> { sessions.current }
 
     /// The member's local clock: the real one (`ContinuousClock`, i.e. `CLOCK_BOOTTIME`), drifted
     /// in software when `--clock-drift-ppm` asks for it.
@@ -110,7 +117,21 @@ struct PlaybackMember: Sendable {
         let playback = try await GroupPlayback.prepare(
             session: session, timeServer: invite, clock: MemberClock(ContinuousClock(), driftPPM: clockDriftPPM),
             options: options, logger: logger)
-        return PlaybackMember(invite: invite, playback: playback, logger: logger)
+        return PlaybackMember(
+            invite: invite, playback: playback, logger: logger, sessions: MemberSessions(session), tls: tls, reconnect: reconnect)
+    }
+
+    /// Opens and joins the successor session `invite` names (a host removed someone and sealed
+    /// this member the invite), on the same relay, as this member reached the old one.
+    func openSuccessor(_ invite: Invite) async throws -> GroupSession<WatchTogetherActivity> {
+        let center = GroupActivityCenter<WatchTogetherActivity>(
+            transport: RelayTransport(invite: invite, tls: tls), logger: logger, reconnectPolicy: reconnect)
+        let session = try await center.accept(invite)
+        do { try await session.join() } catch {
+            session.leave()
+            throw error
+        }
+        return session
     }
 
     /// Probes a file for its frame timeline, fingerprint and stream identity (one read of every packet).
@@ -153,7 +174,8 @@ struct PlaybackMember: Sendable {
         }
         try await playback.run(
             player, localItem: items.first?.identifier, canPresent: { itemIDs.contains($0) }, name: name, items: summaries,
-            publishInitialState: publishInitialState, queue: queue, repeatMode: repeatMode, onEvent: { output.print($0) }, started: started)
+            publishInitialState: publishInitialState, queue: queue, repeatMode: repeatMode, succession: sessions.succession,
+            onEvent: { output.print($0) }, started: started)
     }
 }
 
@@ -200,7 +222,18 @@ struct PlaybackMemberService: Service, CustomStringConvertible {
     func run() async throws {
         try await withGracefulShutdownHandler {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { await reportConnection() }
+                let moves = member.sessions.succession.moves
+                group.addTask { await reportConnection(member.session) }
+                // A move to a successor session: the answers and the connection reports follow.
+                group.addTask {
+                    for await session in moves {
+                        let answering = card.map { CoplayMemberCard.answer($0, in: session) }
+                        let nearCopies = NearCopyWatch.start(session: session, name: card?.name, output: output)
+                        await reportConnection(session)
+                        answering?.cancel()
+                        nearCopies.cancel()
+                    }
+                }
                 let answering = card.map { CoplayMemberCard.answer($0, in: member.session) }
                 let nearCopies = NearCopyWatch.start(session: member.session, name: card?.name, output: output)
                 defer {
@@ -216,10 +249,10 @@ struct PlaybackMemberService: Service, CustomStringConvertible {
     }
 
     /// Tells the person when the relay goes away and when the session resumed.
-    private func reportConnection() async {
+    private func reportConnection(_ session: GroupSession<WatchTogetherActivity>) async {
         let relay = "\(member.invite.host):\(member.invite.port)"
         var lost = false
-        for await state in member.session.connectionStates {
+        for await state in session.connectionStates {
             switch state {
             case .reconnecting where !lost:
                 lost = true
@@ -231,5 +264,67 @@ struct PlaybackMemberService: Service, CustomStringConvertible {
                 break
             }
         }
+    }
+}
+
+/// The session a member is in now, and its moves: a host's removal of someone moves everyone else
+/// to a successor session (docs/protocol.md, "Removing a member"), and the member's playback, chat
+/// and answers follow it there.
+final class MemberSessions: Sendable {
+    /// Where the playback learns of a move.
+    let succession = PlaybackSuccession<WatchTogetherActivity>()
+    private struct State {
+        var current: GroupSession<WatchTogetherActivity>
+        var moving = false
+        /// Set when a host removed this member: the host's label, if it said who it is.
+        var removedBy: String??
+        /// The invites this member moved with, latest last.
+        var invites: [Invite] = []
+    }
+    private let state: Mutex<State>
+
+    init(_ session: GroupSession<WatchTogetherActivity>) {
+        state = Mutex(State(current: session))
+    }
+
+    /// The session the member is in now.
+    var current: GroupSession<WatchTogetherActivity> { state.withLock { $0.current } }
+
+    /// The invite of the session the member is in now, when it moved (`nil`: the one it started with).
+    var currentInvite: Invite? { state.withLock { $0.invites.last } }
+
+    /// Whether a host removed this member, and who (`.some(nil)`: a host that did not say who it is).
+    var removedBy: String?? { state.withLock { $0.removedBy } }
+
+    /// Records that a host removed this member.
+    func removed(by host: String?) { state.withLock { $0.removedBy = .some(host) } }
+
+    /// Moves to the session `open` opens and joins (it starts now; the playback takes it when the
+    /// current session ends).
+    func move(to invite: Invite, _ open: @escaping @Sendable () async -> GroupSession<WatchTogetherActivity>?) {
+        state.withLock { $0.moving = true }
+        succession.expect { [self] in
+            let session = await open()
+            self.state.withLock { state in
+                if let session {
+                    state.current = session
+                    state.invites.append(invite)
+                }
+                state.moving = false
+            }
+            return session
+        }
+    }
+
+    /// The session after `session` once it ended: the successor the member moved to, or `nil`
+    /// when it did not move (waits while a move is being opened, at most 30 s).
+    func next(after session: GroupSession<WatchTogetherActivity>) async -> GroupSession<WatchTogetherActivity>? {
+        for _ in 0..<3_000 {
+            let (current, moving) = state.withLock { ($0.current, $0.moving) }
+            if current.id != session.id { return current }
+            if !moving { return nil }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return nil
     }
 }

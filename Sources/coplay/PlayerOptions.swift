@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import GroupSessions
 import Logging
 import MPVControl
 import PlaybackCoordinator
@@ -85,6 +86,9 @@ struct MemberRunner {
     /// Chat with the name's own signing key from the state directory (the person gave `--name`);
     /// otherwise with a key for this run only (``MemberChat``).
     var persistentKey = false
+    /// Called with the successor's invite when the member moved there (a host removed someone):
+    /// `coplay host` prints it and rewrites its invite file.
+    var moved: (@Sendable (Invite) -> Void)?
 
     /// The media a member plays, the session's item first.
     struct ResolvedMedia: Sendable {
@@ -127,10 +131,12 @@ struct MemberRunner {
             tap?(event)
             chatNotices.send(event)
         }
-        let open: @Sendable () async throws -> PlaybackMember = { [chatOutput, output, name, persistentKey, logger] in
+        let open: @Sendable () async throws -> PlaybackMember = { [chatOutput, output, name, persistentKey, logger, moved] in
             let member = try await open()
             opened.set(member)
-            let chat = Task { await MemberChat.run(member: member, name: name, persistentKey: persistentKey, output: chatOutput, logger: logger) }
+            let chat = Task {
+                await MemberChat.run(member: member, name: name, persistentKey: persistentKey, output: chatOutput, logger: logger, moved: moved)
+            }
             chats.withLock { $0.append(chat) }
             output.human?.joined(
                 as: member.playback.channel.localParticipant, name: name, sessionTitle: member.session.activity.title,
@@ -140,10 +146,18 @@ struct MemberRunner {
         do {
             try await runPlayer(open: open, chatNotices: chatNotices)
         } catch {
+            if let member = opened.member, let removed = member.sessions.removedBy { throw Self.removedError(removed) }
             if let member = opened.member, let lost = PlaybackMemberService.lossError(member) { throw lost }
             throw error
         }
         output.human?.stop()
+        if let member = opened.member, let removed = member.sessions.removedBy { throw Self.removedError(removed) }
+    }
+
+    /// A host removed this member: one line on standard error, exit status 3 (docs/events.md, `removed`).
+    static func removedError(_ host: String?) -> ExitCode {
+        _ = Console.err.line("coplay: you were removed from this session by \(host ?? "a host")")
+        return ExitCode(3)
     }
 
     private func runPlayer(open: @escaping @Sendable () async throws -> PlaybackMember, chatNotices: NoticeSink) async throws {
