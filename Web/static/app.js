@@ -15,7 +15,7 @@ import { ChatPanel } from "./chatpanel.js";
 import { SyncedClock, TimeClient, TimeExchange, browserLocalNTP, errorBound } from "./clock.js";
 import { fingerprintOfBlob, fingerprintOfURL, fingerprintsMatch, parseFingerprint } from "./fingerprint.js";
 import { RelayErrorCode } from "./frame.js";
-import { AEADSuite, parseInvite } from "./invite.js";
+import { AEADSuite, onlyHostsControl, parseInvite } from "./invite.js";
 import { fileNameOfURL, parseFragment, resolveMediaURL, webSocketURL } from "./pageurl.js";
 import { PlayerDeck } from "./deck.js";
 import { MediaLibrary, isMediaFile } from "./library.js";
@@ -26,6 +26,8 @@ import { FrameGrid, nsToMs } from "./schedule.js";
 import { GroupSession, openWebSocket } from "./session.js";
 import { CoordinatorShell } from "./shell.js";
 import { NOTICE_LEVELS, Notices } from "./notices.js";
+import { ONLY_HOSTS, RolesGate, listenForRoles, roleNotice, uncheckedBodies } from "./roles.js";
+import { COORDINATION_MESSAGE_NAME } from "./messages.js";
 import { parsePosition, shownPosition } from "./transport.js";
 
 // MARK: State
@@ -61,6 +63,10 @@ let shell = null;
 let player = null; // a PlayerDeck (deck.js): one VideoPlayer per item this page plays
 let pollAbort = null;
 let chat = null; // the chat box (chatpanel.js)
+let roles = null; // a RolesGate (roles.js) where only hosts control, else null
+
+/** Whether this page's commands count: always where everyone controls; with the host key or a grant where only hosts do. */
+const mayControl = () => roles === null || roles.controls;
 
 const localMs = () => performance.timeOrigin + performance.now();
 const offsetMs = () => (syncedClock?.isSynchronized ? syncedClock.correction(browserLocalNTP()) * 1000 : 0);
@@ -85,6 +91,9 @@ const control = Object.freeze({
   chat: (text) => (chat === null ? Promise.reject(new Error("chat: not connected")) : chat.send(text)),
   repeat: (mode) => editQueue({ op: "repeat", mode }),
   shuffle: (on) => editQueue({ op: "shuffle", seed: on ? randomSeed() : null }),
+  // Tests: a pause sent past this page's own gate, as a page without control could send it (unsigned,
+  // and signed with its member key); members that check roles ignore both.
+  forcedPause: () => forcedPause(),
 });
 
 window.coplayPage = Object.freeze({
@@ -121,6 +130,10 @@ window.coplayPage = Object.freeze({
   get notices() { return { shown: [...$("notices").children].map((li) => li.textContent), all: [...noticeBoard.all] }; },
   // The chat box: entries {who, label, text, key, history, own, sentAtMs}, ignored messages by reason, this page's key tag.
   get chat() { return chat?.view ?? null; },
+  // Where only hosts control: whether this page controls (holds the host key), the keys granted, what the gate ignored by reason.
+  get roles() {
+    return roles === null ? null : { controls: roles.controls, host: roles.isHost, granted: roles.book.granted, ignored: { ...roles.ignored } };
+  },
   control,
 });
 
@@ -291,7 +304,10 @@ function showNotice(event) {
   for (const entry of shell?.queue?.entries ?? []) notices.titles[entry.id] = entry.title;
   if (state.activity !== null) notices.titles[state.activity.item] ??= state.activity.title;
   const text = notices.notice(event);
-  if (text === null) return;
+  if (text !== null) showNoticeText(text);
+}
+
+function showNoticeText(text) {
   noticeBoard.all.push(text);
   if (noticeBoard.all.length > 200) noticeBoard.all.splice(0, noticeBoard.all.length - 200);
   const list = $("notices");
@@ -456,6 +472,10 @@ async function act(run) {
     logLine("Not joined yet", "warn");
     return;
   }
+  if (!mayControl()) {
+    logLine(`Not sent: ${ONLY_HOSTS}`, "warn");
+    return;
+  }
   try {
     await run();
   } catch (error) {
@@ -549,12 +569,39 @@ function bindControls() {
 }
 
 function updateControls() {
-  const live = state.joined && state.phase === "joined";
+  const live = state.joined && state.phase === "joined" && mayControl();
   $("play").disabled = !live;
   $("seek").disabled = !live;
   $("time").disabled = !live;
   $("rate").disabled = !live;
+  // Where only hosts control, a page without control says why its controls are off.
+  const viewer = roles !== null && !roles.controls;
+  $("control-hint").hidden = !viewer;
+  $("controls").dataset.viewer = String(viewer);
+  for (const id of ["play", "seek", "time", "rate"]) {
+    const element = $(id);
+    element.dataset.title ??= element.title;
+    element.title = viewer ? ONLY_HOSTS : element.dataset.title;
+  }
   updateQueuePanel();
+}
+
+// MARK: Roles (roles.js): who may control where only hosts do
+
+/** A grant or revocation the gate accepted: a notice (not for statements older than this page's join) and the controls. */
+function onRole(statement) {
+  const text = roleNotice(statement);
+  logLine(text.charAt(0).toUpperCase() + text.slice(1), "info");
+  if (state.joined && notices.level !== "off") showNoticeText(text);
+  updateControls();
+}
+
+async function forcedPause() {
+  if (shell === null || !state.joined) throw new Error("not joined");
+  const [action] = shell.core.proposeRate(0, shell.synchronizedNow());
+  for (const body of await uncheckedBodies(action.message, chat?.key ?? null, session.invite.session, session.participant)) {
+    await session.sendMessage(COORDINATION_MESSAGE_NAME, body);
+  }
 }
 
 // MARK: Periodic UI
@@ -724,7 +771,7 @@ const hasCopy = (entry) => library.copyForEntry(entry) !== null;
 function currentQueueView() {
   return queueView({
     queue: shell.queue, hasQueue: shell.hasQueue, playing: shell.state?.entry ?? null,
-    label: (id) => who(shell.label(id)), me: state.participantId, hasCopy, live: state.joined && state.phase === "joined",
+    label: (id) => who(shell.label(id)), me: state.participantId, hasCopy, live: state.joined && state.phase === "joined" && mayControl(),
   });
 }
 
@@ -1030,7 +1077,7 @@ function queueRow(row, view) {
   actions.append(
     miniButton("up", "Move up", "M12 19V5M6 11l6-6 6 6", row.canUp, () => editQueue(moveEdit(shell.queue, row.id, -1))),
     miniButton("down", "Move down", "M12 5v14M6 13l6 6 6-6", row.canDown, () => editQueue(moveEdit(shell.queue, row.id, 1))),
-    miniButton("remove", "Remove from the queue", "M6 6l12 12M18 6 6 18", state.joined, () => editQueue({ op: "remove", ids: [row.id] })),
+    miniButton("remove", "Remove from the queue", "M6 6l12 12M18 6 6 18", state.joined && mayControl(), () => editQueue({ op: "remove", ids: [row.id] })),
   );
   li.append(position, text, actions);
   li.addEventListener("dblclick", () => {
@@ -1074,6 +1121,11 @@ function updateQueuePanel() {
     return;
   }
   card.hidden = false;
+  const commands = mayControl();
+  $("queue-repeat").disabled = !commands;
+  $("queue-shuffle").disabled = !commands;
+  $("queue-file").disabled = !commands;
+  $("queue-card").dataset.viewer = String(!commands);
   const view = currentQueueView();
   const hasEntries = view.rows.length > 0;
   $("next").hidden = !hasEntries;
@@ -1089,7 +1141,6 @@ function updateQueuePanel() {
   const repeatLabel = `Repeat: ${view.repeatMode === "one" ? "this entry" : view.repeatMode === "all" ? "the whole queue" : "off"}`;
   repeat.title = `${repeatLabel} (click: ${nextRepeatMode(view.repeatMode) === "one" ? "repeat this entry" : nextRepeatMode(view.repeatMode) === "all" ? "repeat the queue" : "repeat off"})`;
   $("queue-repeat-label").textContent = repeatLabel;
-  repeat.disabled = !state.joined;
   const shuffle = $("queue-shuffle");
   shuffle.setAttribute("aria-pressed", String(view.shuffled));
   shuffle.title = view.shuffled ? "Shuffle is on: one shuffled order, the same for everyone (click: off)" : "Shuffle: one shuffled order, the same for everyone";
@@ -1393,6 +1444,17 @@ async function main() {
     screenMessage("Needs a secure connection", "Open the page over https:// (or on this machine, as localhost).");
     return fail("This page needs a secure connection", "Browsers allow encryption only on https:// pages or on localhost. Open the page over https.");
   }
+  if (onlyHostsControl(invite)) {
+    // Where only hosts control: a controller invite's seed must be its host key's before it signs anything.
+    try {
+      roles = await RolesGate.forInvite(invite);
+    } catch (error) {
+      setPhase("error");
+      screenMessage("This invite is not valid", "Ask the host for the link again.");
+      return fail("This invite is not valid", error.message);
+    }
+    roles.onrole = onRole;
+  }
 
   const wsURL = webSocketURL(location);
   $("subtitle").textContent = `${invite.host}:${invite.port} · session ${Array.from(invite.session.slice(0, 4), (b) => b.toString(16).padStart(2, "0")).join("")}…`;
@@ -1408,9 +1470,11 @@ async function main() {
   session = await GroupSession.create({ invite, connect: () => openWebSocket(wsURL), localNow: browserLocalNTP });
   state.participantId = session.localName;
   state.name = fragment.name ?? `web-${state.participantId.slice(-4)}`;
-  const channel = new GroupSessionCoordinationChannel(session);
+  const channel = new GroupSessionCoordinationChannel(session, { gate: roles });
   // After the channel: it wraps the session's callbacks, so the chat kept by the relay arrives as history.
   chat = new ChatPanel({ session, document });
+  // After both: role statements reach the gate in the relay's order with the coordination messages.
+  if (roles !== null) listenForRoles(session, roles);
   const backlog = [];
   channel.onevent = (event) => backlog.push(event);
   session.onactivity = receiveActivity;
@@ -1547,7 +1611,14 @@ async function main() {
   pollAbort = { aborted: false };
   timeClient.run(pollAbort).catch(() => {});
   // A name from the link is the person's: its key is kept in this browser; a made-up one gets a fresh key.
-  chat.start(state.name, { persistentKey: fragment.name != null }).catch((error) => logLine(`Chat unavailable: ${error?.message ?? error}`, "warn"));
+  chat.start(state.name, { persistentKey: fragment.name != null }).then(
+    () => {
+      // A grant names this key (`coplay control … grant NAME`, resolved through the identity the chat announced).
+      if (roles !== null) roles.memberKey = chat.key;
+      updateControls();
+    },
+    (error) => logLine(`Chat unavailable: ${error?.message ?? error}`, "warn"),
+  );
   setPhase("joined");
   updateUI();
 }
