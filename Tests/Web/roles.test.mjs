@@ -17,8 +17,9 @@ import { MemberKey } from "../../Web/static/chat.js";
 import { formatInvite, parseInvite, viewerInvite } from "../../Web/static/invite.js";
 import { parseJSON, stringifyJSON } from "../../Web/static/json.js";
 import { decodeMessageBody, encodeMessageBody } from "../../Web/static/messages.js";
+import { Notices } from "../../Web/static/notices.js";
 import {
-  ONLY_HOSTS, RoleBook, RoleError, RolesGate, commandBytes, listenForRoles, roleBytes, roleFromJSON, roleNotice, roleRetainName, roleToJSON,
+  ONLY_HOSTS, RoleBook, RoleError, RolesGate, commandBytes, isWellFormedRole, listenForRoles, roleBytes, roleFromJSON, roleRetainName, roleToJSON,
   signCommand, signRole, signedFromJSON, signedToJSON, uncheckedBodies,
 } from "../../Web/static/roles.js";
 
@@ -82,13 +83,13 @@ test("role statement: the signed bytes are the design's layout, and its JSON rea
   assert.equal(back.signature.length, 64);
 });
 
-test("role statement: what is not well formed is not a statement", async () => {
+test("role statement: what does not read as one is no statement; a name that is not one is malformed", async () => {
   const json = roleToJSON(await grant(bob, "bob", 5n));
   assert.equal(roleFromJSON({ ...json, action: "promote" }), null);
   assert.equal(roleFromJSON({ ...json, v: 2 }), null);
-  assert.equal(roleFromJSON({ ...json, name: "bob\u0007" }), null, "a name that is not clean");
-  assert.equal(roleFromJSON({ ...json, name: "" }), null);
-  assert.equal(roleFromJSON({ ...json, name: "x".repeat(65) }), null);
+  for (const name of ["bob\u0007", "", "x".repeat(65), " bob"]) assert.ok(!isWellFormedRole(roleFromJSON({ ...json, name })), JSON.stringify(name));
+  assert.ok(isWellFormedRole(roleFromJSON(json)));
+  assert.equal(roleFromJSON({ ...json, name: 5 }), null);
   assert.equal(roleFromJSON({ ...json, key: json.key.slice(1) }), null);
   assert.equal(roleFromJSON({ ...json, signature: `${json.signature}A` }), null);
   assert.equal(roleFromJSON({ ...json, issuedAt: -1 }), null);
@@ -119,6 +120,7 @@ test("the book: the host key always controls; a key by its latest accepted state
   assert.equal(book.take(await grant(bob, "bob", 10n)), "stale", "the earlier grant, replayed");
   assert.ok(!book.controls(bob.publicKey));
   assert.equal(book.take(await grant(host, "host", 12n)), "malformed", "the host key is never a statement's subject");
+  assert.equal(book.take(await grant(carol, "carol\n", 12n)), "malformed", "a name that is not one");
   assert.deepEqual(book.granted, []);
   book.take(await grant(carol, "carol", 1n));
   assert.deepEqual(book.granted, [{ key: toBase64URL(carol.publicKey), name: "carol" }]);
@@ -138,11 +140,12 @@ test("signed message: the signed bytes, the JSON, and the inner body kept byte f
   assert.equal(signedFromJSON({ ...json, body: `${json.body}=` }), null, "padded base64url");
   assert.equal(signedFromJSON({ ...json, body: "" }), null);
   assert.equal(signedFromJSON({ ...json, key: "AAAA" }), null);
+  assert.equal(signedFromJSON({ ...json, key: 5 }), undefined, "not even a string: not a message");
 });
 
 // MARK: The gate
 
-test("the gate: commands count only signed by a key that controls, by the frame's sender, once", async () => {
+test("the gate: commands count only signed by a key that controls, for the frame's sender, once", async () => {
   const gate = newGate();
   const t = 1790000000000000000n;
   const hostPause = await signedBody(host, HOST_P, pauseState(HOST_P, t));
@@ -152,13 +155,15 @@ test("the gate: commands count only signed by a key that controls, by the frame'
     [hostPause, HOST_P], // the same again (a relay's replay): replay
     [encodeMessageBody(pauseState(BOB_P, t + 2n)), BOB_P], // unsigned: ignored
     [bobPause, BOB_P], // a key without a grant
-    [hostPause, BOB_P], // the host's signed message in bob's frame: not the sender
+    [hostPause, BOB_P], // the host's signed message in bob's frame: signed for another sender
     [encodeMessageBody(presence(t)), BOB_P], // presence passes unsigned
     [body({ kind: "signed", v: 1, key: "x", body: "y", signature: "z" }), BOB_P], // malformed
     [utf8("not json"), BOB_P], // not a message at all: dropped without a count
+    [body({ kind: "signed", v: 2, key: 1 }), BOB_P], // a newer version: a kind this page does not read, passed on as such
   ]);
-  assert.deepEqual(results.map(outcome), ["accepted", "replay", "unsigned", "noControl", "notTheSender", "accepted", "malformed", "dropped"]);
-  assert.deepEqual(gate.ignored, { replay: 1, unsigned: 1, noControl: 1, notTheSender: 1, malformed: 1 });
+  assert.deepEqual(results.map(outcome), ["accepted", "replay", "unsigned", "noControl", "badSignature", "accepted", "malformed", "dropped", "accepted"]);
+  assert.deepEqual(results.at(-1).message, { unsupported: { kind: "signed", version: 2 } });
+  assert.deepEqual(gate.ignored, { replay: 1, unsigned: 1, noControl: 1, badSignature: 1, malformed: 1 });
 
   // An altered body: the signature no longer verifies.
   const altered = parseJSON(new TextDecoder().decode(await signedBody(host, HOST_P, pauseState(HOST_P, t + 10n))));
@@ -179,11 +184,12 @@ test("the gate: commands count only signed by a key that controls, by the frame'
 test("the gate: grant, the next command counts; revoke, the next does not; an older statement changes nothing", async () => {
   const gate = newGate();
   const roles = [];
-  gate.onrole = (statement) => roles.push(roleNotice(statement));
+  const notices = new Notices();
+  gate.onrole = (event) => roles.push(notices.notice(event));
   const t = 1790000000000000000n;
   const pause = (n) => signedBody(bob, BOB_P, pauseState(BOB_P, t + BigInt(n)));
   assert.equal(outcome(await gate.receiveCoordination(await pause(1), BOB_P)), "noControl");
-  assert.deepEqual(await gate.receiveRole(await roleBody(grant(bob, "bob", 100n))), { accepted: await grant(bob, "bob", 100n) });
+  assert.deepEqual(await gate.receiveRole(await roleBody(grant(bob, "bob", 100n)), HOST_P), { accepted: await grant(bob, "bob", 100n) });
   assert.equal(outcome(await gate.receiveCoordination(await pause(2), BOB_P)), "accepted");
   assert.equal(outcome(await gate.receiveCoordination(await pause(1), BOB_P)), "replay", "the command from before the grant, re-sent: older");
   assert.ok(!(await gate.receiveRole(await roleBody(revoke(bob, "bob", 99n)))).accepted, "an older revocation");
@@ -195,9 +201,10 @@ test("the gate: grant, the next command counts; revoke, the next does not; an ol
   assert.deepEqual(await gate.receiveRole(body(forged)), { ignored: "badSignature" });
   assert.deepEqual(await gate.receiveRole(await roleBody(grant(bob, "bob", 100n))), { ignored: "stale" });
   assert.deepEqual(await gate.receiveRole(body({ ...forged, name: "b\u0000b" })), { ignored: "malformed" });
+  assert.deepEqual(await gate.receiveRole(body({ ...forged, key: "short" })), { dropped: true });
   assert.deepEqual(await gate.receiveRole(body({ kind: "chat", v: 1 })), { other: true });
   assert.equal(outcome(await gate.receiveCoordination(await pause(5), BOB_P)), "noControl");
-  assert.deepEqual(roles, ["bob may now control", "bob no longer controls"]);
+  assert.deepEqual(roles, ["bob may control the session now", "bob no longer controls the session"]);
   assert.deepEqual(gate.ignored, { noControl: 3, replay: 1, stale: 2, badSignature: 1, malformed: 1 });
 });
 
@@ -228,7 +235,7 @@ test("the gate's order: each message is decided where the relay put it, though v
   assert.deepEqual(delivered, ["presence 1", "after", "presence 2", "presence 3"]);
 });
 
-test("the gate: a queue copy's parts share one sentAt and each counts once; kinds keep their own sentAt", async () => {
+test("the gate: a command not below the last of its key and sender, and when equal another body (a queue copy's parts)", async () => {
   const gate = newGate();
   const t = 1790000000000000000n;
   const part = (index, snapshot = "p.1") => ({
@@ -246,8 +253,24 @@ test("the gate: a queue copy's parts share one sentAt and each counts once; kind
     [await signedBody(host, HOST_P, edit), HOST_P],
     [await signedBody(host, HOST_P, pauseState(HOST_P, t)), HOST_P],
     [await signedBody(host, HOST_P, edit), HOST_P],
+    [await signedBody(host, HOST_P, pauseState(HOST_P, t + 1n)), HOST_P],
+    [await signedBody(host, HOST_P, part(0, "p.3")), HOST_P], // made before the pause, sent after it
+    [await signedBody(host, CAROL_P, part(0, "p.3")), CAROL_P], // the same key from another participant: its own count
   ]);
-  assert.deepEqual(results.map(outcome), ["accepted", "accepted", "replay", "accepted", "accepted", "accepted", "replay"]);
+  assert.deepEqual(results.map(outcome), ["accepted", "accepted", "replay", "accepted", "accepted", "accepted", "replay", "accepted", "replay", "accepted"]);
+});
+
+test("signing: a command made before the last one signed goes out at that one's sentAt, so that it counts", async () => {
+  const gate = newGate({ hostSigner: host });
+  const t = 1790000000000000000n;
+  const copy = { queueSnapshot: { snapshot: "h.1", request: 3n, through: 3n, part: 0, parts: 1, entries: [], repeatMode: "off", shuffleSeed: null, removedPlaying: null, state: null, sentAt: t } };
+  const first = await gate.outgoing(pauseState(HOST_P, t + 5n), HOST_P);
+  const late = await gate.outgoing(copy, HOST_P);
+  const inner = decodeMessageBody(fromBase64URL(parseJSON(new TextDecoder().decode(late)).body));
+  assert.equal(inner.queueSnapshot.sentAt, t + 5n);
+  assert.deepEqual({ ...inner.queueSnapshot, sentAt: t }, copy.queueSnapshot);
+  const other = newGate();
+  assert.deepEqual((await feed(other, [[first, HOST_P], [late, HOST_P]])).map(outcome), ["accepted", "accepted"]);
 });
 
 // MARK: Sending
@@ -285,10 +308,10 @@ test("sending: granted, the page signs with its member key; revoked, it is refus
   const other = newGate();
   await other.receiveRole(await roleBody(grant(bob, "bob", 1n)));
   assert.equal(outcome(await other.receiveCoordination(wrapped, BOB_P)), "accepted");
-  const notices = [];
-  gate.onrole = (statement) => notices.push(roleNotice(statement));
-  await gate.receiveRole(await roleBody(revoke(bob, "bob", 2n)));
-  assert.deepEqual(notices, ["you no longer control"]);
+  const events = [];
+  gate.onrole = (event) => events.push(event);
+  await gate.receiveRole(await roleBody(revoke(bob, "bob", 2n)), HOST_P);
+  assert.deepEqual(events, [{ type: "roleChanged", originator: hex(HOST_P), detail: "revoke", text: "bob", key: toBase64URL(bob.publicKey), own: true }]);
   assert.ok(!gate.controls);
   await assert.rejects(gate.outgoing(pauseState(BOB_P, t + 1n), BOB_P), /only hosts control/);
 });
@@ -380,3 +403,11 @@ test("the shared vectors are there (Swift's RoleVectorTests writes them)", { ski
   assert.ok(existsSync(vectorFile));
 });
 
+
+test("notices of role changes: Swift's words, shown at the level `all` only (as PlaybackNotices)", () => {
+  const event = { type: "roleChanged", originator: hex(HOST_P), detail: "grant", text: "bob", key: "k" };
+  assert.equal(new Notices({ level: "all" }).notice(event), "bob may control the session now");
+  assert.equal(new Notices({ level: "all" }).notice({ ...event, detail: "revoke" }), "bob no longer controls the session");
+  assert.equal(new Notices({ level: "commands" }).notice(event), null);
+  assert.equal(new Notices({ level: "off" }).notice(event), null);
+});

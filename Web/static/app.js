@@ -26,7 +26,7 @@ import { FrameGrid, nsToMs } from "./schedule.js";
 import { GroupSession, openWebSocket } from "./session.js";
 import { CoordinatorShell } from "./shell.js";
 import { NOTICE_LEVELS, Notices } from "./notices.js";
-import { ONLY_HOSTS, RolesGate, listenForRoles, roleNotice, uncheckedBodies } from "./roles.js";
+import { ONLY_HOSTS, RolesGate, listenForRoles, uncheckedBodies } from "./roles.js";
 import { COORDINATION_MESSAGE_NAME } from "./messages.js";
 import { parsePosition, shownPosition } from "./transport.js";
 
@@ -304,10 +304,7 @@ function showNotice(event) {
   for (const entry of shell?.queue?.entries ?? []) notices.titles[entry.id] = entry.title;
   if (state.activity !== null) notices.titles[state.activity.item] ??= state.activity.title;
   const text = notices.notice(event);
-  if (text !== null) showNoticeText(text);
-}
-
-function showNoticeText(text) {
+  if (text === null) return;
   noticeBoard.all.push(text);
   if (noticeBoard.all.length > 200) noticeBoard.all.splice(0, noticeBoard.all.length - 200);
   const list = $("notices");
@@ -588,11 +585,14 @@ function updateControls() {
 
 // MARK: Roles (roles.js): who may control where only hosts do
 
-/** A grant or revocation the gate accepted: a notice (not for statements older than this page's join) and the controls. */
-function onRole(statement) {
-  const text = roleNotice(statement);
-  logLine(text.charAt(0).toUpperCase() + text.slice(1), "info");
-  if (state.joined && notices.level !== "off") showNoticeText(text);
+/**
+ * A grant or revocation the gate accepted (a `roleChanged` event, as Swift's RoleGate tells it): a log
+ * line, a notice once joined (the statements kept by the relay arrive before: not news), the controls.
+ */
+function onRole(event) {
+  const name = event.own ? `${event.text} (you)` : event.text;
+  logLine(event.detail === "grant" ? `${name} may control the session now` : `${name} no longer controls the session`, "info", { ...event, realtime: Date.now() / 1000 });
+  if (state.joined) showNotice(event);
   updateControls();
 }
 

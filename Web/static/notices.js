@@ -108,6 +108,11 @@ export function noticeText(event, local = null, titles = {}) {
     }
     // A message as it came (history from before this member joined is not news).
     case "chat": return event.detail !== "history" && present(event.text) ? `${who}: ${event.text}` : null;
+    // Where only hosts control: the host granted or revoked a member's control (named as the statement names it).
+    case "roleChanged": {
+      const name = event.text ?? "a member";
+      return event.detail === "grant" ? `${name} may control the session now` : `${name} no longer controls the session`;
+    }
     default: return null;
   }
 }

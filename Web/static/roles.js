@@ -82,19 +82,23 @@ function unsignedInteger(value) {
 const wellFormedName = (name) => typeof name === "string" && name !== "" && textLength(name) <= CHAT_LIMITS.maximumNameLength && isClean(name);
 
 /**
- * A role statement from its member-message JSON ({"kind": "role", "v": 1, ...}), or null when it is
- * not a well-formed one (a name that is not clean, a key or signature of the wrong length).
+ * A role statement from its member-message JSON ({"kind": "role", "v": 1, ...}), or null when it does
+ * not read as one (no action, a key or signature of the wrong length: dropped, as Swift's
+ * MemberMessage decoding drops it). Its name is checked by the book (`isWellFormedRole`).
  */
 export function roleFromJSON(json) {
   if (json === null || typeof json !== "object" || json.kind !== "role") return null;
   if (json.v !== 1 && json.v !== 1n) return null;
-  if (!Object.hasOwn(ACTIONS, json.action)) return null;
+  if (!Object.hasOwn(ACTIONS, json.action) || typeof json.name !== "string") return null;
   const key = exactBase64URL(json.key, 32);
   const signature = exactBase64URL(json.signature, 64);
   const issuedAt = unsignedInteger(json.issuedAt);
-  if (key === null || signature === null || issuedAt === null || !wellFormedName(json.name)) return null;
+  if (key === null || signature === null || issuedAt === null) return null;
   return { action: json.action, key, name: json.name, issuedAt, signature };
 }
+
+/** Whether a statement's name follows the chat's rules for names (clean, 1 to 64 characters). */
+export const isWellFormedRole = (statement) => wellFormedName(statement.name);
 
 /** The JSON object of a role statement. */
 export function roleToJSON({ action, key, name, issuedAt, signature }) {
@@ -107,10 +111,13 @@ export async function signRole(hostKey, session, { action, key, name, issuedAt }
   return { ...statement, signature: await hostKey.sign(roleBytes(session, statement)) };
 }
 
-/** A `signed` message from its JSON, or null when it is not a well-formed one. */
+/**
+ * A `signed` message from its JSON: null when its key, body or signature is not base64url of the right
+ * length (`malformed`); undefined when they are not even strings (not a message: dropped).
+ */
 export function signedFromJSON(json) {
-  if (json === null || typeof json !== "object" || json.kind !== "signed") return null;
-  if (json.v !== 1 && json.v !== 1n) return null;
+  if (json === null || typeof json !== "object" || json.kind !== "signed") return undefined;
+  if (![json.key, json.body, json.signature].every((field) => typeof field === "string")) return undefined;
   const key = exactBase64URL(json.key, 32);
   const signature = exactBase64URL(json.signature, 64);
   const body = typeof json.body === "string" ? fromBase64URL(json.body) : null;
@@ -141,6 +148,7 @@ function parseBody(bytes) {
 // MARK: The book
 
 const keyText = (key) => toBase64URL(key);
+const participantHex = (id) => BigInt.asUintN(64, id).toString(16).padStart(16, "0");
 
 /**
  * Who controls at a point of the order: the host key always; another key when the latest statement
@@ -164,11 +172,11 @@ export class RoleBook {
   }
 
   /**
-   * Takes a statement whose signature verified: null when accepted, else why not ("malformed": about
-   * the host key; "stale": not newer than the last accepted one for its key).
+   * Takes a statement whose signature verified: null when accepted, else why not ("malformed": a name
+   * that is not one, or about the host key; "stale": not newer than the last accepted one for its key).
    */
   take(statement) {
-    if (equalBytes(statement.key, this.hostKey)) return "malformed";
+    if (!isWellFormedRole(statement) || equalBytes(statement.key, this.hostKey)) return "malformed";
     const known = this.latest.get(keyText(statement.key));
     if (known !== undefined && !(statement.issuedAt > known.issuedAt)) return "stale";
     this.latest.set(keyText(statement.key), { action: statement.action, name: statement.name, issuedAt: statement.issuedAt, key: statement.key });
@@ -183,9 +191,6 @@ export class RoleBook {
 
 // MARK: The gate
 
-/** Bounded memory of the queue copies' parts seen (a key, participant, copy and part each). */
-const REMEMBERED_PARTS = 4096;
-
 /**
  * The rules of a hosts session between the session and the coordinator, and its signer.
  *
@@ -193,9 +198,10 @@ const REMEMBERED_PARTS = 4096;
  * message's body) are taken one after the other in the order they were called (the relay's order),
  * each verified before the next is looked at; what counts is passed to the `deliver` callback inside
  * that order. Commands (`state`, `queueEdit`, `queueSnapshot`) count only `signed` by a key that
- * controls at that point, by the frame's sender, and not seen before (`sentAt` above the last of the
- * same key, participant and kind; a queue copy's part once); other coordination messages pass as they
- * are. What is ignored is counted by reason (`ignored`).
+ * controls at that point, for the frame's sender, and not seen before (an inner `sentAt` not below the
+ * last accepted one of the same key and sender, and when equal another body: the parts of one queue
+ * copy); other coordination messages pass as they are. What is ignored is counted by reason
+ * (`ignored`: unsigned, malformed, badSignature, noControl, replay, stale; RoleBook.Rejection in Swift).
  *
  * Sending: `outgoing(message, participant)` wraps a command in a `signed` message, signed with the host
  * key (a controller invite) or the page's member key (while granted); without control it throws
@@ -215,11 +221,10 @@ export class RolesGate {
     /** The page's own member key (chatpanel.js), once it has one: it signs while granted. */
     this.memberKey = null;
     this.ignored = {};
-    this.lastSentAt = new Map(); // `${key} ${participant} ${kind}` -> bigint
-    this.partsSeen = new Set();
-    this.partsOrder = [];
+    this.lastCommands = new Map(); // `${key} ${participant}` -> {sentAt: bigint, bodies: Set of body texts}
+    this.lastSigned = null; // the latest sentAt this page signed
     this.queue = Promise.resolve();
-    /** Called with each accepted statement: {action, name, key (text), own, issuedAt}. */
+    /** Called with each accepted statement as an event: {type: "roleChanged", originator, detail (action), text (name), key, own}. */
     this.onrole = () => {};
   }
 
@@ -272,20 +277,24 @@ export class RolesGate {
    * verifies under the host key and is newer than the last for its key, recorded. Resolves to
    * {accepted: statement} | {ignored: reason} | {other: true} (not a role statement: not the gate's).
    */
-  receiveRole(body) {
+  receiveRole(body, sender = null) {
     const json = parseBody(body);
     if (json === undefined || json === null || typeof json !== "object" || json.kind !== "role") return Promise.resolve({ other: true });
-    return this.serial(() => this.takeRole(json));
+    const statement = roleFromJSON(json);
+    if (statement === null) return Promise.resolve({ dropped: true });
+    return this.serial(() => this.takeRole(statement, sender));
   }
 
-  async takeRole(json) {
-    const statement = roleFromJSON(json);
-    if (statement === null) return this.count("malformed");
+  async takeRole(statement, sender) {
+    if (!isWellFormedRole(statement) || equalBytes(statement.key, this.book.hostKey)) return this.count("malformed");
     if (!(await verifySignature(this.book.hostKey, statement.signature, roleBytes(this.session, statement)))) return this.count("badSignature");
     const refused = this.book.take(statement);
     if (refused !== null) return this.count(refused);
     const own = this.memberKey !== null && equalBytes(this.memberKey.publicKey, statement.key);
-    this.onrole({ action: statement.action, name: statement.name, key: keyText(statement.key), own, issuedAt: statement.issuedAt });
+    this.onrole({
+      type: "roleChanged", originator: sender === null ? null : participantHex(sender), detail: statement.action, text: statement.name,
+      key: keyText(statement.key), own,
+    });
     return { accepted: statement };
   }
 
@@ -305,7 +314,8 @@ export class RolesGate {
   async check(body, sender) {
     const json = parseBody(body);
     if (json === undefined) return { dropped: true };
-    if (json !== null && typeof json === "object" && json.kind === "signed") return this.checkSigned(json, sender);
+    // A newer version of `signed` is a kind this page does not read: it passes as unsupported (reported).
+    if (json !== null && typeof json === "object" && json.kind === "signed" && (json.v === 1 || json.v === 1n)) return this.checkSigned(json, sender);
     let message;
     try {
       message = decodeMessage(json);
@@ -319,47 +329,30 @@ export class RolesGate {
 
   async checkSigned(json, sender) {
     const signed = signedFromJSON(json);
+    if (signed === undefined) return { dropped: true };
     if (signed === null) return this.count("malformed");
-    const inner = parseBody(signed.body);
     let message;
     try {
-      message = decodeMessage(inner);
+      message = decodeMessage(parseBody(signed.body));
     } catch {
       return this.count("malformed");
     }
+    // Only a command is signed (a newer version of one, which this page cannot read, is not a command it knows).
     const kind = Object.keys(message)[0];
-    if (kind !== "unsupported" && !COMMAND_KINDS.includes(kind)) return this.count("malformed");
-    if (!(await verifySignature(signed.key, signed.signature, commandBytes(this.session, sender, signed.body)))) {
-      // Signed for another participant (copied from another member's frame) or altered.
-      return this.count(await this.signedByAnother(signed) ? "notTheSender" : "badSignature");
-    }
+    if (!COMMAND_KINDS.includes(kind)) return this.count("malformed");
+    // The signature covers the frame's sender: a command copied into another member's frame, altered,
+    // or from another session does not verify.
+    if (!(await verifySignature(signed.key, signed.signature, commandBytes(this.session, sender, signed.body)))) return this.count("badSignature");
     if (!this.book.controls(signed.key)) return this.count("noControl");
-    if (kind === "unsupported") return { message };
-    const payload = message[kind];
-    const key = `${keyText(signed.key)} ${sender}`;
-    if (kind === "queueSnapshot") {
-      const part = `${key} ${payload.snapshot} ${payload.part}`;
-      if (this.partsSeen.has(part)) return this.count("replay");
-      this.partsSeen.add(part);
-      this.partsOrder.push(part);
-      if (this.partsOrder.length > REMEMBERED_PARTS) this.partsSeen.delete(this.partsOrder.shift());
-    } else {
-      const last = this.lastSentAt.get(`${key} ${kind}`);
-      if (last !== undefined && !(payload.sentAt > last)) return this.count("replay");
-      this.lastSentAt.set(`${key} ${kind}`, payload.sentAt);
-    }
+    const { sentAt } = message[kind];
+    const signer = `${keyText(signed.key)} ${sender}`;
+    const bodyText = toBase64URL(signed.body);
+    let last = this.lastCommands.get(signer) ?? null;
+    if (last !== null && (sentAt < last.sentAt || (sentAt === last.sentAt && last.bodies.has(bodyText)))) return this.count("replay");
+    if (last === null || sentAt > last.sentAt) last = { sentAt, bodies: new Set() };
+    last.bodies.add(bodyText);
+    this.lastCommands.set(signer, last);
     return { message };
-  }
-
-  /**
-   * Whether a signature that does not verify for the frame's sender verifies for the participant
-   * the body names as its originator (a state's `originator`): a member passing another's signed
-   * command off as its own. Only a reason for the count; either way the message is ignored.
-   */
-  async signedByAnother(signed) {
-    const originator = parseBody(signed.body)?.originator;
-    if (typeof originator !== "string" || !/^[0-9a-f]{16}$/.test(originator)) return false;
-    return verifySignature(signed.key, signed.signature, commandBytes(this.session, BigInt(`0x${originator}`), signed.body));
   }
 
   /**
@@ -369,22 +362,22 @@ export class RolesGate {
    */
   async outgoing(message, participant) {
     const kind = Object.keys(message)[0];
-    const body = encodeMessageBody(message);
-    if (!COMMAND_KINDS.includes(kind)) return body;
+    if (!COMMAND_KINDS.includes(kind)) return encodeMessageBody(message);
     const signer = this.signer;
     if (signer === null) {
       if (kind === "queueSnapshot" || (kind === "state" && AUTOMATIC_COMMANDS.has(message.state.command))) return null;
       throw new RoleError("onlyHosts", ONLY_HOSTS);
     }
-    return jsonBytes(signedToJSON(await signCommand(signer, this.session, participant, body)));
+    // Never below the last one signed, which receivers would take as a replay (a queue answer is made
+    // when asked for and sent a moment later, after other commands).
+    let sending = message;
+    const { sentAt } = message[kind];
+    if (this.lastSigned !== null && sentAt < this.lastSigned) sending = { [kind]: { ...message[kind], sentAt: this.lastSigned } };
+    else this.lastSigned = sentAt;
+    return jsonBytes(signedToJSON(await signCommand(signer, this.session, participant, encodeMessageBody(sending))));
   }
 }
 
-/** The words of a notice for an accepted statement: "bob may now control", "you no longer control". */
-export function roleNotice({ action, name, own }) {
-  if (action === "grant") return own ? "you may now control" : `${name} may now control`;
-  return own ? "you no longer control" : `${name} no longer controls`;
-}
 
 /**
  * Routes the role statements among a session's member messages to `gate`, in arrival order with the
@@ -394,7 +387,7 @@ export function roleNotice({ action, name, own }) {
 export function listenForRoles(session, gate, memberMessageName = "MemberMessage") {
   const inner = session.onmessage;
   session.onmessage = (name, body, context) => {
-    if (name === memberMessageName) gate.receiveRole(body);
+    if (name === memberMessageName) gate.receiveRole(body, context.sender);
     inner(name, body, context);
   };
 }
