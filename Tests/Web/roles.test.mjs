@@ -15,7 +15,7 @@ import { concatBytes, fromBase64URL, fromHex, toBase64URL, toHex, u64Bytes, utf8
 import { GroupSessionCoordinationChannel } from "../../Web/static/channel.js";
 import { MemberKey } from "../../Web/static/chat.js";
 import { formatInvite, parseInvite, viewerInvite } from "../../Web/static/invite.js";
-import { parseJSON, stringifyJSON } from "../../Web/static/json.js";
+import { jsonEqual, parseJSON, stringifyJSON } from "../../Web/static/json.js";
 import { decodeMessageBody, encodeMessageBody } from "../../Web/static/messages.js";
 import { Notices } from "../../Web/static/notices.js";
 import {
@@ -398,11 +398,79 @@ test("the channel in a hosts session: incoming messages through the gate in orde
 // MARK: The shared vectors
 
 const vectorFile = join(dirname(fileURLToPath(import.meta.url)), "..", "Vectors", "roles", "roles.json");
+const vector = existsSync(vectorFile) ? parseJSON(readFileSync(vectorFile, "utf8")) : null;
+const vectorTest = (name, run) => test(`vectors: ${name}`, { skip: vector === null ? "Tests/Vectors/roles/roles.json not written yet (Swift's RoleVectorTests)" : false }, run);
+const vectorKeys = async () => {
+  const keys = [await MemberKey.fromSeed(fromBase64URL(vector.hostSeed)), ...(await Promise.all(vector.members.map((m) => MemberKey.fromSeed(fromBase64URL(m.seed)))))];
+  return new Map(keys.map((key) => [toBase64URL(key.publicKey), key]));
+};
+const vectorGate = () => new RolesGate({ session: fromHex(vector.session), hostKey: fromBase64URL(vector.hostKey) });
+const text = (bytes) => new TextDecoder().decode(bytes);
 
-test("the shared vectors are there (Swift's RoleVectorTests writes them)", { skip: existsSync(vectorFile) ? false : "Tests/Vectors/roles/roles.json not written yet" }, () => {
-  assert.ok(existsSync(vectorFile));
+vectorTest("keys from the seeds are the vectors' host key and members' keys", async () => {
+  assert.equal(toBase64URL((await MemberKey.fromSeed(fromBase64URL(vector.hostSeed))).publicKey), vector.hostKey);
+  for (const member of vector.members) assert.equal(toBase64URL((await MemberKey.fromSeed(fromBase64URL(member.seed))).publicKey), member.publicKey, member.name);
 });
 
+vectorTest("statements: the bytes signed, the host key's signature, the JSON", async () => {
+  const keys = await vectorKeys();
+  const sessionID = fromHex(vector.session);
+  for (const signed of vector.statements) {
+    const json = parseJSON(signed.body);
+    const statement = roleFromJSON(json);
+    assert.ok(statement !== null && isWellFormedRole(statement), signed.name);
+    assert.equal(toHex(roleBytes(sessionID, statement)), signed.canonical, signed.name);
+    assert.equal(toBase64URL(statement.signature), signed.signature, signed.name);
+    // Ed25519 is deterministic: the host key signs the same bytes to the same signature.
+    const again = await signRole(keys.get(vector.hostKey), sessionID, statement);
+    assert.equal(toBase64URL(again.signature), signed.signature, signed.name);
+    assert.ok(jsonEqual(roleToJSON(again), json), signed.name);
+  }
+});
+
+vectorTest("signed commands: the inner body as sent, the bytes signed, the signature, the JSON", async () => {
+  const keys = await vectorKeys();
+  const sessionID = fromHex(vector.session);
+  for (const command of vector.commands) {
+    const json = parseJSON(command.body);
+    const signed = signedFromJSON(json);
+    assert.equal(text(signed.body), command.inner, command.name);
+    const participant = BigInt(`0x${command.participant}`);
+    assert.equal(toHex(commandBytes(sessionID, participant, signed.body)), command.canonical, command.name);
+    const again = await signCommand(keys.get(json.key), sessionID, participant, signed.body);
+    assert.equal(toBase64URL(again.signature), command.signature, command.name);
+    assert.ok(jsonEqual(signedToJSON(again), json), command.name);
+    // The inner message reads as a command this page knows.
+    assert.ok(["state", "queueEdit", "queueSnapshot"].includes(Object.keys(decodeMessageBody(signed.body))[0]), command.name);
+  }
+});
+
+/** What a gate does with one frame of a trace: "accepted" or the reason. */
+async function traceOutcome(gate, frame) {
+  const bytes = utf8(frame.body);
+  const sender = BigInt(`0x${frame.participant}`);
+  const result = parseJSON(frame.body).kind === "role" ? await gate.receiveRole(bytes, sender) : await gate.receiveCoordination(bytes, sender);
+  return result.accepted !== undefined || result.message !== undefined ? "accepted" : result.ignored ?? "dropped";
+}
+
+for (const trace of vector?.traces ?? []) {
+  vectorTest(`trace: ${trace.name}`, async () => {
+    const gate = vectorGate();
+    for (const [index, frame] of trace.frames.entries()) assert.equal(await traceOutcome(gate, frame), frame.expect, `frame ${index}`);
+    const ignored = Object.values(gate.ignored).reduce((a, b) => a + b, 0);
+    assert.equal(ignored, trace.frames.filter((f) => f.expect !== "accepted").length, "every rejection counted");
+  });
+  vectorTest(`trace, every frame handed over at once (as they arrive): ${trace.name}`, async () => {
+    const gate = vectorGate();
+    const outcomes = await Promise.all(trace.frames.map((frame) => traceOutcome(gate, frame)));
+    assert.deepEqual(outcomes, trace.frames.map((f) => f.expect));
+  });
+}
+
+vectorTest("every reason occurs in the traces", () => {
+  const reasons = new Set(vector.traces.flatMap((t) => t.frames.map((f) => f.expect)));
+  for (const reason of ["accepted", "unsigned", "malformed", "badSignature", "noControl", "replay", "stale"]) assert.ok(reasons.has(reason), reason);
+});
 
 test("notices of role changes: Swift's words, shown at the level `all` only (as PlaybackNotices)", () => {
   const event = { type: "roleChanged", originator: hex(HOST_P), detail: "grant", text: "bob", key: "k" };
