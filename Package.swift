@@ -232,7 +232,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ClockSyncTests",
-            dependencies: ["ClockSync", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: ["ClockSync", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict
         ),
         .testTarget(
