@@ -312,3 +312,25 @@ test("hello asks for presence batches; a presence frame reads as its joined/left
   assert.deepEqual([...alice.members].sort(), [0xaaaan, 0xccccn]);
   alice.close?.();
 });
+
+test("a message handler that throws is reported with its frame, and the frames after it are still handled in order", async () => {
+  const relay = new TestRelay();
+  const alice = await GroupSession.create({ invite, connect: () => relay.connect(), participant: 0xaaaan, policy });
+  const bob = await GroupSession.create({ invite, connect: () => relay.connect(), participant: 0xbbbbn, policy });
+  for (const member of [alice, bob]) {
+    await member.open();
+    await member.join();
+  }
+  const received = [];
+  const failures = [];
+  bob.onmessage = (name, body) => {
+    const text = new TextDecoder().decode(body);
+    received.push(text);
+    if (text === "second") throw new Error("handler broke");
+  };
+  bob.onhandlererror = (frame, error) => failures.push([frame.type, error.message]);
+  for (const text of ["first", "second", "third"]) await alice.sendMessage("Note", new TextEncoder().encode(text));
+  await settle();
+  assert.deepEqual(received, ["first", "second", "third"]);
+  assert.deepEqual(failures, [[FrameType.data, "handler broke"]]);
+});

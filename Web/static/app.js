@@ -1609,7 +1609,7 @@ async function main() {
   shell.start();
   shell.reportReadiness(player.readiness);
   pollAbort = { aborted: false };
-  timeClient.run(pollAbort).catch(() => {});
+  timeClient.run(pollAbort).catch((error) => logLine(`The clock stopped following the relay: ${error?.message ?? error}`, "warn"));
   // A name from the link is the person's: its key is kept in this browser; a made-up one gets a fresh key.
   chat.start(state.name, { persistentKey: fragment.name != null }).then(
     () => {

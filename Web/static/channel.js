@@ -80,6 +80,7 @@ export class GroupSessionCoordinationChannel {
         onAck: (stamp) => gate.receiveCoordination(body, this.session.participant, (checked) => this.deliver(checked, this.localParticipant, stamp)),
       });
     });
+    // The caller gets `work` and its error; the chain only keeps the next send in order after a failed one.
     this.sending = work.catch(() => {});
     return work;
   }

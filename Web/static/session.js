@@ -104,6 +104,8 @@ export class GroupSession {
     this.onend = () => {};
     this.ontimereply = () => {};
     this.onreconnecting = () => {};
+    /** `(frame, error)`: a frame's handler threw; the frames after it are still handled. */
+    this.onhandlererror = (frame, error) => console.error(`coplay: handling a frame of type ${frame.type} failed:`, error);
     this.reconnecting = false;
   }
 
@@ -270,7 +272,8 @@ export class GroupSession {
       socket.close(1002, "not one well-formed frame");
       return;
     }
-    for (const frame of frames) this.incoming = this.incoming.then(() => this.handle(frame)).catch(() => {});
+    // A handler that fails is reported, and the frames after it are still handled in order.
+    for (const frame of frames) this.incoming = this.incoming.then(() => this.handle(frame)).catch((error) => this.onhandlererror(frame, error));
   }
 
   async handle(frame) {
@@ -456,6 +459,7 @@ export class GroupSession {
       if (this.socket !== null && !this.resuming) this.socket.send(bytes);
       return senderSequence;
     });
+    // The caller gets `work` and its error; the chain only keeps the next send in order after a failed one.
     this.outgoing = work.catch(() => {});
     return work;
   }
