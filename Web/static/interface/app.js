@@ -9,25 +9,25 @@
 //
 // Test and bench hook: `window.coplayPage` (read-only state and `control.{play,pause,seek,rate}`).
 
-import { fromUTF8 } from "./bytes.js";
-import { GroupSessionCoordinationChannel } from "./channel.js";
+import { fromUTF8 } from "../wire/bytes.js";
+import { GroupSessionCoordinationChannel } from "../sync/channel.js";
 import { ChatPanel } from "./chatpanel.js";
-import { SyncedClock, TimeClient, TimeExchange, browserLocalNTP, errorBound } from "./clock.js";
-import { fingerprintOfBlob, fingerprintOfURL, fingerprintsMatch, parseFingerprint } from "./fingerprint.js";
-import { RelayErrorCode } from "./frame.js";
-import { AEADSuite, onlyHostsControl, parseInvite } from "./invite.js";
+import { SyncedClock, TimeClient, TimeExchange, browserLocalNTP, errorBound } from "../sync/clock.js";
+import { fingerprintOfBlob, fingerprintOfURL, fingerprintsMatch, parseFingerprint } from "../player/fingerprint.js";
+import { RelayErrorCode } from "../wire/frame.js";
+import { AEADSuite, onlyHostsControl, parseInvite } from "../wire/invite.js";
 import { fileNameOfURL, parseFragment, resolveMediaURL, webSocketURL } from "./pageurl.js";
-import { PlayerDeck } from "./deck.js";
-import { MediaLibrary, isMediaFile } from "./library.js";
+import { PlayerDeck } from "../player/deck.js";
+import { MediaLibrary, isMediaFile } from "../player/library.js";
 import {
   dropEdit, durationText, entriesForCopies, entryToPrepare, missingNotice, moveEdit, nextEntryWithCopy, nextRepeatMode, queueView,
 } from "./queuepanel.js";
-import { FrameGrid, nsToMs } from "./schedule.js";
-import { GroupSession, openWebSocket } from "./session.js";
-import { CoordinatorShell } from "./shell.js";
-import { NOTICE_LEVELS, Notices } from "./notices.js";
-import { ONLY_HOSTS, RolesGate, listenForRoles, uncheckedBodies } from "./roles.js";
-import { COORDINATION_MESSAGE_NAME } from "./messages.js";
+import { FrameGrid, nsToMs } from "../player/schedule.js";
+import { GroupSession, openWebSocket } from "../session/session.js";
+import { CoordinatorShell } from "../sync/shell.js";
+import { NOTICE_LEVELS, Notices } from "../sync/notices.js";
+import { ONLY_HOSTS, RolesGate, listenForRoles, uncheckedBodies } from "../sync/roles.js";
+import { COORDINATION_MESSAGE_NAME } from "../sync/messages.js";
 import { parsePosition, shownPosition } from "./transport.js";
 
 // MARK: State

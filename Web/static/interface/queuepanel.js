@@ -24,7 +24,7 @@ export function nextRepeatMode(mode) {
  * What the panel shows.
  *
  * @param {object} input
- * @param {import("./queue.js").PlayQueue} input.queue the group's queue as this page has it.
+ * @param {import("../sync/queue.js").PlayQueue} input.queue the group's queue as this page has it.
  * @param {boolean} input.hasQueue whether it arrived (a joiner asks for it).
  * @param {string|null} input.playing the entry the group plays (its id), or null.
  * @param {(id: string) => string} input.label how a member is named (its name, else its id).

@@ -31,7 +31,7 @@
 
 import { PROFILES, planStart, profileFor } from "./cadence.js";
 import { displayDeadbandMs, displayErrorMs, keepsPlacedMiss, latticeStepMs, placedDriftMs, placedGiveUp, placedVerdict } from "./display.js";
-import { Readiness } from "./readiness.js";
+import { Readiness } from "../sync/readiness.js";
 import { CommandSchedule, isContinued, motionItemTime, sameMotion } from "./schedule.js";
 
 /**

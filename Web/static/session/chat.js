@@ -7,8 +7,8 @@
 // "v": 1, ...} (docs/protocol.md, "Member messages"). A chat message is retained by the relay under
 // "coplay.chat.(n % 50)", so a late joiner receives the last 50.
 
-import { concatBytes, fromBase64URL, toBase64URL, toHex, u64Bytes, utf8 } from "./bytes.js";
-import { parseJSON, stringifyJSON } from "./json.js";
+import { concatBytes, fromBase64URL, toBase64URL, toHex, u64Bytes, utf8 } from "../wire/bytes.js";
+import { parseJSON, stringifyJSON } from "../wire/json.js";
 
 /** The envelope name of member messages (Swift's type name). */
 export const MEMBER_MESSAGE_NAME = "MemberMessage";

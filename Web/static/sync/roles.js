@@ -11,9 +11,9 @@
 //   other (WebCrypto verifies asynchronously), and lets through only what counts; it wraps and signs
 //   the page's own commands, and refuses them where the page does not control.
 
-import { concatBytes, equalBytes, fromBase64URL, toBase64URL, toHex, u64Bytes, utf8 } from "./bytes.js";
-import { CHAT_LIMITS, MemberKey, isClean, textLength, verifySignature } from "./chat.js";
-import { parseJSON, stringifyJSON } from "./json.js";
+import { concatBytes, equalBytes, fromBase64URL, toBase64URL, toHex, u64Bytes, utf8 } from "../wire/bytes.js";
+import { CHAT_LIMITS, MemberKey, isClean, textLength, verifySignature } from "../session/chat.js";
+import { parseJSON, stringifyJSON } from "../wire/json.js";
 import { decodeMessage, encodeMessageBody } from "./messages.js";
 
 /** What a member without control is told when it tries a command (mpv shows the same words). */
