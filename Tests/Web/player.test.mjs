@@ -4,7 +4,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { THRESHOLDS, TIMING, VideoPlayer, correctionFor, ditheredTrim, estimateError, rankFromTop } from "../../Web/static/player/player.js";
+import { THRESHOLDS, TIMING, VideoPlayer } from "../../Web/static/player/player.js";
+import { estimateError, rankFromTop } from "../../Web/static/player/playhead.js";
+import { correctionFor, ditheredTrim } from "../../Web/static/player/rate.js";
 import { FrameGrid, makeMotion, motionItemTime, msToNs } from "../../Web/static/player/schedule.js";
 import { FakeVideo, ManualTime } from "./fakes.mjs";
 

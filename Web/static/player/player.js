@@ -16,291 +16,39 @@
 // the media clock: the display origin of the last second's frames (their low tenth percentile of
 // display instant minus media time, display.js) against the group's. Small errors are trimmed with
 // `playbackRate`, large ones re-anchored with a seek, never less than half a step of the lattice of
-// origins the frame clock allows (display.js `latticeStepMs`). Thresholds: `THRESHOLDS` below.
+// origins the frame clock allows (display.js `latticeStepMs`). Thresholds: `THRESHOLDS` (tuning.js).
 //
 // Placed starts (cadence.js): Chromium shows a constant-rate clip on a cadence of its frame clock that
 // trims cannot move, but that a start sets deterministically. Where a start profile exists (25 fps at 1x
 // and 0.5x on 60 Hz, video only) every start is timed so the pictures land on the display origin nearest
 // the group's; no trims follow, and pictures that land or slip elsewhere are placed again.
 //
-// The `<video>`'s own waiting / seeking / stalls become readiness reports (readiness.js), which the
-// coordinator turns into buffering / stallRecovery suspensions.
+// The player's parts, composed here (the way shaka-player splits its player):
+//   element.js   the video-element wrapper: play (muted when autoplay is refused), pause, seeks that
+//                wait for the picture, rate and pitch, events, presented frames;
+//   playhead.js  where the pictures are (rVFC samples) against where the group's timeline wants them,
+//                and the frame clock's phase;
+//   rate.js      the rate controller: the group's rate times a trim, the closed loop's trims;
+//   stall.js     the stall detector: the element's waiting / seeking / stalls become readiness reports
+//                (readiness.js), which the coordinator turns into buffering / stallRecovery suspensions;
+//   tuning.js    THRESHOLDS and TIMING.
+// This file keeps the control loop (commands at their instants, restarts, starts judged on their first
+// frames, placed starts) and the state the parts share.
 //
 // Everything the adapter touches is injected (the element, the clock, timers), so Node tests drive it
 // with a fake element and a manual clock.
 
 import { PROFILES, planStart, profileFor } from "./cadence.js";
-import { displayDeadbandMs, displayErrorMs, keepsPlacedMiss, latticeStepMs, placedDriftMs, placedGiveUp, placedVerdict } from "./display.js";
-import { Readiness } from "../sync/readiness.js";
+import { displayErrorMs, keepsPlacedMiss, latticeStepMs, placedDriftMs, placedGiveUp, placedVerdict } from "./display.js";
+import { VideoElement } from "./element.js";
+import { Playhead } from "./playhead.js";
+import { RateController } from "./rate.js";
 import { CommandSchedule, isContinued, motionItemTime, sameMotion } from "./schedule.js";
+import { StallDetector } from "./stall.js";
+import { THRESHOLDS, TIMING } from "./tuning.js";
 
-/**
- * Correction thresholds, picked from measurements in headless Chromium 156 (Web/README.md, "Timing").
- *
- * What rVFC shows of the media clock is quantized: a frame is displayed on a 60 Hz tick, so at 25 fps
- * the per-frame errors take 5 levels 3.33 ms apart and the estimate moves in 3.33 ms steps as the
- * media clock slides past the tick phase. Chromium's renderer also tolerates some drift between the
- * media clock and the frames it shows and catches up in whole-tick steps after a `playbackRate`
- * change (seen: a 1.1 % trim for 0.4 s moved the displayed frames by 10 ms, not 4). With a 1 ms dead
- * band the controller never settles (it chased the steps: ±10 ms swings); a dead band wider than one
- * step always has a level inside it, and gentle, rare trims keep the renderer from stepping. Starts
- * are precise on their own (two pages started 0.03-0.1 ms apart). PLAYERS.md also saw a rate change
- * jump playback by 20-30 ms on media with an audio track, so media with audio get their own set:
- * no trims in practice (only a re-anchoring restart beyond the seek threshold).
- */
-export const THRESHOLDS = Object.freeze({
-  video: Object.freeze({
-    /** Errors at or below this are left alone: the element runs at the group's rate (ms of item time). */
-    deadbandMs: 4,
-    /** A trim removes the measured error over about this long (s): proportional control. */
-    trimWindowS: 2,
-    /** The largest trim, as a fraction of the group's rate. */
-    maximumTrim: 0.02,
-    /** Errors above this are corrected by a re-anchoring restart rather than a trim (ms of item time). */
-    seekThresholdMs: 120,
-    /**
-     * A start (play, seek, item, resume, rate change) whose first frames are off by more than this
-     * (wall-clock ms) is done again at once, up to `startRetries` times, instead of being trimmed
-     * for seconds. Off (0 retries): measured (bench, Nov 2026), a redone start lands as far off as
-     * the first (Chromium's pictures take a new cadence phase each time, −14 ... +18 ms), so redoing
-     * cost pictures without lowering the p99.
-     */
-    startToleranceMs: 5,
-    /** How often in a row such a start is done again (0: never; trims fix it). */
-    startRetries: 0,
-    /**
-     * An experiment, off (0): the element never runs at exactly the group's rate but at least this
-     * trim, its sign flipped when the error crosses ±`ditherHysteresisMs`. Meant to keep Chromium
-     * from locking a 25 fps clip onto a 60 Hz cadence; measured (bench, Nov 2026), the pictures still
-     * kept their cadence and moved in 3.3-10 ms steps, and the p99 did not improve.
-     */
-    ditherTrim: 0,
-    ditherHysteresisMs: 1.5,
-    /**
-     * Placed starts (cadence.js): where a start profile exists (25 fps at 1x and 0.5x on a 60 Hz frame
-     * clock), every start is timed so Chromium's pictures land on the display origin nearest the
-     * group's, and no trims follow (they do not move the pictures). Needs `requestAnimationFrame`.
-     */
-    placedStarts: true,
-    /** A placed start whose pictures are further than this (wall ms) from the planned origin missed. */
-    placedToleranceMs: 1.5,
-    /** How often in a row a missed placed start is done again. */
-    placedRetries: 2,
-    /** After this many missed placed starts (or early drifts) in a row, the page goes back to closed-loop starts. */
-    placedGiveUp: 6,
-    /** Placed pictures further than this from the group's origin (wall ms; the frame clock drifts) are placed again. */
-    placedDriftMs: 3.4,
-    /** A placed start's first guess of `play()` to the media clock moving (ms); learnt per speed from the clock each start reaches. */
-    placedLatencyMs: 0.35,
-  }),
-  audio: Object.freeze({
-    /**
-     * The first guess of the time from `play()` to the media clock moving, before any start was learnt
-     * (ms): with an audio track Chromium's clock starts with the audio output, measured 40-42 ms after
-     * `play()` for a muted element and 65-90 ms unmuted (under `--mute-audio`). Guessing 0 made every
-     * page's first start with sound 40-90 ms late, a corrective seek the person saw in the log.
-     */
-    startLatencyMs: 60,
-    deadbandMs: 4,
-    trimWindowS: 1,
-    maximumTrim: 0.03,
-    seekThresholdMs: 40,
-    startToleranceMs: 20,
-    startRetries: 0,
-    ditherTrim: 0,
-    ditherHysteresisMs: 1.5,
-    /**
-     * Off. With an audio track the media clock starts with the audio output, on its own ~10 ms grid:
-     * measured 65-90 ms after `play()` (a muted element: 40.3-41.7 ms, or whole 20 ms buffers later),
-     * a different grid point each time, while a profile's start holds only within ±3 ms at 1x: placed
-     * starts with audio missed most of the time in the bench (p99 40-50 ms, 26-43 re-placements a run).
-     */
-    placedStarts: false,
-    placedToleranceMs: 1.5,
-    placedRetries: 2,
-    placedGiveUp: 6,
-    placedDriftMs: 3.4,
-    placedLatencyMs: 75,
-  }),
-});
-
-/** Sampling and timing settings (milliseconds unless named otherwise). */
-export const TIMING = Object.freeze({
-  /** Frames looked at for one estimate: the most recent this long. */
-  windowMs: 1000,
-  /**
-   * The estimate: this percentile (nearest rank, from the low end) of the frames' display instant minus
-   * media time, the display origin (display.js). Frames are shown on the 60 Hz frame clock, so their
-   * lag behind their instant cycles (25 fps: 5 phases 3.3 ms apart, measured in Chromium 156; the least
-   * lag is steady to ~0.05 ms); the low tenth of a second's 25 frames is a least-lag frame, and one odd
-   * frame cannot move it.
-   */
-  displayPercentile: 0.1,
-  /**
-   * The estimate: the per-frame error of this rank from the top (0: the largest). Frames are shown
-   * on the 60 Hz frame clock, so their lag behind the media clock cycles (25 fps: 5 phases 3.3 ms
-   * apart, measured in Chromium 156; the least lag is steady to ~0.05 ms); with two cycles in the
-   * window the second largest error is a least-lag frame, and one odd frame cannot move it.
-   */
-  rankFromTop: 1,
-  /** At least this many frames (since the last start, seek or rate change) before judging: two 60 Hz / 25 fps cycles. */
-  minimumSamples: 10,
-  /** Frames within this after a start or a rate change are not judged (the renderer catching up with the clock). */
-  settleMs: 300,
-  /** How often the error is looked at. */
-  correctionIntervalMs: 100,
-  /** How long before its instant a motion is prepared (the seek of a start, the paused position). */
-  prepareHorizonMs: 250,
-  /**
-   * A motion that must be (re)started late starts at least this far ahead; grows with slow seeks (and
-   * comes back after timely starts). 200 ms, not 300: a placed start's first frame that fits comes up to
-   * 200 ms later still, and while a page restarts it shows no new frame (bench, load 10-17: restarts froze
-   * the pictures 0.4-0.6 s).
-   */
-  restartDelayMs: 200,
-  /** Sleep until this long before an instant, then spin on the clock. */
-  spinMs: 3,
-  /** The first guess of the time from `play()` to the media clock moving; learned from errors. */
-  startLatencyMs: 0,
-  /** The learned start latency stays within [minimum, maximum] (less than the restart delay). */
-  maximumStartLatencyMs: 200,
-  /**
-   * Negative: `play()` after the instant. Chromium shows a video-only clip's pictures 2-12 ms ahead
-   * of its media clock after a start (bench runs, Nov 2026), so the learnt latency goes below 0.
-   */
-  minimumStartLatencyMs: -50,
-  /** A start is verified on frames presented from this long after its instant... */
-  verifySettleMs: 300,
-  /** ... once this many have been (two 25 fps / 60 Hz cycles: the estimate's rank needs two least-lag frames)... */
-  verifySamples: 10,
-  /** ... and not after this (then the ordinary loop judges it). */
-  verifyWithinMs: 1500,
-  /** The share of a verified start's error learnt into the start latency (all of it beyond `learnWholeAboveMs`). */
-  latencyGain: 0.5,
-  learnWholeAboveMs: 20,
-  /**
-   * The adapter's own seeks (starts, re-anchoring, snaps) and the first moments after its own starts
-   * report the element's seeking / waiting only once it lasts this long: a page correcting itself
-   * must not stop the whole group (the coordinator's grace is 100 ms).
-   */
-  ownGraceMs: 1000,
-  /** How long after an own start the element's waiting counts as the start's (see ownGraceMs). */
-  ownStartQuietMs: 500,
-  /** After a pause, seek this far past the frame's presentation time so rounding cannot show the previous frame (s). */
-  snapEpsilon: 0.0005,
-  /** Without any frame sample for this long while playing, the position is judged from `currentTime`. */
-  coarseAfterMs: 1000,
-  /** Give up waiting for a seek after this long. */
-  seekTimeoutMs: 10000,
-  /** rVFC samples kept for `samples()`. */
-  keptSamples: 1500,
-  /** A placed start's measured clock start off the plan by at most this (ms) is learnt into its latency (more: a late audio buffer). */
-  placedLearnWithinMs: 8,
-  /**
-   * A placed start is judged on its first frames, not after a settling time: this many, after the first
-   * `placedVerifySkip` shown from the instant on. Measured (bench logs, 27 Nov 2026, 221 placed starts):
-   * the least lag of frames 2-6 equalled the cadence's from then on within 0.3 ms in 211 (the first frame
-   * alone is shown a lattice step early in about a third of the starts); in the others the first frames
-   * came one to two ticks late, which is a slipped start to place again.
-   */
-  placedVerifyFrames: 5,
-  placedVerifySkip: 1,
-  /**
-   * A slip (a tick, 16.7 ms, at once) shows in this many frames: the least lag of any 4 frames in a
-   * row is at most one lattice step (3.3 ms) above the cadence's, far below `placedSlipMs`.
-   */
-  placedSlipFrames: 4,
-  /**
-   * Placing given up for a motion (redone too often) is tried again after this long, if the pictures
-   * are off; they are held meanwhile (no trims).
-   */
-  placedPauseMs: 1500,
-  /**
-   * The closed loop judges the pictures as shown: the least lag of this many recent frames (a 25 fps
-   * cadence cycle and one more; at 30 fps every frame has the same lag), never projected by what a trim
-   * added to the media clock: Chromium moves the pictures late and in whole ticks, if at all.
-   */
-  recentFrames: 6,
-  /** Placed pictures that drift off sooner than this after their start count towards giving up (THRESHOLDS placedGiveUp). */
-  placedHoldMs: 5000,
-  /** Placed pictures this far off at once (wall ms; a tick is 16.7) slipped: placed again without counting towards giving up. */
-  placedSlipMs: 8,
-  /**
-   * More than this many placements done again (slips and misses alike) within `placedAgainWindowMs`
-   * pause placing for `placedPauseMs` (the pictures held as they are): on a loaded machine Chromium
-   * slips again and again, and each new placement is a restart (the Chromium tests at load 7-12 saw a
-   * page restart six times in 10 s and never settle). Not for good: a bench run at load 9-13 saw both
-   * pages give up within seconds and trim for the rest of the run (its display origins 10-50 ms
-   * apart). Six, not four: at load 10-16 a page slips a few times while the late joiner's browser starts.
-   */
-  placedAgainLimit: 6,
-  placedAgainWindowMs: 10000,
-  /**
-   * The frame clock's phase is taken from a playing frame's sample this recent, else from
-   * `requestAnimationFrame` (its timestamp is on the same grid within ~0.2 ms); the frame clock drifts
-   * about 0.04 ms/s against the system clock.
-   */
-  tickFromSampleMs: 20000,
-});
-
-/** The value of rank `rank` from the top of `values` (0: the largest; clamped), or null when empty. */
-export function rankFromTop(values, rank) {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => b - a);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, rank))];
-}
-
-/**
- * The player's error (item seconds ahead of the group; negative: behind) at reference ms `nowMs`
- * from frame samples taken while the element ran at `speed`: each sample's position projected to
- * now at that speed, minus the group's item time now; a frame shown late only looks behind, so the
- * estimate is the value of rank `rank` from the top of those.
- *
- * @param {Array<{refMs: number, mediaTime: number}>} samples
- */
-export function estimateError(samples, motion, speed, nowMs, rank = TIMING.rankFromTop) {
-  const groupNow = motionItemTime(motion, nowMs);
-  const errors = samples.map((s) => s.mediaTime + (speed * (nowMs - s.refMs)) / 1000 - groupNow);
-  return rankFromTop(errors, rank);
-}
-
-/**
- * The trim to run at, never exactly 1 when `thresholds.ditherTrim` > 0: a proportional trim at
- * least that large stays; inside it the sign follows the error with a hysteresis of
- * ±`ditherHysteresisMs` (`current`: the trim in force).
- */
-export function ditheredTrim(factor, errorMs, current, thresholds) {
-  const d = thresholds.ditherTrim ?? 0;
-  if (d <= 0 || Math.abs(factor - 1) >= d) return factor;
-  let direction = current > 1 ? 1 : current < 1 ? -1 : 0;
-  if (errorMs > thresholds.ditherHysteresisMs) direction = -1;
-  else if (errorMs < -thresholds.ditherHysteresisMs) direction = 1;
-  else if (direction === 0) direction = errorMs > 0 ? -1 : 1;
-  return 1 + direction * d;
-}
-
-/**
- * What to do about an error (seconds of item time): `{action: "seek"}`, or `{action: "trim",
- * factor}` where the element should run at rate x factor (1: no trim).
- */
-export function correctionFor(error, rate, thresholds = THRESHOLDS.video) {
-  const errorMs = error * 1000;
-  if (Math.abs(errorMs) > thresholds.seekThresholdMs) return { action: "seek" };
-  if (Math.abs(errorMs) <= thresholds.deadbandMs) return { action: "trim", factor: 1 };
-  const raw = 1 - error / thresholds.trimWindowS / rate;
-  return { action: "trim", factor: Math.min(1 + thresholds.maximumTrim, Math.max(1 - thresholds.maximumTrim, raw)) };
-}
-
-/** Whether an element plays an audio track (Chromium: decoded audio bytes; Firefox: mozHasAudio; tracks where exposed). */
-export function hasAudioTrack(video) {
-  if (typeof video.mozHasAudio === "boolean") return video.mozHasAudio;
-  if (video.audioTracks !== undefined && video.audioTracks !== null && typeof video.audioTracks.length === "number") return video.audioTracks.length > 0;
-  if (typeof video.webkitAudioDecodedByteCount === "number") return video.webkitAudioDecodedByteCount > 0;
-  return false;
-}
-
-const HAVE_CURRENT_DATA = 2;
-const HAVE_FUTURE_DATA = 3;
+/** The tuning, exported where it always was (scripts/browser-driver.py's experiments override it here). */
+export { THRESHOLDS, TIMING };
 
 /**
  * Drives one `<video>` element from the coordinator's commands.
@@ -352,32 +100,33 @@ export class VideoPlayer {
     this.placedLatencies = new Map(); // learnt play()-to-clock latency (ms) per "audio:rate"
     this.timing = { ...TIMING, ...timing };
     this.thresholdSets = { ...THRESHOLDS, ...thresholds };
+    // The parts (docs/web.md, "The player's parts"): the element, where its pictures are, its rate, its stalls.
+    this.element = new VideoElement({ video, timers, timing: this.timing });
+    this.playhead = new Playhead({
+      video, clock, timers, timeOrigin, localNow, animationFrame, timing: this.timing,
+      state: () => ({ playing: this.playing, trim: this.rateController.trim }),
+    });
+    this.rateController = new RateController({ element: this.element, thresholds: () => this.thresholds });
+    this.stall = new StallDetector({
+      video, clock, timers, timing: this.timing, playing: () => this.playing, stopped: () => this.stopped,
+      onreadiness: (readiness) => this.onreadiness(readiness),
+    });
     this.schedule = new CommandSchedule();
     this.applied = null;
     this.playing = false;
-    this.trim = 1;
     this.startLatencyMs = null; // learnt from starts (ms); null: the first guess (THRESHOLDS startLatencyMs, else TIMING's)
     this.correctionsSinceStart = 0;
     this.restartDelayMs = this.timing.restartDelayMs;
     this.verifying = null; // {fromMs, attempt, learn}: a start whose first frames are still to be judged
     this.restarts = 0; // starts done again after their first frames
-    this.ownSeeks = 0;
-    this.quietUntilMs = -Infinity;
-    this.deferredReadiness = null;
-    this.deferTimer = null;
-    this.groupRate = null; // the rate part of playbackRate (the rest is the trim)
     this.judgeFrom = -Infinity; // reference ms: samples before this are not judged
     this.lastCorrectionMs = -Infinity;
-    this.lastSampleMs = -Infinity;
     this.startedAtMs = -Infinity;
-    this.samplesKept = []; // {wallMs, mediaTime, rate, referenceOffsetMs, refMs}
     this.errorMs = null; // the latest estimate (ms of item time), null when not playing
     this.foreignItem = null;
     this.ended = false;
     this.stopped = true;
     this.wakeUp = null;
-    this.readiness = Readiness.loading;
-    this.mutedByPolicy = false;
     /** Readiness reports ("ready" | "loading" | "seeking" | "starved"). */
     this.onreadiness = () => {};
     /** Events: stopped, correction, commandIgnored (PlaybackEvent-like objects). */
@@ -388,7 +137,27 @@ export class VideoPlayer {
 
   /** The thresholds in force (audio or video-only media). */
   get thresholds() {
-    return hasAudioTrack(this.video) ? this.thresholdSets.audio : this.thresholdSets.video;
+    return this.element.hasAudio ? this.thresholdSets.audio : this.thresholdSets.video;
+  }
+
+  /** Readiness as last reported ("ready" | "loading" | "seeking" | "starved"). */
+  get readiness() {
+    return this.stall.readiness;
+  }
+
+  /** The trim in force (the element runs at the group's rate times this). */
+  get trim() {
+    return this.rateController.trim;
+  }
+
+  /** The browser refused to play with sound and the element plays muted. */
+  get mutedByPolicy() {
+    return this.element.mutedByPolicy;
+  }
+
+  /** Recent frame samples (playhead.js `samples`). */
+  samples() {
+    return this.playhead.samples();
   }
 
   // MARK: Life cycle
@@ -397,21 +166,8 @@ export class VideoPlayer {
   start() {
     if (!this.stopped) return;
     this.stopped = false;
-    const v = this.video;
-    this.listeners = {
-      seeking: () => this.elementReadiness(Readiness.seeking),
-      seeked: () => this.elementReadiness(v.readyState >= HAVE_CURRENT_DATA ? Readiness.ready : Readiness.loading),
-      waiting: () => this.elementReadiness(v.seeking ? Readiness.seeking : this.playing ? Readiness.starved : Readiness.loading),
-      stalled: () => {
-        if (this.playing && v.readyState < HAVE_FUTURE_DATA) this.elementReadiness(Readiness.starved);
-      },
-      playing: () => this.elementReadiness(Readiness.ready),
-      canplay: () => {
-        if (!v.seeking) this.elementReadiness(Readiness.ready);
-      },
-      loadeddata: () => {
-        if (!v.seeking) this.elementReadiness(Readiness.ready);
-      },
+    this.element.listen({
+      ...this.stall.listeners(),
       ended: () => {
         this.ended = true;
         this.onnotice({ kind: "ended", detail: "the end of the media" });
@@ -419,66 +175,25 @@ export class VideoPlayer {
       pause: () => {
         // The element paused without us (the browser, picture-in-picture, a media key): follow the
         // group again at the next step.
-        if (this.playing && !this.pausing) {
+        if (this.playing && !this.element.pausing) {
           this.playing = false;
           this.applied = null;
           this.wake();
         }
       },
-    };
-    for (const [name, listener] of Object.entries(this.listeners)) v.addEventListener(name, listener);
-    this.reportReadiness(v.readyState >= HAVE_CURRENT_DATA && !v.seeking ? Readiness.ready : Readiness.loading);
-    this.watchFrames();
+    });
+    this.stall.reportInitial();
+    this.element.watchFrames(() => !this.stopped, (metadata) => this.playhead.recordFrame(metadata));
     this.loop().catch((error) => this.onnotice({ kind: "error", detail: `the player stopped: ${error?.message ?? error}` }));
   }
 
   /** Stops (the element is paused). */
   stop() {
     this.stopped = true;
-    if (this.deferTimer !== null) this.timers.clearTimeout(this.deferTimer);
-    this.deferTimer = null;
-    for (const [name, listener] of Object.entries(this.listeners ?? {})) this.video.removeEventListener(name, listener);
+    this.stall.cancel();
+    this.element.unlisten();
     this.pauseElement();
     this.wake();
-  }
-
-  /** Whether the element's state is the adapter's own doing now (an own seek, just after an own start). */
-  get ownOperation() {
-    return this.ownSeeks > 0 || (this.clock.nowMs() ?? -Infinity) < this.quietUntilMs;
-  }
-
-  /**
-   * What the element's events say about readiness. During the adapter's own seeks and starts a
-   * ready element's not-ready state is reported only if it outlasts `ownGraceMs` (under load the
-   * page's own corrective seeks became group-wide buffering suspensions); ready is reported at once.
-   */
-  elementReadiness(readiness) {
-    // Only a ready element's reports wait: one already not ready (loading at the start) reports as
-    // before, so its new report restarts the coordinator's grace instead of leaving the old one running.
-    if (readiness !== Readiness.ready && this.readiness === Readiness.ready && this.ownOperation) {
-      this.deferredReadiness = readiness;
-      if (this.deferTimer === null) {
-        this.deferTimer = this.timers.setTimeout(() => {
-          this.deferTimer = null;
-          const deferred = this.deferredReadiness;
-          this.deferredReadiness = null;
-          if (deferred !== null && !this.stopped) this.reportReadiness(deferred);
-        }, this.timing.ownGraceMs);
-      }
-      return;
-    }
-    this.deferredReadiness = null;
-    if (this.deferTimer !== null) {
-      this.timers.clearTimeout(this.deferTimer);
-      this.deferTimer = null;
-    }
-    this.reportReadiness(readiness);
-  }
-
-  reportReadiness(readiness) {
-    if (readiness === this.readiness) return;
-    this.readiness = readiness;
-    this.onreadiness(readiness);
   }
 
   /** A coordinator command (PlaybackControlDelegate.handle). */
@@ -513,54 +228,6 @@ export class VideoPlayer {
     this.errorMs = null;
     this.onnotice({ kind: "foreignItem", detail: item });
     this.wake();
-  }
-
-  // MARK: Frame samples
-
-  watchFrames() {
-    const v = this.video;
-    if (typeof v.requestVideoFrameCallback !== "function") return;
-    const callback = (now, metadata) => {
-      if (this.stopped) return;
-      this.recordFrame(metadata);
-      v.requestVideoFrameCallback(callback);
-    };
-    v.requestVideoFrameCallback(callback);
-  }
-
-  /** One presented frame (`requestVideoFrameCallback` metadata). */
-  recordFrame(metadata) {
-    const offset = this.clock.offsetMs();
-    const wallMs = this.timeOrigin() + metadata.expectedDisplayTime;
-    const v = this.video;
-    const before = this.localNow();
-    const currentTime = v.currentTime;
-    const clockMs = this.timeOrigin() + (before + this.localNow()) / 2;
-    const sample = {
-      wallMs, mediaTime: metadata.mediaTime, rate: v.playbackRate, referenceOffsetMs: offset, refMs: wallMs + offset,
-      playing: this.playing && !v.paused && !v.seeking, paused: v.paused, seeking: v.seeking, trim: this.trim, currentTime, clockMs,
-    };
-    this.samplesKept.push(sample);
-    if (this.samplesKept.length > this.timing.keptSamples) this.samplesKept.splice(0, this.samplesKept.length - this.timing.keptSamples);
-    if (sample.playing) this.lastSampleMs = sample.refMs;
-  }
-
-  /**
-   * Recent samples `{wallMs, mediaTime, rate, referenceOffsetMs, paused, seeking, trim, currentTime, clockMs}`:
-   * wallMs is performance.timeOrigin + expectedDisplayTime; the element's state at the callback, the
-   * trim in its playbackRate (the group's rate is rate / trim), and its media clock read in the callback
-   * (`currentTime` at local ms `clockMs`, performance.timeOrigin + performance.now()).
-   */
-  samples() {
-    return this.samplesKept.map(({ wallMs, mediaTime, rate, referenceOffsetMs, paused, seeking, trim, currentTime, clockMs }) => ({
-      wallMs, mediaTime, rate, referenceOffsetMs, paused, seeking, trim, currentTime, clockMs,
-    }));
-  }
-
-  /** Samples the controller may judge now. */
-  judgeable(nowMs) {
-    const from = Math.max(this.judgeFrom, nowMs - this.timing.windowMs);
-    return this.samplesKept.filter((s) => s.playing && s.refMs >= from && s.refMs <= nowMs + 50);
   }
 
   // MARK: The control loop (MPVPlayer.control)
@@ -744,7 +411,7 @@ export class VideoPlayer {
     this.startedAtMs = instant;
     this.judgeFrom = instant + this.timing.settleMs;
     this.lastCorrectionMs = instant;
-    this.quietUntilMs = instant + this.timing.ownStartQuietMs;
+    this.stall.quietUntil(instant + this.timing.ownStartQuietMs);
     this.placement = placement;
     this.correctionsSinceStart = 0;
     this.verifying = { fromMs: placement !== null ? instant : instant + this.timing.verifySettleMs, attempt, learn: placement === null, placement };
@@ -760,7 +427,7 @@ export class VideoPlayer {
 
   /** The learnt latency from `play()` to the media clock moving, for placed starts at `rate`. */
   placedLatency(rate) {
-    return this.placedLatencies.get(`${hasAudioTrack(this.video)}:${rate}`) ?? this.thresholds.placedLatencyMs ?? 0;
+    return this.placedLatencies.get(`${this.element.hasAudio}:${rate}`) ?? this.thresholds.placedLatencyMs ?? 0;
   }
 
   /** Whether a start of `motion` can be placed now: placeable, and placing not paused for a busy moment. */
@@ -776,40 +443,6 @@ export class VideoPlayer {
     return profileFor((this.grid.interval * 1000) / motion.rate, this.profiles) !== null;
   }
 
-  /** A frame-clock tick in reference ms: from a recent frame sample, else the next animation frame; null if neither. */
-  async frameTick() {
-    // Only a playing frame's expectedDisplayTime is on the frame clock's grid (a frame shown after a
-    // paused seek is stamped when it arrives: measured 2-8 ms off the grid).
-    const now = this.clock.nowMs();
-    let last;
-    for (let i = this.samplesKept.length - 1; i >= 0; i--) {
-      if (this.samplesKept[i].playing) {
-        last = this.samplesKept[i];
-        break;
-      }
-    }
-    if (now !== null && last !== undefined && now - last.refMs < this.timing.tickFromSampleMs) {
-      return last.wallMs + this.clock.offsetMs();
-    }
-    if (this.animationFrame === null) return null;
-    const local = await new Promise((resolve) => {
-      let done = false;
-      const timer = this.timers.setTimeout(() => {
-        if (!done) {
-          done = true;
-          resolve(null);
-        }
-      }, 200);
-      this.animationFrame((ms) => {
-        if (done) return;
-        done = true;
-        this.timers.clearTimeout(timer);
-        resolve(ms);
-      });
-    });
-    return local === null ? null : this.timeOrigin() + local + this.clock.offsetMs();
-  }
-
   /**
    * Starts `motion` (rate > 0) placed (cadence.js): paused at the planned item time, `play()` at the
    * planned instant, no earlier than `notBeforeMs`. Returns null when no placed start is possible (the
@@ -817,7 +450,7 @@ export class VideoPlayer {
    */
   async placedStart(motion, notBeforeMs, attempt = 0) {
     if (!this.canPlace(motion)) return null;
-    const gridMs = await this.frameTick();
+    const gridMs = await this.playhead.frameTick();
     const now = this.clock.nowMs();
     if (gridMs === null || now === null) return null;
     const plan = planStart({
@@ -842,21 +475,8 @@ export class VideoPlayer {
     }
     if (this.verifying !== null && (await this.verifyStart(motion, now))) return;
     const placed = this.placement !== null;
-    // Placed pictures are judged from their first frames on (a slip shows in a few); the closed loop
-    // once the renderer settled after a start (`judgeFrom`) and enough frames came.
-    const samples = placed ? this.framesSinceStart(now) : this.judgeable(now);
-    let error = null;
-    let fine = false;
-    if (samples.length >= (placed ? this.timing.placedSlipFrames : this.timing.minimumSamples)) {
-      // How late the pictures are as shown (display.js), as item seconds ahead of the group: the least
-      // lag of the last cadence cycle.
-      const lateMs = displayErrorMs(samples.slice(-this.timing.recentFrames), motion, { percentile: 0 });
-      error = (-lateMs * motion.rate) / 1000;
-      fine = true;
-    } else if (now - Math.max(this.lastSampleMs, this.startedAtMs) > this.timing.coarseAfterMs && !this.video.seeking) {
-      // No frames seen for a while: the element's own clock, judged only beyond a frame more.
-      error = this.video.currentTime - motionItemTime(motion, now);
-    }
+    // Where the pictures are against the group (playhead.js).
+    const { samples, error, fine } = this.playhead.error(motion, now, { placed, startedAtMs: this.startedAtMs, judgeFrom: this.judgeFrom });
     if (error === null) return;
     this.errorMs = error * 1000;
     const thresholds = this.thresholds;
@@ -908,20 +528,12 @@ export class VideoPlayer {
       }
       return;
     }
-    // Nothing finer than half a step of the lattice of display origins can be corrected (display.js).
-    const band = { ...thresholds, deadbandMs: displayDeadbandMs(thresholds.deadbandMs / motion.rate, stepMs) * motion.rate };
-    const factor = ditheredTrim(correctionFor(error, motion.rate, band).factor, error * 1000, this.trim, band);
-    // The pictures as shown hold still between jumps, so the same error comes back look after look:
-    // only a trim that differs by more than 0.01 % (or the end of one) is a new one.
-    if (factor === 1 ? this.trim !== 1 : Math.abs(factor - this.trim) > 1e-4) {
+    // A trim (rate.js), when it is a new one.
+    const factor = this.rateController.trimFor(error, motion.rate, stepMs);
+    if (factor !== null) {
       this.setRate(motion.rate, factor);
       this.emitCorrection("rate", error * 1000, motion.rate * factor);
     }
-  }
-
-  /** Playing frames shown since the start in force (its instant), the first `placedVerifySkip` left out. */
-  framesSinceStart(now) {
-    return this.samplesKept.filter((s) => s.playing && s.refMs >= this.startedAtMs && s.refMs <= now + 50).slice(this.timing.placedVerifySkip);
   }
 
   /**
@@ -938,8 +550,8 @@ export class VideoPlayer {
     // A placed start is judged on its first frames (TIMING placedVerifyFrames); the others after a
     // settling time, on enough frames for the estimate's percentile.
     const samples = check.placement
-      ? this.samplesKept.filter((s) => s.playing && s.refMs >= check.fromMs && s.refMs <= now + 50).slice(this.timing.placedVerifySkip)
-      : this.samplesKept.filter((s) => s.playing && s.refMs >= check.fromMs && s.refMs <= now + 50);
+      ? this.playhead.playingSince(check.fromMs, now).slice(this.timing.placedVerifySkip)
+      : this.playhead.playingSince(check.fromMs, now);
     // A placed start that came a tick off shows it in fewer frames than a whole cadence cycle: their
     // least lag can read up to a lattice step late, never early, far below a tick (placedVerdict).
     const slipped = check.placement && samples.length >= this.timing.placedSlipFrames - 1
@@ -982,7 +594,7 @@ export class VideoPlayer {
     if (origins.length > 0) {
       const lateMs = origins[Math.floor(origins.length / 2)] - check.placement.clockOriginMs;
       if (Math.abs(lateMs) <= this.timing.placedLearnWithinMs) {
-        this.placedLatencies.set(`${hasAudioTrack(this.video)}:${motion.rate}`, this.placedLatency(motion.rate) + lateMs * 0.7);
+        this.placedLatencies.set(`${this.element.hasAudio}:${motion.rate}`, this.placedLatency(motion.rate) + lateMs * 0.7);
       }
     }
     const offMs = -errorMs / motion.rate; // the pictures minus the group's origin (wall ms)
@@ -1035,63 +647,33 @@ export class VideoPlayer {
 
   // MARK: Element operations
 
-  /** The trim a start or a rate change begins with: off the group's rate by the dither, if any. */
+  /** The trim a start or a rate change begins with (rate.js). */
   get startTrim() {
-    return 1 + (this.thresholds.ditherTrim ?? 0);
+    return this.rateController.startTrim;
   }
 
+  /** Runs the element at `rate` x `trim` (rate.js); a new group rate is judged once the renderer caught up. */
   setRate(rate, trim) {
     const now = this.clock.nowMs();
-    this.trim = trim;
-    // Chromium's pitch-preserving time stretch moves an audio track's clock in steps at a rate change
-    // (PLAYERS.md, bench runs); without it trims act smoothly. The pitch is kept for the group's own
-    // speeds other than 1, where a person hears it; trims (at most a few % for a second or two) go without.
-    if ("preservesPitch" in this.video) {
-      const keep = Math.abs(rate - 1) > 1e-9;
-      if (this.video.preservesPitch !== keep) this.video.preservesPitch = keep;
-    }
-    const wanted = rate * trim;
-    const rateChanged = this.groupRate !== rate;
-    this.groupRate = rate;
-    if (this.video.playbackRate !== wanted) {
-      this.video.playbackRate = wanted;
-      // The renderer catches up with a new group rate first. A trim alone does not end the judging:
-      // the pictures are judged as shown, and they move late and in whole ticks after a trim.
-      if (now !== null && rateChanged) this.judgeFrom = Math.max(this.judgeFrom, now + this.timing.settleMs);
-    }
+    if (this.rateController.set(rate, trim) && now !== null) this.judgeFrom = Math.max(this.judgeFrom, now + this.timing.settleMs);
   }
 
   playElement() {
-    let result;
-    try {
-      result = this.video.play();
-    } catch (error) {
-      result = Promise.reject(error);
-    }
-    Promise.resolve(result).catch((error) => {
-      if (error?.name !== "NotAllowedError" || this.video.muted) {
-        if (error?.name !== "AbortError") this.onnotice({ kind: "error", detail: `the browser would not play: ${error?.message ?? error}` });
-        return;
-      }
-      // Autoplay with sound refused: play muted, and offer to unmute.
-      this.video.muted = true;
-      this.mutedByPolicy = true;
-      this.onnotice({ kind: "autoplay", detail: "the browser started playback muted" });
-      if (this.playing) {
-        this.applied = null;
-        this.playing = false;
-        this.wake();
-      }
+    this.element.play({
+      onerror: (error) => this.onnotice({ kind: "error", detail: `the browser would not play: ${error?.message ?? error}` }),
+      onmuted: () => {
+        this.onnotice({ kind: "autoplay", detail: "the browser started playback muted" });
+        if (this.playing) {
+          this.applied = null;
+          this.playing = false;
+          this.wake();
+        }
+      },
     });
   }
 
   pauseElement() {
-    this.pausing = true;
-    try {
-      if (!this.video.paused) this.video.pause();
-    } finally {
-      this.pausing = false;
-    }
+    this.element.pause();
     this.playing = false;
     this.errorMs = null;
     this.verifying = null;
@@ -1133,34 +715,11 @@ export class VideoPlayer {
     return this.grid.snap(itemTime) + this.timing.snapEpsilon;
   }
 
-  /** Seeks (paused) and waits until the element has the picture. */
+  /** Seeks (paused) and waits until the element has the picture (an own seek: stall.js). */
   async seekTo(itemTime) {
-    const v = this.video;
-    let target = Math.max(0, itemTime);
-    if (Number.isFinite(v.duration) && target > v.duration) target = v.duration;
-    if (Math.abs(v.currentTime - target) < 1e-6 && !v.seeking) return;
-    this.ownSeeks += 1;
-    try {
-      await this.seekElement(target);
-    } finally {
-      this.ownSeeks -= 1;
-    }
-  }
-
-  /** Sets `currentTime` and waits for `seeked` (or `seekTimeoutMs`). */
-  seekElement(target) {
-    const v = this.video;
-    return new Promise((resolve) => {
-      let timer = null;
-      const done = () => {
-        v.removeEventListener("seeked", done);
-        if (timer !== null) this.timers.clearTimeout(timer);
-        resolve();
-      };
-      v.addEventListener("seeked", done);
-      timer = this.timers.setTimeout(done, this.timing.seekTimeoutMs);
-      v.currentTime = target;
-    });
+    const target = this.element.seekTarget(itemTime);
+    if (target === null) return;
+    await this.stall.ownSeek(() => this.element.seek(target));
   }
 
   // MARK: Events
@@ -1192,7 +751,7 @@ export class VideoPlayer {
       playing: this.playing, trim: this.trim, errorMs: this.errorMs, startLatencyMs: this.startLatency, readiness: this.readiness, restarts: this.restarts,
       placed: this.placement !== null, placedOff: this.placedOff,
       placedPaused: this.placedPausedFor !== null && sameMotion(this.placedPausedFor, this.applied) && (this.clock.nowMs() ?? Infinity) < this.placedPausedUntilMs,
-      foreignItem: this.foreignItem, ended: this.ended, hasAudio: hasAudioTrack(this.video),
+      foreignItem: this.foreignItem, ended: this.ended, hasAudio: this.element.hasAudio,
     };
   }
 }
