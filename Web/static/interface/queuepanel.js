@@ -1,4 +1,4 @@
-// The queue panel's view model, kept out of the DOM (app.js draws it): what each row shows, which
+// The queue panel's view model, kept out of the DOM (queueview.js draws it): what each row shows, which
 // buttons apply, the edits those buttons send, the entries for files the person adds, and what the
 // page says about an entry it has no copy of. Pure: Node tests drive it with plain values.
 

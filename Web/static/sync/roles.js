@@ -1,7 +1,7 @@
 // Who may control a session where only hosts control (docs/protocol.md, "Roles: who may control"; Swift
 // implements the same rules, checked by the shared vectors Tests/Vectors/roles/roles.json in
 // Tests/Web/roles.test.mjs). Pure logic over WebCrypto's Ed25519; channel.js puts the gate between the
-// session and the coordinator, app.js shows what it decides.
+// session and the coordinator, the interface (status.js, controls.js) shows what it decides.
 //
 // - `role` statements (member messages, signed by the invite's host key) grant or revoke control of a
 //   member key; the RoleBook keeps, per key, the latest statement accepted (by `issuedAt`).
