@@ -1,16 +1,18 @@
-// The player's parts, each on its own (Web/static/player/: element.js, playhead.js, rate.js, stall.js;
-// player.test.mjs drives them composed): the video-element wrapper's operations, the playhead's samples
-// and error, the rate controller's trims, the stall detector's readiness reports and own-operation grace.
+// The player's parts, each on its own (Web/static/player/: element.js, playhead.js, rate.js, stall.js,
+// placement.js; player.test.mjs drives them composed): the video-element wrapper's operations, the
+// playhead's samples and error, the rate controller's trims, the stall detector's readiness reports and
+// own-operation grace, and the record of placed starts (what can be placed, latencies, giving up).
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
 import { VideoElement, hasAudioTrack } from "../../Web/static/player/element.js";
+import { PlacedStarts } from "../../Web/static/player/placement.js";
 import { Playhead } from "../../Web/static/player/playhead.js";
 import { RateController } from "../../Web/static/player/rate.js";
 import { StallDetector } from "../../Web/static/player/stall.js";
 import { THRESHOLDS, TIMING } from "../../Web/static/player/tuning.js";
-import { makeMotion, msToNs } from "../../Web/static/player/schedule.js";
+import { FrameGrid, makeMotion, msToNs } from "../../Web/static/player/schedule.js";
 import { FakeVideo, ManualTime } from "./fakes.mjs";
 
 const clockOf = (time, offsetMs = 0) => ({ nowMs: () => time.now, offsetMs: () => offsetMs });
@@ -341,4 +343,73 @@ test("the stall detector: during its own seeks and starts a ready element's stal
   video.dispatch("seeking");
   assert.deepEqual(reports.slice(3), ["loading", "seeking"]);
   stall.cancel();
+});
+
+// MARK: placement.js
+
+function placedOn(time, { hasFrameClock = true, grid = FrameGrid.fromActivity({ frameInterval: 0.04 }), audio = false, thresholds = THRESHOLDS } = {}) {
+  const flags = { audio, grid };
+  const placed = new PlacedStarts({
+    clock: clockOf(time), timing: TIMING, thresholds: () => (flags.audio ? thresholds.audio : thresholds.video),
+    hasAudio: () => flags.audio, grid: () => flags.grid, hasFrameClock, profiles: undefined,
+  });
+  return { placed, flags };
+}
+
+test("placed starts: only with a frame clock, a frame grid, a start profile for the speed, video only", () => {
+  const time = new ManualTime();
+  const at = (rate, itemTime = 0) => makeMotion({ item: "clip", itemTime, referenceTime: msToNs(time.now), rate });
+  const { placed, flags } = placedOn(time);
+  assert.ok(placed.placeable(at(1)), "25 fps at 1x: a profile");
+  assert.ok(placed.placeable(at(0.5)), "25 fps at 0.5x: a profile");
+  assert.ok(!placed.placeable(at(2)), "no profile at 2x");
+  assert.ok(!placed.placeable(at(0)), "a pause is not started");
+  assert.equal(placed.profile(at(1)).frameMs, 40);
+  flags.grid = FrameGrid.fromActivity({ frameInterval: 1 / 24 });
+  assert.ok(!placed.placeable(at(1)), "24 fps: no profile");
+  flags.grid = null;
+  assert.ok(!placed.placeable(at(1)), "no frame grid");
+  flags.grid = FrameGrid.fromActivity({ frameInterval: 0.04 });
+  flags.audio = true;
+  assert.ok(!placed.placeable(at(1)), "with an audio track placed starts are off (THRESHOLDS.audio)");
+  assert.ok(!placedOn(time, { hasFrameClock: false }).placed.placeable(at(1)), "no requestAnimationFrame");
+});
+
+test("placed starts: latencies learnt per kind of media and speed, from the thresholds' first guess", () => {
+  const time = new ManualTime();
+  const { placed, flags } = placedOn(time);
+  assert.equal(placed.latency(1), THRESHOLDS.video.placedLatencyMs);
+  placed.learnLatency(1, 1);
+  assert.ok(Math.abs(placed.latency(1) - (THRESHOLDS.video.placedLatencyMs + 0.7)) < 1e-12, "70 % of what the start was late by");
+  assert.equal(placed.latency(0.5), THRESHOLDS.video.placedLatencyMs, "another speed");
+  flags.audio = true;
+  assert.equal(placed.latency(1), THRESHOLDS.audio.placedLatencyMs, "media with audio");
+});
+
+test("placed starts: given up for a motion a while when redone too often, for good after too many misses", () => {
+  const time = new ManualTime();
+  const { placed } = placedOn(time);
+  const motion = makeMotion({ item: "clip", itemTime: 0, referenceTime: msToNs(time.now), rate: 1 });
+  const other = makeMotion({ item: "clip", itemTime: 5, referenceTime: msToNs(time.now), rate: 1 });
+  const thresholds = THRESHOLDS.video;
+  // Redone up to placedAgainLimit times within the window: placing goes on.
+  for (let i = 0; i < TIMING.placedAgainLimit; i++) assert.equal(placed.giveUp(motion, time.now + i, thresholds), false);
+  assert.ok(placed.canPlace(motion));
+  // Once more: paused for this motion (a busy machine), not for the group's next command.
+  assert.equal(placed.giveUp(motion, time.now + 10, thresholds), true);
+  assert.ok(!placed.canPlace(motion) && placed.pausedNow(motion));
+  assert.ok(placed.canPlace(other) && !placed.pausedNow(other));
+  assert.ok(placed.placeable(motion), "placeable still: only paused");
+  assert.deepEqual(placed.againAt, [], "the count starts again");
+  time.now += 10 + TIMING.placedPauseMs;
+  assert.ok(placed.canPlace(motion), "after the pause");
+  // Redone placements older than the window no longer count.
+  for (let i = 0; i < TIMING.placedAgainLimit; i++) placed.giveUp(motion, time.now, thresholds);
+  assert.equal(placed.giveUp(motion, time.now + TIMING.placedAgainWindowMs, thresholds), false, "the others left the window");
+  // Misses in a row (or placements that drift off early) up to placedGiveUp: off for good.
+  placed.misses = thresholds.placedGiveUp - 1;
+  assert.equal(placed.giveUp(motion, time.now + TIMING.placedAgainWindowMs * 3, thresholds), false);
+  placed.misses = thresholds.placedGiveUp;
+  assert.equal(placed.giveUp(motion, time.now + TIMING.placedAgainWindowMs * 4, thresholds), true);
+  assert.ok(placed.off && !placed.placeable(other) && !placed.canPlace(other));
 });

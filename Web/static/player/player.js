@@ -29,6 +29,8 @@
 //   playhead.js  where the pictures are (rVFC samples) against where the group's timeline wants them,
 //                and the frame clock's phase;
 //   rate.js      the rate controller: the group's rate times a trim, the closed loop's trims;
+//   placement.js placed starts as a record: whether a motion's start can be placed, the latencies
+//                learnt, when placing is given up (for good, or a while);
 //   stall.js     the stall detector: the element's waiting / seeking / stalls become readiness reports
 //                (readiness.js), which the coordinator turns into buffering / stallRecovery suspensions;
 //   tuning.js    THRESHOLDS and TIMING.
@@ -38,9 +40,10 @@
 // Everything the adapter touches is injected (the element, the clock, timers), so Node tests drive it
 // with a fake element and a manual clock.
 
-import { PROFILES, planStart, profileFor } from "./cadence.js";
-import { displayErrorMs, keepsPlacedMiss, latticeStepMs, placedDriftMs, placedGiveUp, placedVerdict } from "./display.js";
+import { PROFILES, planStart } from "./cadence.js";
+import { displayErrorMs, keepsPlacedMiss, latticeStepMs, placedDriftMs, placedVerdict } from "./display.js";
 import { VideoElement } from "./element.js";
+import { PlacedStarts } from "./placement.js";
 import { Playhead } from "./playhead.js";
 import { RateController } from "./rate.js";
 import { CommandSchedule, isContinued, motionItemTime, sameMotion } from "./schedule.js";
@@ -85,28 +88,21 @@ export class VideoPlayer {
     this.item = item;
     this.grid = grid;
     this.timers = timers;
-    this.timeOrigin = timeOrigin;
-    this.localNow = localNow;
     this.realtime = realtime;
-    this.animationFrame = animationFrame;
-    this.profiles = profiles;
     this.placement = null; // the placed start in force: {latticeMs, offsetMs, ...} (cadence.js planStart)
-    this.placedMisses = 0; // placed starts in a row whose pictures missed
-    this.placedOff = false; // given up on placed starts for good (they kept missing: the profile does not fit)
-    this.placedPausedFor = null; // the motion placing is given up for (redone too often: a busy machine)
-    this.placedPausedUntilMs = -Infinity; // ... until this reference ms
-    this.placedAgainAt = []; // reference ms of recent placements done again (slips and misses)
-    this.placedEarlyEnds = 0; // placements in a row that drifted off sooner than TIMING.placedHoldMs
-    this.placedLatencies = new Map(); // learnt play()-to-clock latency (ms) per "audio:rate"
     this.timing = { ...TIMING, ...timing };
     this.thresholdSets = { ...THRESHOLDS, ...thresholds };
-    // The parts (docs/web.md, "The player's parts"): the element, where its pictures are, its rate, its stalls.
+    // The parts (docs/web.md, "The page's files"): the element, where its pictures are, its rate, placed starts, its stalls.
     this.element = new VideoElement({ video, timers, timing: this.timing });
     this.playhead = new Playhead({
       video, clock, timers, timeOrigin, localNow, animationFrame, timing: this.timing,
       state: () => ({ playing: this.playing, trim: this.rateController.trim }),
     });
     this.rateController = new RateController({ element: this.element, thresholds: () => this.thresholds });
+    this.placed = new PlacedStarts({
+      clock, timing: this.timing, thresholds: () => this.thresholds, hasAudio: () => this.element.hasAudio, grid: () => this.grid,
+      hasFrameClock: animationFrame !== null, profiles,
+    });
     this.stall = new StallDetector({
       video, clock, timers, timing: this.timing, playing: () => this.playing, stopped: () => this.stopped,
       onreadiness: (readiness) => this.onreadiness(readiness),
@@ -310,7 +306,7 @@ export class VideoPlayer {
   /** Carries out `next` at its instant, from whatever the element does now. */
   async transition(next, current) {
     if (next.rate > 0) {
-      if (this.playing && current !== null && sameMotion(this.applied, current) && current.rate > 0 && isContinued(current, next) && !this.canPlace(next)) {
+      if (this.playing && current !== null && sameMotion(this.applied, current) && current.rate > 0 && isContinued(current, next) && !this.placed.canPlace(next)) {
         // A rate change without a jump: at the instant.
         await this.waitUntil(next.referenceMs);
         this.setRate(next.rate, this.startTrim);
@@ -425,22 +421,9 @@ export class VideoPlayer {
     return this.startLatencyMs ?? this.thresholds.startLatencyMs ?? this.timing.startLatencyMs;
   }
 
-  /** The learnt latency from `play()` to the media clock moving, for placed starts at `rate`. */
+  /** The learnt latency from `play()` to the media clock moving, for placed starts at `rate` (placement.js). */
   placedLatency(rate) {
-    return this.placedLatencies.get(`${this.element.hasAudio}:${rate}`) ?? this.thresholds.placedLatencyMs ?? 0;
-  }
-
-  /** Whether a start of `motion` can be placed now: placeable, and placing not paused for a busy moment. */
-  canPlace(motion) {
-    if (!this.placeable(motion)) return false;
-    return !(this.placedPausedFor !== null && sameMotion(this.placedPausedFor, motion) && (this.clock.nowMs() ?? Infinity) < this.placedPausedUntilMs);
-  }
-
-  /** Whether starts of `motion` are placed on this page: a browser frame clock, a frame grid, a start profile, not given up for good. */
-  placeable(motion) {
-    if (this.animationFrame === null || this.placedOff || this.grid === null || !(motion.rate > 0)) return false;
-    if (!this.thresholds.placedStarts) return false;
-    return profileFor((this.grid.interval * 1000) / motion.rate, this.profiles) !== null;
+    return this.placed.latency(rate);
   }
 
   /**
@@ -449,7 +432,7 @@ export class VideoPlayer {
    * caller starts as before), false when the seek left too little time, true when started.
    */
   async placedStart(motion, notBeforeMs, attempt = 0) {
-    if (!this.canPlace(motion)) return null;
+    if (!this.placed.canPlace(motion)) return null;
     const gridMs = await this.playhead.frameTick();
     const now = this.clock.nowMs();
     if (gridMs === null || now === null) return null;
@@ -459,7 +442,7 @@ export class VideoPlayer {
       gridMs,
       grid: this.grid,
       notBeforeMs: Math.max(notBeforeMs, now),
-      profile: profileFor((this.grid.interval * 1000) / motion.rate, this.profiles),
+      profile: this.placed.profile(motion),
     });
     if (plan === null) return null;
     await this.seekTo(plan.itemTime);
@@ -505,7 +488,7 @@ export class VideoPlayer {
       });
       if (verdict.action !== "hold") {
         // A slip is a whole tick at once; a frame clock the profile does not describe drifts off gradually.
-        if (verdict.action === "drift") this.placedEarlyEnds = verdict.early ? this.placedEarlyEnds + 1 : 0;
+        if (verdict.action === "drift") this.placed.earlyEnds = verdict.early ? this.placed.earlyEnds + 1 : 0;
         const quickMs = -(verdict.action === "slip" ? slipLateMs : lateMs) * motion.rate;
         if (this.givePlacingUp(motion, now, thresholds)) {
           this.emitCorrection("unplaced", quickMs, null);
@@ -517,11 +500,11 @@ export class VideoPlayer {
       }
       return;
     }
-    if (this.placeable(motion)) {
+    if (this.placed.placeable(motion)) {
       // Placing was given up for a busy moment (`placedPauseMs`): the pictures are held, not trimmed
       // (measured at load 10-19: trims on placed pictures made Chromium drop its cadence and jump them
       // to the media clock, 7-17 ms early, and back), and placed again after the pause if they are off.
-      if (this.canPlace(motion) && Math.abs(error * 1000) / motion.rate > placedDriftMs(thresholds.placedDriftMs, stepMs)) {
+      if (this.placed.canPlace(motion) && Math.abs(error * 1000) / motion.rate > placedDriftMs(thresholds.placedDriftMs, stepMs)) {
         this.emitCorrection("restart", error * 1000, null);
         this.errorMs = null;
         await this.restart(motion);
@@ -594,13 +577,13 @@ export class VideoPlayer {
     if (origins.length > 0) {
       const lateMs = origins[Math.floor(origins.length / 2)] - check.placement.clockOriginMs;
       if (Math.abs(lateMs) <= this.timing.placedLearnWithinMs) {
-        this.placedLatencies.set(`${this.element.hasAudio}:${motion.rate}`, this.placedLatency(motion.rate) + lateMs * 0.7);
+        this.placed.learnLatency(motion.rate, lateMs);
       }
     }
     const offMs = -errorMs / motion.rate; // the pictures minus the group's origin (wall ms)
     const missMs = offMs - check.placement.offsetMs;
     if (Math.abs(missMs) <= thresholds.placedToleranceMs) {
-      this.placedMisses = 0;
+      this.placed.misses = 0;
       return false;
     }
     const stepMs = latticeStepMs((this.grid.interval * 1000) / motion.rate);
@@ -609,7 +592,7 @@ export class VideoPlayer {
       this.placement = { ...check.placement, offsetMs: offMs };
       return false;
     }
-    this.placedMisses += 1;
+    this.placed.misses += 1;
     if (this.givePlacingUp(motion, now, thresholds)) {
       this.emitCorrection("unplaced", errorMs, null);
       return false;
@@ -628,19 +611,7 @@ export class VideoPlayer {
    * redone lately: a busy machine; the group's next command is placed again). True when it stops.
    */
   givePlacingUp(motion, now, thresholds) {
-    this.placedAgainAt = this.placedAgainAt.filter((at) => now - at < this.timing.placedAgainWindowMs);
-    this.placedAgainAt.push(now);
-    const verdict = placedGiveUp({
-      misses: this.placedMisses, earlyEnds: this.placedEarlyEnds, recentAgain: this.placedAgainAt.length,
-      giveUp: thresholds.placedGiveUp, againLimit: this.timing.placedAgainLimit,
-    });
-    if (verdict === null) return false;
-    if (verdict === "page") this.placedOff = true;
-    else {
-      this.placedPausedFor = motion;
-      this.placedPausedUntilMs = now + this.timing.placedPauseMs;
-      this.placedAgainAt = [];
-    }
+    if (!this.placed.giveUp(motion, now, thresholds)) return false;
     this.placement = null;
     return true;
   }
@@ -749,8 +720,8 @@ export class VideoPlayer {
   get status() {
     return {
       playing: this.playing, trim: this.trim, errorMs: this.errorMs, startLatencyMs: this.startLatency, readiness: this.readiness, restarts: this.restarts,
-      placed: this.placement !== null, placedOff: this.placedOff,
-      placedPaused: this.placedPausedFor !== null && sameMotion(this.placedPausedFor, this.applied) && (this.clock.nowMs() ?? Infinity) < this.placedPausedUntilMs,
+      placed: this.placement !== null, placedOff: this.placed.off,
+      placedPaused: this.placed.pausedNow(this.applied),
       foreignItem: this.foreignItem, ended: this.ended, hasAudio: this.element.hasAudio,
     };
   }
