@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { SampleFilter, errorBound, sampleFromTimestamps } from "../../Web/static/clock.js";
+import { SampleFilter, errorBound, sampleFromTimestamps } from "../../Web/static/sync/clock.js";
 
 const file = join(dirname(fileURLToPath(import.meta.url)), "..", "Vectors", "clock", "filter.json");
 const vector = JSON.parse(readFileSync(file, "utf8"));

@@ -1,10 +1,10 @@
-// The page URL's fragment (Web/static/pageurl.js).
+// The page URL's fragment (Web/static/interface/pageurl.js).
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { PageURLError, fileNameOfURL, pageURL, parseFragment, resolveMediaURL, webSocketURL } from "../../Web/static/pageurl.js";
-import { parseInvite } from "../../Web/static/invite.js";
+import { PageURLError, fileNameOfURL, pageURL, parseFragment, resolveMediaURL, webSocketURL } from "../../Web/static/interface/pageurl.js";
+import { parseInvite } from "../../Web/static/wire/invite.js";
 
 const INVITE = "coplay://127.0.0.1:7000/00112233445566778899aabbccddeeff?aead=aes-256-gcm#AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8";
 

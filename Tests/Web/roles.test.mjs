@@ -1,4 +1,4 @@
-// Roles where only hosts control (Web/static/roles.js, docs/protocol.md "Roles: who may control"): role
+// Roles where only hosts control (Web/static/sync/roles.js, docs/protocol.md "Roles: who may control"): role
 // statements signed by the invite's host key, the book of who controls at a point of the order, the
 // `signed` coordination messages, the gate's order (one message after another, as the relay ordered
 // them, though WebCrypto verifies asynchronously), the page's own commands wrapped, signed or refused,
@@ -11,17 +11,17 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { concatBytes, fromBase64URL, fromHex, toBase64URL, toHex, u64Bytes, utf8 } from "../../Web/static/bytes.js";
-import { GroupSessionCoordinationChannel } from "../../Web/static/channel.js";
-import { MemberKey } from "../../Web/static/chat.js";
-import { formatInvite, parseInvite, viewerInvite } from "../../Web/static/invite.js";
-import { jsonEqual, parseJSON, stringifyJSON } from "../../Web/static/json.js";
-import { decodeMessageBody, encodeMessageBody } from "../../Web/static/messages.js";
-import { Notices } from "../../Web/static/notices.js";
+import { concatBytes, fromBase64URL, fromHex, toBase64URL, toHex, u64Bytes, utf8 } from "../../Web/static/wire/bytes.js";
+import { GroupSessionCoordinationChannel } from "../../Web/static/sync/channel.js";
+import { MemberKey } from "../../Web/static/session/chat.js";
+import { formatInvite, parseInvite, viewerInvite } from "../../Web/static/wire/invite.js";
+import { jsonEqual, parseJSON, stringifyJSON } from "../../Web/static/wire/json.js";
+import { decodeMessageBody, encodeMessageBody } from "../../Web/static/sync/messages.js";
+import { Notices } from "../../Web/static/sync/notices.js";
 import {
   ONLY_HOSTS, RoleBook, RoleError, RolesGate, commandBytes, isWellFormedRole, listenForRoles, roleBytes, roleFromJSON, roleRetainName, roleToJSON,
   signCommand, signRole, signedFromJSON, signedToJSON, uncheckedBodies,
-} from "../../Web/static/roles.js";
+} from "../../Web/static/sync/roles.js";
 
 const session = Uint8Array.from({ length: 16 }, (_, i) => i);
 const seed = (byte) => new Uint8Array(32).fill(byte);

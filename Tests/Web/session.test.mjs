@@ -5,15 +5,15 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { equalBytes, toHex } from "../../Web/static/bytes.js";
-import { sha256 } from "../../Web/static/crypto.js";
-import { GroupSessionCoordinationChannel } from "../../Web/static/channel.js";
+import { equalBytes, toHex } from "../../Web/static/wire/bytes.js";
+import { sha256 } from "../../Web/static/wire/crypto.js";
+import { GroupSessionCoordinationChannel } from "../../Web/static/sync/channel.js";
 import {
   FrameFlags, FrameType, decodeHello, decodeMessage, decodeRoute, decodeTimeRequest, encodeAck, encodeFrame, encodeTimeReply,
   encodePresence, encodeWelcome, makeFrame,
-} from "../../Web/static/frame.js";
-import { AEADSuite } from "../../Web/static/invite.js";
-import { GroupSession, participantName } from "../../Web/static/session.js";
+} from "../../Web/static/wire/frame.js";
+import { AEADSuite } from "../../Web/static/wire/invite.js";
+import { GroupSession, participantName } from "../../Web/static/session/session.js";
 
 /** A relay for one session, in memory. */
 class TestRelay {

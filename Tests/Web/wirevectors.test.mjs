@@ -8,12 +8,12 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { fromHex, toHex } from "../../Web/static/bytes.js";
+import { fromHex, toHex } from "../../Web/static/wire/bytes.js";
 import {
   FrameDecodingError, PayloadDecodingError, decodeError, decodeFrame, decodeHello, decodePresence, decodeRoute,
   decodeTimeReply, decodeTimeRequest, decodeWelcome, encodeError, encodeFrame, encodeHello, encodePresence, encodeRoute,
   encodeTimeReply, encodeTimeRequest, encodeWelcome, makeFrame,
-} from "../../Web/static/frame.js";
+} from "../../Web/static/wire/frame.js";
 
 const file = join(dirname(fileURLToPath(import.meta.url)), "..", "Vectors", "wire", "frames.json");
 const vector = JSON.parse(readFileSync(file, "utf8"));

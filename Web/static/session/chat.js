@@ -1,14 +1,14 @@
 // Members' signing keys and the chat (Sources/GroupChat: MemberKey.swift, MemberIdentity.swift,
 // ChatMessage.swift, MemberMessage.swift, ChatText.swift, MemberDirectory.swift, ChatRoom.swift;
 // change both together). Pure logic over WebCrypto's Ed25519, tested in Node with the shared vectors
-// Tests/Vectors/chat/chat.json (Tests/Web/chat.test.mjs); app.js draws the chat box.
+// Tests/Vectors/chat/chat.json (Tests/Web/chat.test.mjs); chatpanel.js draws the chat box.
 //
 // Messages travel as envelopes named "MemberMessage" whose body is JSON: {"kind": "identity" | "chat",
 // "v": 1, ...} (docs/protocol.md, "Member messages"). A chat message is retained by the relay under
 // "coplay.chat.(n % 50)", so a late joiner receives the last 50.
 
-import { concatBytes, fromBase64URL, toBase64URL, toHex, u64Bytes, utf8 } from "./bytes.js";
-import { parseJSON, stringifyJSON } from "./json.js";
+import { concatBytes, fromBase64URL, toBase64URL, toHex, u64Bytes, utf8 } from "../wire/bytes.js";
+import { parseJSON, stringifyJSON } from "../wire/json.js";
 
 /** The envelope name of member messages (Swift's type name). */
 export const MEMBER_MESSAGE_NAME = "MemberMessage";

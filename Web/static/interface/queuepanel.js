@@ -1,4 +1,4 @@
-// The queue panel's view model, kept out of the DOM (app.js draws it): what each row shows, which
+// The queue panel's view model, kept out of the DOM (queueview.js draws it): what each row shows, which
 // buttons apply, the edits those buttons send, the entries for files the person adds, and what the
 // page says about an entry it has no copy of. Pure: Node tests drive it with plain values.
 
@@ -24,7 +24,7 @@ export function nextRepeatMode(mode) {
  * What the panel shows.
  *
  * @param {object} input
- * @param {import("./queue.js").PlayQueue} input.queue the group's queue as this page has it.
+ * @param {import("../sync/queue.js").PlayQueue} input.queue the group's queue as this page has it.
  * @param {boolean} input.hasQueue whether it arrived (a joiner asks for it).
  * @param {string|null} input.playing the entry the group plays (its id), or null.
  * @param {(id: string) => string} input.label how a member is named (its name, else its id).

@@ -1,7 +1,7 @@
 // Who may control a session where only hosts control (docs/protocol.md, "Roles: who may control"; Swift
 // implements the same rules, checked by the shared vectors Tests/Vectors/roles/roles.json in
 // Tests/Web/roles.test.mjs). Pure logic over WebCrypto's Ed25519; channel.js puts the gate between the
-// session and the coordinator, app.js shows what it decides.
+// session and the coordinator, the interface (status.js, controls.js) shows what it decides.
 //
 // - `role` statements (member messages, signed by the invite's host key) grant or revoke control of a
 //   member key; the RoleBook keeps, per key, the latest statement accepted (by `issuedAt`).
@@ -11,9 +11,9 @@
 //   other (WebCrypto verifies asynchronously), and lets through only what counts; it wraps and signs
 //   the page's own commands, and refuses them where the page does not control.
 
-import { concatBytes, equalBytes, fromBase64URL, toBase64URL, toHex, u64Bytes, utf8 } from "./bytes.js";
-import { CHAT_LIMITS, MemberKey, isClean, textLength, verifySignature } from "./chat.js";
-import { parseJSON, stringifyJSON } from "./json.js";
+import { concatBytes, equalBytes, fromBase64URL, toBase64URL, toHex, u64Bytes, utf8 } from "../wire/bytes.js";
+import { CHAT_LIMITS, MemberKey, isClean, textLength, verifySignature } from "../session/chat.js";
+import { parseJSON, stringifyJSON } from "../wire/json.js";
 import { decodeMessage, encodeMessageBody } from "./messages.js";
 
 /** What a member without control is told when it tries a command (mpv shows the same words). */

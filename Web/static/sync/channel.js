@@ -13,11 +13,11 @@
 // without control, not at all).
 
 import { COORDINATION_MESSAGE_NAME, decodeMessageBody, encodeMessageBody } from "./messages.js";
-import { participantName } from "./session.js";
+import { participantName } from "../session/session.js";
 
 export class GroupSessionCoordinationChannel {
   /**
-   * @param {import("./session.js").GroupSession} session an open (welcomed) or joined session.
+   * @param {import("../session/session.js").GroupSession} session an open (welcomed) or joined session.
    * @param {{gate?: import("./roles.js").RolesGate|null}} [options] the gate of a hosts session.
    */
   constructor(session, { gate = null } = {}) {

@@ -13,8 +13,8 @@
 // queue's values), or {unsupported: {kind, version}} for a kind this page does not know or a newer version of one: the
 // coordinator reports it once per sender and ignores it. Add a kind in KINDS below (and in Swift).
 
-import { fromUTF8, utf8 } from "./bytes.js";
-import { parseJSON, stringifyJSON } from "./json.js";
+import { fromUTF8, utf8 } from "../wire/bytes.js";
+import { parseJSON, stringifyJSON } from "../wire/json.js";
 
 /** The envelope name coordination messages travel under (Swift's unqualified type name). */
 export const COORDINATION_MESSAGE_NAME = "CoordinationMessage";

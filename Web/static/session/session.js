@@ -8,13 +8,13 @@
 // callbacks `onmessage(Uint8Array | string)` and `onclose()` (see `openWebSocket`), so Node tests
 // drive it with an in-memory relay. Sockets call `onopen()` once, asynchronously, after creation.
 
-import { toHex } from "./bytes.js";
-import { OpenError, PayloadCipher, SessionKeys } from "./crypto.js";
-import { EnvelopeKind, decodeEnvelope, encodeEnvelope } from "./envelope.js";
+import { toHex } from "../wire/bytes.js";
+import { OpenError, PayloadCipher, SessionKeys } from "../wire/crypto.js";
+import { EnvelopeKind, decodeEnvelope, encodeEnvelope } from "../wire/envelope.js";
 import {
   FrameFlags, FrameType, RelayErrorCode, decodeAck, decodeError, decodeMessage, decodeTimeReply, decodeWelcome, encodeFrame,
   encodeHello, encodeTimeRequest, expandPresence, makeFrame, routeLength,
-} from "./frame.js";
+} from "../wire/frame.js";
 
 /** A participant id as the coordinator names it: 16 lowercase hex digits (GroupSessionCoordinationChannel). */
 export function participantName(id) {

@@ -8,7 +8,7 @@
 // fingerprints match when their size and digest agree; v1's duration is ignored, because a browser
 // cannot compute libavformat's duration.
 
-import { toHex } from "./bytes.js";
+import { toHex } from "../wire/bytes.js";
 
 /** Bytes hashed at each end of the file (ContentFingerprint.chunkSize). */
 export const CHUNK_SIZE = 64 * 1024;

@@ -1,5 +1,5 @@
 // The transport bar's arithmetic: positions as people type them, and the position the bar shows.
-// Pure functions, used by app.js and tested under Node.
+// Pure functions, used by status.js and controls.js and tested under Node.
 
 /**
  * Seconds from what a person types into the position field, as `coplay control … seek` takes it

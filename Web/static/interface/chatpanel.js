@@ -4,7 +4,7 @@
 
 import {
   ChatError, ChatRoom, MEMBER_MESSAGE_NAME, MemberKey, chatLines, decodeMemberMessage, draftStatus, encodeMemberMessage, retainName,
-} from "./chat.js";
+} from "../session/chat.js";
 
 const DATABASE = "coplay";
 const STORE = "member-keys";
@@ -59,7 +59,7 @@ export async function memberKey(name, { persistent }) {
 export class ChatPanel {
   /**
    * @param {object} options
-   * @param {import("./session.js").GroupSession} options.session
+   * @param {import("../session/session.js").GroupSession} options.session
    * @param {Document} options.document
    * @param {() => number} [options.nowMs] monotonic milliseconds (the rate limits).
    */

@@ -1,6 +1,6 @@
 // The person's copies of the group's items: which File (or media URL) this page plays for each queue
-// entry. Pure (no DOM): app.js fills it from the file picker, dropped folders and the `media` URL, and
-// asks it per item.
+// entry. Pure (no DOM): the interface (media.js, copies.js) fills it from the file picker, dropped
+// folders and the `media` URL, and asks it per item.
 //
 // Items are named by identities a browser cannot always compute: `coplay host` queues a file under
 // its video stream's identity (`v3:…`, from the packets) and sends the file's fingerprint (`v2:…`)
