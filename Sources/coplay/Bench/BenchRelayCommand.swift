@@ -3,6 +3,7 @@ import BenchmarkSupport
 import Foundation
 import GroupSessions
 import Logging
+import NIOCore
 import SessionRelay
 
 /// `coplay bench relay`: measures a `coplay serve` child process over loopback.
