@@ -282,16 +282,20 @@ final class SessionShard: Sendable {
 
     /// Queues or performs `actions` (lock held); returns whether ``drain()`` must be scheduled.
     private func carryOut(_ actions: [HubAction<Int>], in state: inout State) -> Bool {
-        var sends: [HubAction<Int>] = []
+        var sends = actions
         var journal: [JournalOperation<Int>] = []
         var announces = false
-        for action in actions {
-            guard case .journal(let operation) = action else {
-                sends.append(action)
-                continue
+        // Most calls have no journal operation: their actions go on as they are, uncopied.
+        if actions.contains(where: { if case .journal = $0 { true } else { false } }) {
+            sends = []
+            for action in actions {
+                guard case .journal(let operation) = action else {
+                    sends.append(action)
+                    continue
+                }
+                if case .commit = operation { announces = true }
+                journal.append(operation)
             }
-            if case .commit = operation { announces = true }
-            journal.append(operation)
         }
         let events = state.hub.takeStoreEvents()
         if events.isEmpty, !announces, state.waiting == 0 {
