@@ -461,11 +461,7 @@ struct ControlCommand: AsyncParsableCommand {
         let member = try await PlaybackMember.open(
             invite: invite, entry: .accept(expectedFingerprint: nil, file: nil), converge: false, tls: tls, memberKey: memberKey,
             logger: logger)
-        // A viewer without a grant: refused before anything is sent (the retained statements are in).
-        if commands, let roles = member.roles, !roles.controls {
-            await member.session.leave(waitingUpTo: .seconds(2))
-            throw PlaybackSetupError.onlyHostsControl(name: name)
-        }
+
         // One-shot: the others announce neither its joining nor its leaving (PresenceReport.oneShot).
         let coordinator = member.playback.makeCoordinator(delegate: CommandOnlyDelegate(), name: name, oneShot: true)
         let running = Task { await coordinator.run() }
@@ -475,6 +471,11 @@ struct ControlCommand: AsyncParsableCommand {
         do {
             guard await poll(for: .seconds(5), { await coordinator.state != nil }) else {
                 throw PlaybackSetupError.noPlaybackState
+            }
+            // A viewer without a grant: refused before its command goes (the retained statements
+            // come with the retained state; a grant may follow it by a moment).
+            if commands, let roles = member.roles, await !poll(for: .milliseconds(500), { roles.controls }) {
+                throw PlaybackSetupError.onlyHostsControl(name: name)
             }
             // Its name goes out before its command, so every member's event names it (`--name`), and
             // says it is one-shot, so nobody announces its joining and leaving.
