@@ -334,7 +334,12 @@ let package = Package(
         ),
         .testTarget(
             name: "GroupChatTests",
-            dependencies: ["GroupChat", "GroupSessions", "PlaybackCoordinator", "SessionRelay", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: [
+                "GroupChat", "GroupSessions", "PlaybackCoordinator", "SessionRelay", "TestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
