@@ -11,7 +11,7 @@ import PlaybackCoordinator
 ///   that is not one, the host key as its subject), not signed by the host key in this session, or
 ///   not newer (`issuedAt`) than the last accepted about its key is ignored.
 /// - ``admit(_:from:)`` takes coordination messages: a `state`, `queueEdit` or `queueSnapshot`
-///   counts only inside a ``SignedCoordinationMessage`` whose signature by its key verifies for
+///   counts only inside a `SignedCoordinationMessage` whose signature by its key verifies for
 ///   this session and the frame's sender, whose key controls at this point, and whose inner
 ///   `sentAt` is not below the last accepted one of the same key and sender (equal: another body
 ///   only, as the parts of one queue copy); `suspension`, `presence` and `queueRequest` pass

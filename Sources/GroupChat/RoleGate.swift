@@ -6,16 +6,16 @@ import Synchronization
 
 /// The roles of a joined session where only hosts control: a ``RoleBook`` fed with the session's
 /// role statements and coordination messages in the relay's order, as the channel's
-/// ``PlaybackCoordinator/CoordinationGate``.
+/// `CoordinationGate`.
 ///
 /// - Role statements (``MemberMessage/role(_:)``) arrive on a subscription of their own, the
 ///   retained ones at once when the gate is made; coordination messages arrive through
-///   ``incoming(_:from:)``, which the ``PlaybackCoordinator/GroupSessionCoordinationChannel`` calls on the same read
+///   ``incoming(_:from:)``, which the `GroupSessionCoordinationChannel` calls on the same read
 ///   loop. Both take the book in turn, so every command is decided at its place in the order.
 ///   Make the gate before the channel (the retained statements come first).
 /// - ``outgoing(_:from:)`` signs this member's commands with its signing key (the host key for
 ///   a controller invite, the member's own key otherwise) while that key controls, and refuses
-///   them with ``PlaybackCoordinator/PlaybackCoordinatorError/onlyHostsControl`` when it does not.
+///   them with `PlaybackCoordinatorError.onlyHostsControl` when it does not.
 /// - ``events`` tells every accepted statement (`roleChanged`) and every ignored statement or
 ///   message (`messageRejected`, with the running count).
 ///
@@ -28,8 +28,8 @@ public final class RoleGate<Activity: GroupActivity>: CoordinationGate, Sendable
     public let session: GroupSession<Activity>
     /// The key this member signs its commands with.
     public let signingKey: MemberKey
-    /// Role changes and ignored messages, as events (``PlaybackCoordinator/PlaybackEvent/EventType/roleChanged``,
-    /// ``PlaybackCoordinator/PlaybackEvent/EventType/messageRejected``).
+    /// Role changes and ignored messages, as events (`PlaybackEvent.EventType.roleChanged`,
+    /// `PlaybackEvent.EventType.messageRejected`).
     public let events: AsyncStream<PlaybackEvent>
 
     private let state: Mutex<State>

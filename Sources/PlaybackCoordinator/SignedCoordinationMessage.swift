@@ -48,12 +48,18 @@ extension SignedCoordinationMessage: Codable {
 public protocol CoordinationGate: Sendable {
     /// The message to send in place of `message` (the same, or a signed one).
     ///
-    /// - Parameter participant: the local participant (what a signature binds).
+    /// - Parameters:
+    ///   - message: the message the coordinator sends.
+    ///   - participant: the local participant (what a signature binds).
     /// - Throws: ``PlaybackCoordinatorError/onlyHostsControl`` when this member may not send it:
     ///   the coordinator's command fails with it, and its own proposals are dropped.
     func outgoing(_ message: CoordinationMessage, from participant: ParticipantID) throws -> CoordinationMessage
 
     /// The message the coordinator receives for `message` from `sender` (the inner message of a
     /// signed one), or `nil` to drop it.
+    ///
+    /// - Parameters:
+    ///   - message: the message as it arrived (the member's own too, when the relay acknowledged it).
+    ///   - sender: the participant whose frame carried it.
     func incoming(_ message: CoordinationMessage, from sender: ParticipantID) -> CoordinationMessage?
 }

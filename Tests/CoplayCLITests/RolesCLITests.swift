@@ -134,6 +134,9 @@ struct RolesCLITests {
                 PlaybackSessionCLITests.events(lines).filter { $0["type"] as? String == "roleChanged" && $0["detail"] as? String == "grant" }.count >= 2
             }, "no roleChanged events")
         }
+        let people = try await CoplayProcess.run(["people", viewer], timeout: 60)
+        #expect(people.status == 0 && people.stdout.contains("only hosts control") && people.stdout.contains(bob) && people.stdout.contains(carol),
+            "people: \(people.stdout) \(people.stderr)")
         let carolPlays = try await CoplayProcess.run(["control", viewer, "--name", carol, "play"], timeout: 60)
         #expect(carolPlays.status == 0, "granted viewer's play: \(carolPlays.stderr)")
         #expect(await host.out.wait(for: .seconds(20)) { _ in Self.count("play", by: carol, in: host) >= 1 }, "the host did not take carol's play")
