@@ -103,6 +103,14 @@ struct HostileRelayTests {
             signedBy: malloryKey, session: invite.session, action: .grant, key: malloryKey.publicKey, name: "mallory", issuedAt: UInt64(t0))
         try mallory.send(MemberMessage.role(forged), retainedAs: forged.retainName)
         try mallory.send(CoordinationMessage.signed(own))
+        // The viewer's own command is refused before it is sent.
+        await #expect(throws: PlaybackCoordinatorError.onlyHostsControl) {
+            try await viewerChannel.send(Self.state(.pause, at: 1, sentAt: t0 + 80_000_000_000), retainingUnder: CoordinationMessage.stateKey)
+        }
+        // A command the host made earlier but sends later (its coordinator sends from two tasks)
+        // still counts: its signer raises the sentAt to the last signed one.
+        let late = Self.state(.pause, at: 3.5, sentAt: t0 - 1_000_000_000)
+        try await hostChannel.send(late, retainingUnder: CoordinationMessage.stateKey)
         // The host's last command: once it is in, everything before it is too.
         let last = Self.state(.seek, at: 42, sentAt: t0 + 70_000_000_000)
         try await Task.sleep(for: .milliseconds(300))
@@ -114,9 +122,13 @@ struct HostileRelayTests {
         try await Task.sleep(for: .milliseconds(300))
 
         let received = Self.commands(viewerEvents.values)
-        print("hostile relay test: proxy re-sent \(proxy.counts.resent), altered \(proxy.counts.altered), reordered \(proxy.counts.reordered) frames; the viewer took \(received.count) commands of the host's \(genuine.count + 1); its gate ignored \(viewerGate.rejections)")
+        print("hostile relay test: proxy re-sent \(proxy.counts.resent), altered \(proxy.counts.altered), reordered \(proxy.counts.reordered) frames; the viewer took \(received.count) commands of the host's \(genuine.count + 2); its gate ignored \(viewerGate.rejections)")
         #expect(proxy.counts.resent > 0 && proxy.counts.altered > 0 && proxy.counts.reordered > 0, "the proxy did not tamper: \(proxy.counts)")
-        #expect(received.allSatisfy { (genuine + [last]).contains($0) }, "the viewer took a command the host did not send: \(received)")
+        guard case .state(var proposal) = late else { return }
+        proposal.sentAt = ReferenceTime(nanoseconds: t0 + 5_000_000_000)  // the last genuine one's
+        let raised = CoordinationMessage.state(proposal)
+        #expect(received.allSatisfy { (genuine + [raised, last]).contains($0) }, "the viewer took a command the host did not send: \(received)")
+        #expect(received.contains(raised), "the late-made command did not count")
         #expect(Set(received.map { "\($0)" }).count == received.count, "the viewer took a command twice")
         #expect(received.last == last)
         // Each of mallory's forgeries was seen by the gate and counted.
@@ -126,7 +138,7 @@ struct HostileRelayTests {
         #expect(rejections[.unsigned, default: 0] == 1, "\(rejections)")
         #expect(!viewerGate.book.controls(malloryKey.publicKey))
         // The host (no proxy) judged mallory the same way, and took its own commands.
-        #expect(Self.commands(hostEvents.values) == genuine + [last])
+        #expect(Self.commands(hostEvents.values) == genuine + [raised, last])
         #expect(hostGate.rejections == [.badSignature: 3, .noControl: 2, .unsigned: 1], "\(hostGate.rejections)")
     }
 }
