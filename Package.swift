@@ -139,6 +139,9 @@ let package = Package(
             name: "GroupChat",
             dependencies: [
                 "GroupSessions",
+                // Roles: the signed coordination messages and the channel's gate (the coordinator
+                // itself knows nothing of keys; PlaybackCoordinator does not depend on GroupChat).
+                "PlaybackCoordinator",
                 "RateLimiting",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -331,7 +334,12 @@ let package = Package(
         ),
         .testTarget(
             name: "GroupChatTests",
-            dependencies: ["GroupChat", "GroupSessions", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: [
+                "GroupChat", "GroupSessions", "PlaybackCoordinator", "SessionRelay", "TestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

@@ -106,7 +106,7 @@ public final class ChatChannel<Activity: GroupActivity>: Sendable {
                     state.rejections[reason, default: 0] += 1
                     logger.debug("ignored a chat message", metadata: ["sender": "\(context.source.id)", "reason": "\(reason)"])
                 }
-            case .unsupported:
+            case .role, .unsupported:
                 break
             }
         }
@@ -127,7 +127,7 @@ public final class ChatChannel<Activity: GroupActivity>: Sendable {
             try state.room.compose(text, key: key, name: name, wallClock: wallClock)
         }
         let local = session.localParticipant.id
-        let confirmation = Confirmation()
+        let confirmation = Confirmation<ChatEntry>()
         do {
             try messenger.sendStamped(MemberMessage.chat(message), retainedAs: message.retainName) { [weak self] _ in
                 guard let self else { return }
@@ -138,7 +138,9 @@ public final class ChatChannel<Activity: GroupActivity>: Sendable {
         } catch {
             throw ChatError.notSent("\(error)")
         }
-        return try await confirmation.value(timeout: timeout)
+        return try await confirmation.value(timeout: timeout) {
+            ChatError.notSent("the relay did not confirm it within \(timeout)")
+        }
     }
 
     /// Announces this member's identity to everyone, and again to each member that joins, until
@@ -168,17 +170,17 @@ public final class ChatChannel<Activity: GroupActivity>: Sendable {
 }
 
 /// The relay's confirmation of one sent message, or a timeout: whichever comes first.
-private final class Confirmation: Sendable {
+final class Confirmation<Value: Sendable>: Sendable {
     private struct State: Sendable {
-        var result: Result<ChatEntry, any Error>?
-        var waiter: CheckedContinuation<ChatEntry, any Error>?
+        var result: Result<Value, any Error>?
+        var waiter: CheckedContinuation<Value, any Error>?
     }
 
     private let state = Mutex(State())
 
     /// The first result counts; later ones are dropped.
-    func resolve(_ result: Result<ChatEntry, any Error>) {
-        let waiter = state.withLock { state -> CheckedContinuation<ChatEntry, any Error>? in
+    func resolve(_ result: Result<Value, any Error>) {
+        let waiter = state.withLock { state -> CheckedContinuation<Value, any Error>? in
             guard state.result == nil else { return nil }
             state.result = result
             defer { state.waiter = nil }
@@ -187,15 +189,15 @@ private final class Confirmation: Sendable {
         waiter?.resume(with: result)
     }
 
-    /// The entry once confirmed; ``ChatError/notSent(_:)`` after `timeout`.
-    func value(timeout: Duration) async throws -> ChatEntry {
+    /// The value once confirmed; `timedOut` after `timeout`.
+    func value(timeout: Duration, timedOut: @escaping @Sendable () -> any Error) async throws -> Value {
         let timer = Task { [weak self] in
             try await Task.sleep(for: timeout)
-            self?.resolve(.failure(ChatError.notSent("the relay did not confirm it within \(timeout)")))
+            self?.resolve(.failure(timedOut()))
         }
         defer { timer.cancel() }
         return try await withCheckedThrowingContinuation { waiter in
-            let ready = state.withLock { state -> Result<ChatEntry, any Error>? in
+            let ready = state.withLock { state -> Result<Value, any Error>? in
                 if let result = state.result { return result }
                 state.waiter = waiter
                 return nil

@@ -10,12 +10,14 @@ public enum MemberMessage: Hashable, Sendable {
     case identity(MemberIdentity)
     /// A chat message.
     case chat(ChatMessage)
+    /// The host's grant or revocation of control (a session where only hosts control).
+    case role(RoleStatement)
     /// A kind this build does not know, or a newer version of one: ignored.
     case unsupported(kind: String, version: Int)
 
     /// The kinds and the version this build writes and reads.
     public enum Kind: String, Sendable, CaseIterable {
-        case identity, chat
+        case identity, chat, role
 
         /// The version written (and the highest read).
         public var version: Int { 1 }
@@ -24,7 +26,7 @@ public enum MemberMessage: Hashable, Sendable {
 
 extension MemberMessage: Codable {
     private enum Keys: String, CodingKey {
-        case kind, v, participant, name, key, signature, sentAt, text, n
+        case kind, v, participant, name, key, signature, sentAt, text, n, action, issuedAt
     }
 
     public init(from decoder: any Decoder) throws {
@@ -55,6 +57,10 @@ extension MemberMessage: Codable {
                 name: name, key: key, sentAt: try container.decode(UInt64.self, forKey: .sentAt),
                 text: try container.decode(String.self, forKey: .text), ordinal: try container.decode(UInt64.self, forKey: .n),
                 signature: signature))
+        case .role:
+            self = .role(RoleStatement(
+                action: try container.decode(RoleStatement.Action.self, forKey: .action), key: key, name: name,
+                issuedAt: try container.decode(UInt64.self, forKey: .issuedAt), signature: signature))
         }
     }
 
@@ -77,6 +83,14 @@ extension MemberMessage: Codable {
             try container.encode(message.text, forKey: .text)
             try container.encode(message.ordinal, forKey: .n)
             try container.encode(Base64URLText.encode(message.signature), forKey: .signature)
+        case .role(let statement):
+            try container.encode(Kind.role.rawValue, forKey: .kind)
+            try container.encode(Kind.role.version, forKey: .v)
+            try container.encode(statement.action, forKey: .action)
+            try container.encode(statement.key.text, forKey: .key)
+            try container.encode(statement.name, forKey: .name)
+            try container.encode(statement.issuedAt, forKey: .issuedAt)
+            try container.encode(Base64URLText.encode(statement.signature), forKey: .signature)
         case .unsupported(let kind, let version):
             try container.encode(kind, forKey: .kind)
             try container.encode(version, forKey: .v)

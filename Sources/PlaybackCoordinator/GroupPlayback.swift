@@ -5,7 +5,7 @@ import Logging
 /// Coordinated playback over a joined `GroupSession`: the one call an app makes, the analogue of
 /// `AVPlayer.playbackCoordinator.coordinateWithSession(_:)`.
 ///
-/// ``prepare(session:timeServer:clock:options:logger:)`` synchronises a `SyncedClock` with an NTP
+/// ``prepare(session:timeServer:clock:options:gate:logger:)`` synchronises a `SyncedClock` with an NTP
 /// server (the relay's own, at the invite's address) until the estimate is good enough to present
 /// frames, and builds the coordination channel over the session. With an invite naming several
 /// nodes, the clock polls the first node that answers and moves to the next node of the invite when
@@ -75,12 +75,14 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     ///     serve` answers NTP on its own port).
     ///   - clock: the local clock the synced clock, the time client and the players read.
     ///   - options: tuning.
+    ///   - gate: where only hosts control, the channel's ``CoordinationGate`` (GroupChat's
+    ///     `RoleGate`, made over the joined session before this call).
     ///   - logger: where it logs.
     /// - Throws: ``GroupPlaybackError/timeServerSilent(_:_:)`` when the time server cannot be reached
     ///   or does not answer well enough; the session is left.
     public static func prepare(
         session: GroupSession<Activity>, timeServer: Invite, clock: LocalClock, options: Options = Options(),
-        logger: Logger = Logger(label: "coplay.playback")
+        gate: (any CoordinationGate)? = nil, logger: Logger = Logger(label: "coplay.playback")
     ) async throws -> Self {
         let synced = SyncedClock(clock: clock, configuration: options.syncedClock, logger: logger)
         // An invite naming several nodes of one relay service: any node's time server will do
@@ -103,7 +105,7 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
             throw GroupPlaybackError.timeServerSilent("\(client.currentSource)", error)
         }
         return Self(
-            session: session, channel: GroupSessionCoordinationChannel(session: session, logger: logger), timeClient: client,
+            session: session, channel: GroupSessionCoordinationChannel(session: session, gate: gate, logger: logger), timeClient: client,
             reference: SyncedReferenceTimeSource(client: client), options: options, logger: logger)
     }
 
@@ -300,12 +302,12 @@ extension GroupPlayback {
 }
 
 extension GroupPlayback where LocalClock == ContinuousClock {
-    /// ``prepare(session:timeServer:clock:options:logger:)`` on the real monotonic clock.
+    /// ``prepare(session:timeServer:clock:options:gate:logger:)`` on the real monotonic clock.
     public static func prepare(
         session: GroupSession<Activity>, timeServer: Invite, options: Options = Options(),
-        logger: Logger = Logger(label: "coplay.playback")
+        gate: (any CoordinationGate)? = nil, logger: Logger = Logger(label: "coplay.playback")
     ) async throws -> Self {
-        try await prepare(session: session, timeServer: timeServer, clock: ContinuousClock(), options: options, logger: logger)
+        try await prepare(session: session, timeServer: timeServer, clock: ContinuousClock(), options: options, gate: gate, logger: logger)
     }
 }
 

@@ -18,6 +18,10 @@ import Synchronization
 ///   stream there, so messages arrive in strictly increasing sequence. A message that would not
 ///   (which the relay's order rules out) is dropped and logged rather than delivered out of order.
 /// - Membership: changes of the session's active participants become `.joined` / `.left`.
+/// - Roles: with a ``CoordinationGate`` (a session where only hosts control), every message, the
+///   member's own included, passes the gate on the read loop, in the relay's order, before it
+///   reaches the stream, and every message sent passes it first (signed, or refused with
+///   ``PlaybackCoordinatorError/onlyHostsControl``).
 /// - Participant identifiers are the session's 64-bit participant ids in hexadecimal.
 /// - The event stream finishes when the session is invalidated (left, ended, refused, disconnected).
 ///
@@ -37,6 +41,10 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
     private let order: OrderedYield
     private let subscription: GroupSessionMessenger.Subscription
     private let started = Mutex(false)
+    private let gate: (any CoordinationGate)?
+    /// Held while a message is sealed by the gate and handed to the session, so that messages
+    /// leave in the order they were signed.
+    private let sending = Mutex(())
 
     /// Creates a channel over a session (joined, or about to be joined before ``events()`` is read).
     ///
@@ -45,9 +53,14 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
     ///
     /// - Parameters:
     ///   - session: the group session.
+    ///   - gate: where only hosts control, what signs the member's commands and decides whose
+    ///     count (GroupChat's `RoleGate`); `nil` where everyone controls.
     ///   - logger: where sends that fail are logged (at info).
-    public init(session: GroupSession<Activity>, logger: Logger = Logger(label: "coplay.playback.channel")) {
+    public init(
+        session: GroupSession<Activity>, gate: (any CoordinationGate)? = nil, logger: Logger = Logger(label: "coplay.playback.channel")
+    ) {
         self.session = session
+        self.gate = gate
         self.localParticipant = Self.participant(session.localParticipant)
         self.messenger = GroupSessionMessenger(session: session, deliveryMode: .reliable)
         self.logger = logger
@@ -56,6 +69,7 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
         let order = OrderedYield(continuation: continuation, logger: logger)
         self.order = order
         self.subscription = messenger.receive(CoordinationMessage.self) { message, context in
+            guard let message = gate.map({ $0.incoming(message, from: context.source.id) }) ?? message else { return }
             order.message(message, sender: Self.participant(context.source), sequence: context.sequence)
         }
     }
@@ -70,8 +84,20 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
     public func send(_ message: CoordinationMessage, retainingUnder key: String?) async throws {
         let order = self.order
         let local = localParticipant
-        try messenger.sendStamped(message, retainedAs: key) { context in
-            order.message(message, sender: local, sequence: context.sequence)
+        guard let gate else {
+            try messenger.sendStamped(message, retainedAs: key) { context in
+                order.message(message, sender: local, sequence: context.sequence)
+            }
+            return
+        }
+        let participant = session.localParticipant.id
+        try sending.withLock { _ in
+            let sealed = try gate.outgoing(message, from: participant)
+            try messenger.sendStamped(sealed, retainedAs: key) { context in
+                // The member's own message counts for it as for the others: at its place in the order.
+                guard let delivered = gate.incoming(sealed, from: participant) else { return }
+                order.message(delivered, sender: local, sequence: context.sequence)
+            }
         }
     }
 

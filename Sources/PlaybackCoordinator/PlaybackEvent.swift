@@ -69,6 +69,16 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
         /// ``PlaybackEvent/key``; ``PlaybackEvent/detail`` is `history` for one sent before this
         /// member joined. Printed by `coplay host` / `join`, not by the coordinator.
         case chat
+        /// Where only hosts control: the host granted (``PlaybackEvent/detail`` `grant`) or revoked
+        /// (`revoke`) control of the member key ``PlaybackEvent/key``, named ``PlaybackEvent/text``
+        /// when the statement was made; ``PlaybackEvent/originator`` sent the statement. Printed by
+        /// `coplay host` / `join`.
+        case roleChanged
+        /// Where only hosts control: a command or role statement did not count
+        /// (``PlaybackEvent/reason``: `unsigned`, `malformed`, `badSignature`, `noControl`,
+        /// `replay`, `stale`), from ``PlaybackEvent/originator``, signed by ``PlaybackEvent/key``
+        /// when signed; ``PlaybackEvent/count`` is how many this member ignored so far.
+        case messageRejected
     }
 
     /// What happened.
@@ -120,6 +130,8 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
     public var key: String?
     /// A chat message's sending time on its sender's wall clock, seconds since the Unix epoch.
     public var sentAt: Double?
+    /// A running count (``EventType/messageRejected``: messages ignored so far).
+    public var count: Int?
 
     /// How the originator is named for people: its display name when known, its id otherwise.
     public var originatorLabel: String? { originatorName ?? originator?.rawValue }
@@ -131,7 +143,7 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
         referenceTime: Double? = nil, revision: UInt64? = nil, reason: String? = nil, suspension: String? = nil,
         waits: Bool? = nil, timedOut: Bool? = nil,
         index: Int? = nil, pts: Double? = nil, errorMs: Double? = nil, detail: String? = nil, entry: String? = nil,
-        text: String? = nil, key: String? = nil, sentAt: Double? = nil
+        text: String? = nil, key: String? = nil, sentAt: Double? = nil, count: Int? = nil
     ) {
         self.type = type
         self.realtime = realtime
@@ -155,5 +167,6 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
         self.text = text
         self.key = key
         self.sentAt = sentAt
+        self.count = count
     }
 }

@@ -272,6 +272,11 @@ final class HumanEvents: Sendable {
         case .caughtUp:
             // "alice caught up after 20 s away" (its laptop slept, its process was stopped).
             return PlaybackNotices.text(for: event, local: state.withLock { $0.local }, titles: [:])
+        case .roleChanged:
+            let name = event.text ?? "a member"
+            return event.detail == "grant" ? "\(name) may control the session now" : "\(name) no longer controls the session"
+        case .messageRejected:
+            return frames ? "ignored a message from \(by): \(event.reason ?? "?") (\(event.count ?? 0) so far)" : nil
         case .joined, .left, .chat:
             return nil
         }

@@ -12,20 +12,14 @@ import Glibc
 /// every chat message as a `chat` event (JSON Lines) or a line for a person ("alice: hello"), and,
 /// when its standard input is a terminal, sends each line typed there.
 enum MemberChat {
-    /// Runs the chat of `member` until cancelled or the session ends.
+    /// Runs the chat of `member` until cancelled or the session ends, signing with the member's key
+    /// (``PlaybackMember/memberKey``: the name's key from the state directory when the person gave
+    /// a name, ``MemberKeyStore``), and prints the session's role changes (where only hosts control).
     ///
     /// - Parameters:
     ///   - name: the member's name (``ChatText`` cleans it).
-    ///   - persistentKey: sign with the name's key from the state directory (``MemberKeyStore``);
-    ///     otherwise with a fresh key (a member without a name of its own).
-    static func run(member: PlaybackMember, name: String, persistentKey: Bool, output: EventOutput, logger: Logger) async {
-        let key: MemberKey
-        do {
-            key = persistentKey ? try MemberKeyStore.key(for: try ChatText.name(name)) : MemberKey()
-        } catch {
-            output.notice("chat: \(error): signing with a key for this run only")
-            key = MemberKey()
-        }
+    static func run(member: PlaybackMember, name: String, output: EventOutput, logger: Logger) async {
+        let key = member.memberKey
         let chat: ChatChannel<WatchTogetherActivity>
         do {
             chat = try ChatChannel(session: member.session, key: key, name: name, logger: logger)
@@ -36,6 +30,14 @@ enum MemberChat {
         let local = PlaybackParticipantID(name)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await chat.run() }
+            if let roles = member.roles {
+                group.addTask {
+                    for await var event in roles.events {
+                        event.player = local
+                        output.print(event)
+                    }
+                }
+            }
             group.addTask {
                 for await entry in chat.entries {
                     output.print(event(entry, player: local))

@@ -1,6 +1,7 @@
 import BenchmarkSupport
 import ClockSync
 import Foundation
+import GroupChat
 import GroupSessions
 import Logging
 import MediaProbe
@@ -15,6 +16,11 @@ struct PlaybackMember: Sendable {
     let invite: Invite
     let playback: GroupPlayback<WatchTogetherActivity, MemberClock>
     let logger: Logger
+    /// The member's signing key (its identity, its chat, its commands where it was granted control).
+    let memberKey: MemberKey
+    /// Where only hosts control (the invite names a host key): who controls, and the gate between
+    /// the channel and the coordinator (docs/protocol.md, "Roles").
+    let roles: RoleGate<WatchTogetherActivity>?
 
     var session: GroupSession<WatchTogetherActivity> { playback.session }
 
@@ -52,9 +58,10 @@ struct PlaybackMember: Sendable {
     ///     (`coplay control`) needs no more than a rough clock.
     ///   - tls: client TLS settings for a `coplays://` invite (`--ca`); the system's trust store by default.
     ///   - reconnect: how long the member keeps trying after losing the relay (`--reconnect-for`).
+    ///   - memberKey: the member's signing key (a fresh one by default).
     static func open(
         invite: Invite, entry: Entry, clockDriftPPM: Double = 0, converge: Bool = true, tls: TLSConfiguration? = nil,
-        reconnect: ReconnectPolicy = ReconnectPolicy(), logger: Logger
+        reconnect: ReconnectPolicy = ReconnectPolicy(), memberKey: MemberKey = MemberKey(), logger: Logger
     ) async throws -> PlaybackMember {
         let address = "\(invite.host):\(invite.port)"
         let center = GroupActivityCenter<WatchTogetherActivity>(
@@ -99,6 +106,8 @@ struct PlaybackMember: Sendable {
                 throw error
             }
         }
+        // Before joining: the role statements and the members' identities that come on joining.
+        let roles = RoleGate(session: session, invite: invite, memberKey: memberKey, logger: logger)
         do {
             try await session.join()
         } catch {
@@ -109,8 +118,8 @@ struct PlaybackMember: Sendable {
         options.converge = converge
         let playback = try await GroupPlayback.prepare(
             session: session, timeServer: invite, clock: MemberClock(ContinuousClock(), driftPPM: clockDriftPPM),
-            options: options, logger: logger)
-        return PlaybackMember(invite: invite, playback: playback, logger: logger)
+            options: options, gate: roles, logger: logger)
+        return PlaybackMember(invite: invite, playback: playback, logger: logger, memberKey: memberKey, roles: roles)
     }
 
     /// Probes a file for its frame timeline, fingerprint and stream identity (one read of every packet).

@@ -82,9 +82,6 @@ struct MemberRunner {
     /// What the member plays once its session's activity is known (`join`: its copies resolved
     /// against the session's item), in place of ``media``, and the items it plays from near copies.
     var resolve: (@Sendable (PlaybackMember) async throws -> ResolvedMedia)?
-    /// Chat with the name's own signing key from the state directory (the person gave `--name`);
-    /// otherwise with a key for this run only (``MemberChat``).
-    var persistentKey = false
 
     /// The media a member plays, the session's item first.
     struct ResolvedMedia: Sendable {
@@ -127,10 +124,10 @@ struct MemberRunner {
             tap?(event)
             chatNotices.send(event)
         }
-        let open: @Sendable () async throws -> PlaybackMember = { [chatOutput, output, name, persistentKey, logger] in
+        let open: @Sendable () async throws -> PlaybackMember = { [chatOutput, output, name, logger] in
             let member = try await open()
             opened.set(member)
-            let chat = Task { await MemberChat.run(member: member, name: name, persistentKey: persistentKey, output: chatOutput, logger: logger) }
+            let chat = Task { await MemberChat.run(member: member, name: name, output: chatOutput, logger: logger) }
             chats.withLock { $0.append(chat) }
             output.human?.joined(
                 as: member.playback.channel.localParticipant, name: name, sessionTitle: member.session.activity.title,

@@ -385,7 +385,7 @@ final class GroupModel {
             switch message {
             case .state(let proposal): proposal.state.anchorReferenceTime.nanoseconds - Self.epoch
             case .suspension(let notice): notice.effectiveAt.nanoseconds - Self.epoch
-            case .presence, .queueEdit, .queueRequest, .queueSnapshot, .unsupported: nil
+            case .presence, .queueEdit, .queueRequest, .queueSnapshot, .signed, .unsupported: nil
             }
         var latest: Int64 = 0
         for name in relayMembers {
