@@ -1,5 +1,5 @@
 // The coordination messages' wire format, written by hand: docs/protocol.md ("Coordination
-// messages") describes it field by field, `Web/static/messages.js` is the page's copy, and
+// messages") describes it field by field, `Web/static/sync/messages.js` is the page's copy, and
 // `Tests/Vectors/messages/coordination.json` pins both. Change the three together.
 
 extension CoordinationMessage {
@@ -8,7 +8,7 @@ extension CoordinationMessage {
     /// Adding a kind: a case here with its ``version``, a case of ``CoordinationMessage``, one line
     /// in `decode(_:from:)` below and one in `body` (which ``CoordinationMessage/encode(to:)``
     /// writes); its payload type's `Codable`; then the same in
-    /// `Web/static/messages.js` (its `KINDS` table), docs/protocol.md and the shared vectors.
+    /// `Web/static/sync/messages.js` (its `KINDS` table), docs/protocol.md and the shared vectors.
     public enum Kind: String, CaseIterable, Hashable, Sendable {
         case state, suspension, presence, queueEdit, queueRequest, queueSnapshot
 

@@ -5,7 +5,7 @@
 ///
 /// On the wire each message is one JSON object naming its kind and that kind's version, then its
 /// fields: `{"kind":"presence","v":1,"sentAt":…,"observedDelayNs":…,"prerollNs":…}`. The format is
-/// written by hand (`CoordinationMessage+Codable.swift`, and `Web/static/messages.js` for the
+/// written by hand (`CoordinationMessage+Codable.swift`, and `Web/static/sync/messages.js` for the
 /// page), documented field by field in `docs/protocol.md` ("Coordination messages") and pinned by
 /// the shared vectors `Tests/Vectors/messages/coordination.json`. A message of a kind this coplay
 /// does not know, or of a newer version of a kind it knows, decodes as
