@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import GroupSessions
 import Testing
 import TestSupport
@@ -8,7 +9,7 @@ struct InMemorySessionTests {
     @Test("activate, accept, join, message, activity, end")
     func lifecycle() async throws {
         let transport = InMemoryTransport()
-        let center = GroupActivityCenter<WatchMovie>(transport: transport)
+        let center = GroupActivityCenter<WatchMovie>(transport: transport, logger: Logger(label: "test"))
         let invite = Invite.generate(host: "local", port: 1)
         let host = try await center.activate(WatchMovie(movie: "A"), invite: invite)
         #expect(host.state == .waiting)
@@ -50,7 +51,7 @@ struct InMemorySessionTests {
     func appleSpellings() async throws {
         #expect(Unnamed.activityIdentifier == "GroupSessionsTests.InMemorySessionTests.Unnamed")
         let transport = InMemoryTransport()
-        let center = GroupActivityCenter<Unnamed>(transport: transport)
+        let center = GroupActivityCenter<Unnamed>(transport: transport, logger: Logger(label: "test"))
         let invite = Invite.generate(host: "local", port: 1)
         let host = try await center.activate(Unnamed(), invite: invite)
         try await host.join()
@@ -72,7 +73,7 @@ struct InMemorySessionTests {
     @Test("a wrong secret is refused")
     func wrongSecret() async throws {
         let transport = InMemoryTransport()
-        let center = GroupActivityCenter<WatchMovie>(transport: transport)
+        let center = GroupActivityCenter<WatchMovie>(transport: transport, logger: Logger(label: "test"))
         let invite = Invite.generate(host: "local", port: 1)
         let host = try await center.activate(WatchMovie(movie: "A"), invite: invite)
         try await host.join()
