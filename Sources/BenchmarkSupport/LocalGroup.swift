@@ -1,3 +1,4 @@
+import Logging
 import PlaybackCoordinator
 
 /// Several coordinated headless players in one process, on one in-memory hub and this machine's
@@ -42,10 +43,10 @@ public final class LocalGroup: Sendable {
         var players: [HeadlessPlayer] = []
         for index in 1...max(1, count) {
             let name = PlaybackParticipantID("player\(index)")
-            let player = HeadlessPlayer(participant: name, items: items, reference: reference, spinWindow: spinWindow)
+            let player = HeadlessPlayer(participant: name, items: items, reference: reference, spinWindow: spinWindow, logger: .current)
             let coordinator = PlaybackCoordinator(
                 channel: await hub.connect(name), reference: reference, delegate: player, configuration: configuration,
-                localItem: items.first?.identifier, canPresent: { itemIDs.contains($0) })
+                localItem: items.first?.identifier, canPresent: { itemIDs.contains($0) }, logger: .current)
             players.append(player)
             coordinators.append(coordinator)
         }

@@ -1,3 +1,4 @@
+import Logging
 import PlaybackCoordinator
 
 /// Measures how precisely a `HeadlessPlayer` presents frames at their instants on this machine.
@@ -42,7 +43,7 @@ public enum WakeupBenchmark {
         let timeline = MediaTimeline(identifier: "wakeup", duration: Double(frames) / frameRate, frameRate: frameRate)
         let player = HeadlessPlayer(
             participant: "bench", items: [timeline], reference: reference, spinWindow: spinWindow,
-            presentationThread: PresentationThread.Configuration(spinWindow: spinWindow))
+            presentationThread: PresentationThread.Configuration(spinWindow: spinWindow), logger: .current)
         let running = Task { await player.run() }
         let start = reference.now()! + .milliseconds(100)
         await player.handle(PlaybackCommand(

@@ -17,7 +17,7 @@ import Synchronization
 ///   chat`) does not run it: its messages carry its name and key anyway.
 ///
 /// ```swift
-/// let chat = try ChatChannel(session: session, key: MemberKey(), name: "alice")
+/// let chat = try ChatChannel(session: session, key: MemberKey(), name: "alice", logger: logger)
 /// let announcing = Task { await chat.run() }
 /// Task { for await entry in chat.entries { print("\(entry.label): \(entry.text)") } }
 /// try await chat.send("hello")
@@ -52,7 +52,7 @@ public final class ChatChannel<Activity: GroupActivity>: Sendable {
     ///   - name: its display name (cleaned by ``ChatText``).
     ///   - logger: ignored messages are logged at debug.
     /// - Throws: ``ChatError`` for a name that cannot be one.
-    public init(session: GroupSession<Activity>, key: MemberKey, name: String, logger: Logger = Logger(label: "coplay.chat")) throws {
+    public init(session: GroupSession<Activity>, key: MemberKey, name: String, logger: Logger) throws {
         self.session = session
         self.key = key
         self.name = try ChatText.name(name)
@@ -72,9 +72,9 @@ public final class ChatChannel<Activity: GroupActivity>: Sendable {
     }
 
     deinit {
-        // Off this thread: the last reference can go inside a message handler, which the session
-        // runs under its lock, and cancelling takes that lock (as GroupSessionMessenger does).
-        if let subscription = state.withLock({ $0.subscription }) { Task { subscription.cancel() } }
+        // Directly, even when the last reference goes inside a message handler: the session never
+        // runs its handlers under the lock that cancelling takes.
+        state.withLock({ $0.subscription })?.cancel()
         continuation.finish()
     }
 

@@ -11,7 +11,7 @@ import PlaybackCoordinator
 /// ```swift
 /// try await MPVProcess.run(arguments: MPVProcess.headlessArguments) { mpv in
 ///     let player = MPVPlayer(connection: mpv, items: [.init(timeline: clip, path: "clip.mp4")],
-///                            reference: playback.reference)
+///                            reference: playback.reference, logger: logger)
 ///     try await playback.run(player, localItem: clip.identifier)
 /// }
 /// ```
@@ -242,7 +242,7 @@ public actor MPVPlayer: CoordinatedPlayer {
     public init(
         connection: MPVConnection, items: [Item], reference: any ReferenceTimeSource, participant: PlaybackParticipantID? = nil,
         configuration: Configuration = .init(), realtime: @escaping @Sendable () -> Double = Realtime.now,
-        logger: Logger = Logger(label: "coplay.mpv")
+        logger: Logger
     ) {
         self.connection = connection
         self.items = Dictionary(items.map { ($0.timeline.identifier, $0) }, uniquingKeysWith: { first, _ in first })

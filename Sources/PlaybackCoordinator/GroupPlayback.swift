@@ -19,7 +19,7 @@ import Logging
 /// let session = try await center.accept(invite)
 /// try await session.join()
 /// let playback = try await GroupPlayback.prepare(session: session, timeServer: invite)
-/// let player = HeadlessPlayer(items: [clip], reference: playback.reference)
+/// let player = HeadlessPlayer(items: [clip], reference: playback.reference, logger: logger)
 /// try await playback.run(player, localItem: clip.identifier) { event in print(event.jsonLine) }
 /// ```
 ///
@@ -82,7 +82,7 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     ///   or does not answer well enough; the session is left.
     public static func prepare(
         session: GroupSession<Activity>, timeServer: Invite, clock: LocalClock, options: Options = Options(),
-        gate: (any CoordinationGate)? = nil, logger: Logger = Logger(label: "coplay.playback")
+        gate: (any CoordinationGate)? = nil, logger: Logger
     ) async throws -> Self {
         let synced = SyncedClock(clock: clock, configuration: options.syncedClock, logger: logger)
         // An invite naming several nodes of one relay service: any node's time server will do
@@ -241,7 +241,7 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     ///
     /// ```swift
     /// try await GroupPlayback.coordinate(session: session, timeServer: invite, clock: ContinuousClock(),
-    ///                                    player: { HeadlessPlayer(items: [clip], reference: $0) },
+    ///                                    player: { HeadlessPlayer(items: [clip], reference: $0, logger: logger) },
     ///                                    localItem: clip.identifier)
     /// ```
     ///
@@ -260,7 +260,7 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     ///   - started: called once the coordinator runs.
     public static func coordinate<Player: CoordinatedPlayer>(
         session: GroupSession<Activity>, timeServer: Invite, clock: LocalClock, options: Options = Options(),
-        logger: Logger = Logger(label: "coplay.playback"),
+        logger: Logger = .current,
         player: (SyncedReferenceTimeSource<LocalClock>) throws -> Player,
         localItem: String?, canPresent: (@Sendable (String) -> Bool)? = nil, name: String? = nil,
         publishInitialState: Bool = false,
@@ -305,7 +305,7 @@ extension GroupPlayback where LocalClock == ContinuousClock {
     /// ``prepare(session:timeServer:clock:options:gate:logger:)`` on the real monotonic clock.
     public static func prepare(
         session: GroupSession<Activity>, timeServer: Invite, options: Options = Options(),
-        gate: (any CoordinationGate)? = nil, logger: Logger = Logger(label: "coplay.playback")
+        gate: (any CoordinationGate)? = nil, logger: Logger = .current
     ) async throws -> Self {
         try await prepare(session: session, timeServer: timeServer, clock: ContinuousClock(), options: options, gate: gate, logger: logger)
     }

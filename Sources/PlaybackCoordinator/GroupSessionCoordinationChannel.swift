@@ -28,8 +28,8 @@ import Synchronization
 /// ```swift
 /// let session = try await center.accept(invite)
 /// try await session.join()
-/// let channel = GroupSessionCoordinationChannel(session: session)
-/// let coordinator = PlaybackCoordinator(channel: channel, reference: reference, delegate: player)
+/// let channel = GroupSessionCoordinationChannel(session: session, logger: logger)
+/// let coordinator = PlaybackCoordinator(channel: channel, reference: reference, delegate: player, logger: logger)
 /// ```
 public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: CoordinationChannel {
     /// The group session carrying the messages.
@@ -56,9 +56,7 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
     ///   - gate: where only hosts control, what signs the member's commands and decides whose
     ///     count (GroupChat's `RoleGate`); `nil` where everyone controls.
     ///   - logger: where sends that fail are logged (at info).
-    public init(
-        session: GroupSession<Activity>, gate: (any CoordinationGate)? = nil, logger: Logger = Logger(label: "coplay.playback.channel")
-    ) {
+    public init(session: GroupSession<Activity>, gate: (any CoordinationGate)? = nil, logger: Logger) {
         self.session = session
         self.gate = gate
         self.localParticipant = Self.participant(session.localParticipant)
@@ -110,46 +108,33 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
         }
         guard first else { return stream }
         let order = self.order
-        let participants = session.activeParticipantsUpdates
-        let states = session.states
-        let initial = session.activeParticipants
         let logger = self.logger
         let local = localParticipant
-        let forward = Task {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    var known = Set<PlaybackParticipantID>()
-                    func update(_ members: Set<Participant>) {
-                        let now = Set(members.map(Self.participant))
-                        // The members already there before the local one: the core takes its own
-                        // `joined` as "everyone present is known" (a joiner asks them for the queue;
-                        // alone, it starts from the retained copy).
-                        let joined = now.subtracting(known).sorted()
-                        for member in joined where member != local { order.yield(.joined(member)) }
-                        if joined.contains(local) { order.yield(.joined(local)) }
-                        for left in known.subtracting(now).sorted() { order.yield(.left(left)) }
-                        known = now
-                    }
-                    update(initial)
-                    for await members in participants { update(members) }
-                }
-                group.addTask {
-                    for await state in states {
-                        if case .invalidated(let reason) = state {
-                            logger.info("group session invalidated; coordination channel ends", metadata: ["reason": "\(reason)"])
-                            break
-                        }
-                    }
-                }
-                // The session ending ends the channel: stop the other forwarders.
-                await group.next()
-                group.cancelAll()
+        let known = Mutex(Set<PlaybackParticipantID>())
+        // Membership and the session's end come synchronously, in the session's order with its
+        // messages (no forwarding task): the session calls these one at a time, never under its lock.
+        let observation = session.observe(participants: { members in
+            known.withLock { known in
+                let now = Set(members.map(Self.participant))
+                // The members already there before the local one: the core takes its own
+                // `joined` as "everyone present is known" (a joiner asks them for the queue;
+                // alone, it starts from the retained copy).
+                let joined = now.subtracting(known).sorted()
+                for member in joined where member != local { order.yield(.joined(member)) }
+                if joined.contains(local) { order.yield(.joined(local)) }
+                for left in known.subtracting(now).sorted() { order.yield(.left(left)) }
+                known = now
             }
+        }, ended: { reason in
+            logger.info("group session invalidated; coordination channel ends", metadata: ["reason": "\(reason)"])
             order.finish()
-        }
+        })
         let subscription = self.subscription
-        // Off the cancelling thread: the session delivers messages under its lock, and cancelling takes it.
-        order.onTermination { Task { forward.cancel(); subscription.cancel() } }
+        // Directly: the session never calls its handlers under its state lock, which cancelling takes.
+        order.onTermination {
+            observation.cancel()
+            subscription.cancel()
+        }
         return stream
     }
 }

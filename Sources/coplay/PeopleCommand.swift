@@ -22,8 +22,8 @@ struct CoplayMemberCard: Codable, Sendable, Hashable {
     /// Answers every ``Request`` in `session` with `card` until the subscription is cancelled.
     static func answer<Activity>(_ card: CoplayMemberCard, in session: GroupSession<Activity>) -> GroupSessionMessenger.Subscription {
         let messenger = GroupSessionMessenger(session: session, deliveryMode: .reliable)
-        // Handlers run on the session's read loop, under its lock: answer from a task of its own.
-        return messenger.receive(Request.self) { _, _ in Task { try? messenger.send(card) } }
+        // Handlers run on the session's read loop, never under its lock: a handler may send.
+        return messenger.receive(Request.self) { _, _ in try? messenger.send(card) }
     }
 }
 

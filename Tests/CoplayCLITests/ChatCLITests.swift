@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import GroupChat
 import GroupSessions
 import PlaybackCoordinator
@@ -32,7 +33,7 @@ struct ChatCLITests {
 
         static func join(_ invite: String) async throws -> RawMember {
             let parsed = try Invite(parsing: invite)
-            let center = GroupActivityCenter<WatchTogetherActivity>(transport: RelayTransport(invite: parsed))
+            let center = GroupActivityCenter<WatchTogetherActivity>(transport: RelayTransport(invite: parsed), logger: Logger(label: "test"))
             let session = try await center.accept(parsed)
             try await session.join()
             let member = RawMember(session: session)

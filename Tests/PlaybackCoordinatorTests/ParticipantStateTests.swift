@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 
 @testable import PlaybackCoordinator
@@ -165,10 +166,10 @@ struct ParticipantStateTests {
         configuration.minimumLead = .milliseconds(100)
         let player = PlaybackCoordinator(
             channel: await hub.connect("player"), reference: reference, delegate: RecordingDelegate(), configuration: configuration,
-            localItem: "clip", name: "Pia")
+            localItem: "clip", name: "Pia", logger: Logger(label: "test"))
         let other = PlaybackCoordinator(
             channel: await hub.connect("other"), reference: reference, delegate: RecordingDelegate(), configuration: configuration,
-            localItem: "clip", name: "Oz")
+            localItem: "clip", name: "Oz", logger: Logger(label: "test"))
         let tasks = [Task { await player.run() }, Task { await other.run() }]
         defer { for task in tasks { task.cancel() } }
         #expect(try await PlaybackCoordinatorTests.eventually { await player.otherParticipants.first?.name == "Oz" })

@@ -1,4 +1,5 @@
 import Testing
+import Logging
 
 @testable import PlaybackCoordinator
 
@@ -52,12 +53,12 @@ struct PlaybackCoordinatorTests {
         var tasks: [Task<Void, Never>] = []
         let collector = Collector<PlaybackEvent>()
         for name in ["ana", "ben", "cy"] {
-            let player = HeadlessPlayer(participant: PlaybackParticipantID(name), items: [Self.clip], reference: reference, spinWindow: .milliseconds(1))
+            let player = HeadlessPlayer(participant: PlaybackParticipantID(name), items: [Self.clip], reference: reference, spinWindow: .milliseconds(1), logger: Logger(label: "test"))
             var configuration = CoordinatorConfiguration()
             configuration.minimumLead = .milliseconds(150)  // generous: this machine is shared
             let coordinator = PlaybackCoordinator(
                 channel: await hub.connect(PlaybackParticipantID(name)), reference: reference, delegate: player,
-                configuration: configuration, localItem: "clip")
+                configuration: configuration, localItem: "clip", logger: Logger(label: "test"))
             players.append(player)
             coordinators.append(coordinator)
             tasks.append(Task { await player.run() })
@@ -106,7 +107,7 @@ struct PlaybackCoordinatorTests {
         let hub = InMemoryCoordinationHub()
         let reference = MonotonicReferenceTimeSource()
         let delegate = RecordingDelegate()
-        let coordinator = PlaybackCoordinator(channel: await hub.connect("solo"), reference: reference, delegate: delegate, localItem: "clip")
+        let coordinator = PlaybackCoordinator(channel: await hub.connect("solo"), reference: reference, delegate: delegate, localItem: "clip", logger: Logger(label: "test"))
         let running = Task { await coordinator.run() }
         defer { running.cancel() }
         #expect(try await Self.eventually { await coordinator.members.count == 1 })
@@ -133,9 +134,9 @@ struct PlaybackCoordinatorTests {
         var configuration = CoordinatorConfiguration()
         configuration.minimumLead = .milliseconds(100)
         let player = PlaybackCoordinator(
-            channel: await hub.connect("player"), reference: reference, delegate: delegate, configuration: configuration, localItem: "clip")
+            channel: await hub.connect("player"), reference: reference, delegate: delegate, configuration: configuration, localItem: "clip", logger: Logger(label: "test"))
         let suspender = PlaybackCoordinator(
-            channel: await hub.connect("control"), reference: reference, delegate: RecordingDelegate(), configuration: configuration)
+            channel: await hub.connect("control"), reference: reference, delegate: RecordingDelegate(), configuration: configuration, logger: Logger(label: "test"))
         let tasks = [Task { await player.run() }, Task { await suspender.run() }]
         #expect(try await Self.eventually {
             let counts = (await player.members.count, await suspender.members.count)

@@ -1,4 +1,5 @@
 import Testing
+import Logging
 
 @testable import PlaybackCoordinator
 
@@ -16,7 +17,7 @@ struct ReadinessTests {
             configuration.readinessGrace = grace
             let coordinator = PlaybackCoordinator(
                 channel: await hub.connect(PlaybackParticipantID(name)), reference: reference, delegate: RecordingDelegate(),
-                configuration: configuration, localItem: "clip", name: name)
+                configuration: configuration, localItem: "clip", name: name, logger: Logger(label: "test"))
             coordinators.append(coordinator)
             tasks.append(Task { await coordinator.run() })
             tasks.append(collector.start(coordinator.events))

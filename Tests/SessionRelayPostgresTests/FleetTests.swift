@@ -58,7 +58,7 @@ struct FleetTests {
     ) async throws -> (sessions: [GroupSession<WatchMovie>], collectors: [Collector<(Chat, MessageContext)>]) {
         var sessions: [GroupSession<WatchMovie>] = []
         for number in 0...players {
-            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: invite), reconnectPolicy: policy)
+            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: invite), logger: Logger(label: "test"), reconnectPolicy: policy)
             if number == 0 {
                 sessions.append(try await center.activate(WatchMovie(movie: "fleet"), invite: invite))
                 try await sessions[0].join()
@@ -140,7 +140,7 @@ struct FleetTests {
             #expect(session.activeParticipants.count == sessions.count)
         }
         // A member joining afterwards (through any node) gets the retained message and the attachment.
-        let late = try await GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: invite), reconnectPolicy: Self.policy)
+        let late = try await GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: invite), logger: Logger(label: "test"), reconnectPolicy: Self.policy)
             .accept(invite)
         let retained = Collector(GroupSessionMessenger(session: late).messages(of: Chat.self))
         await eventually("retained state") { retained.values.contains { $0.0.text == "state" && $0.1.isRetained } }

@@ -90,7 +90,7 @@ struct JournalStoreTests {
         var configuration = RelayConfiguration(host: "127.0.0.1", port: 0)
         configuration.dataDirectory = directory
         try await withRelay(configuration) { _, port in
-            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port))
+            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port), logger: Logger(label: "test"))
             let session = try await center.activate(
                 WatchMovie(movie: "again"), invite: Invite(host: "127.0.0.1", port: port, session: invite.session, secret: invite.secret))
             let journal = GroupSessionJournal(session: session)

@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// ```swift
 /// let transport = InMemoryTransport()
-/// let center = GroupActivityCenter<Movie>(transport: transport)
+/// let center = GroupActivityCenter<Movie>(transport: transport, logger: logger)
 /// ```
 public final class InMemoryTransport: SessionTransport {
     private struct State: ~Copyable {
