@@ -1,4 +1,3 @@
-import BenchmarkSupport
 import ClockSync
 import PlaybackCoordinator
 import Testing
