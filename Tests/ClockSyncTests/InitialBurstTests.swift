@@ -1,4 +1,5 @@
 import ClockSync
+import TestSupport
 import Testing
 
 /// Manual-clock tests of a playback member's start: ``TimeClient/converge(target:minimumSamples:maximumSamples:interval:)``

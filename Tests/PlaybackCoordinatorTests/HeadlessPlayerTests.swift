@@ -1,3 +1,4 @@
+import ClockSync
 import Testing
 
 @testable import PlaybackCoordinator

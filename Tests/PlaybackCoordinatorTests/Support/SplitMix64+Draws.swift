@@ -1,17 +1,7 @@
-/// SplitMix64: a small, fast, seeded generator so simulations are reproducible.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
+import TestSupport
 
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+/// The simulations' draws on the shared seeded generator.
+extension SplitMix64 {
     /// Uniform in `-magnitude...magnitude`.
     mutating func symmetric(_ magnitude: Double) -> Double {
         magnitude == 0 ? 0 : Double.random(in: -magnitude...magnitude, using: &self)
