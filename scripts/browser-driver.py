@@ -341,7 +341,8 @@ def main():
     except (OSError, ValueError):
         watch_stdin = False
 
-    server = browserlib.MediaServer(os.path.dirname(os.path.abspath(args.media)), only=os.path.basename(args.media))
+    server = browserlib.MediaServer(os.path.dirname(os.path.abspath(args.media)), only=os.path.basename(args.media),
+                                     no_store=True)
     media_url = server.url(os.path.basename(args.media))
     pages = []
     status = 0

@@ -78,7 +78,8 @@ class _MediaHandler(http.server.BaseHTTPRequestHandler):
         self.send_header("Access-Control-Expose-Headers", "Content-Range, Content-Length, Accept-Ranges")
         self.send_header("Cross-Origin-Resource-Policy", "cross-origin")
         self.send_header("Accept-Ranges", "bytes")
-        self.send_header("Cache-Control", "no-store")
+        if self.server.no_store:
+            self.send_header("Cache-Control", "no-store")
 
     def empty(self, status: int, **headers):
         self.send_response(status)
@@ -165,12 +166,14 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 class MediaServer:
     """Serves `directory` (or only its file `only`) on 127.0.0.1 at a free port, in a thread, with CORS,
-    CORP and byte ranges: media for a page on another origin. `requests` lists every path asked for."""
+    CORP and byte ranges: media for a page on another origin. `requests` lists every path asked for.
+    `no_store` forbids the browser's cache (the benchmark's pages fetch what they play)."""
 
-    def __init__(self, directory: str | Path, only: str | None = None):
+    def __init__(self, directory: str | Path, only: str | None = None, no_store: bool = False):
         self.server = _Server(("127.0.0.1", 0), _MediaHandler)
         self.server.directory = os.path.realpath(directory)
         self.server.only = only
+        self.server.no_store = no_store
         self.server.requests = []
         self.thread = threading.Thread(target=self.server.serve_forever, name="media-server", daemon=True)
         self.thread.start()
