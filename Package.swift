@@ -20,9 +20,10 @@ let package = Package(
         .library(name: "MPVControl", targets: ["MPVControl"]),
         .library(name: "GroupChat", targets: ["GroupChat"]),
         // Not an API: load generators and simulations for coplay's own `Benchmarks/` package and
-        // `coplay bench` (a product only because `Benchmarks/` is a separate package). No stability promise.
+        // `coplay bench` (a product only because `Benchmarks/` is a separate package; only what it uses,
+        // `RelayBenchmark`, is public, the rest `package`). No stability promise.
         .library(name: "BenchmarkSupport", targets: ["BenchmarkSupport"]),
-        // NetworkEmulation and SyncBench are parts of `coplay bench`, not products.
+        // NetworkEmulation and SyncBench are parts of `coplay bench`, not products (`package` access).
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -162,8 +163,9 @@ let package = Package(
             swiftSettings: strict
         ),
         // MARK: Benchmarks and simulations (not a public API)
-        // Load generators, simulated clocks and groups, order statistics: used by `coplay bench`,
-        // `Benchmarks/` and the tests, never by the libraries above.
+        // Load generators, simulated groups, order statistics: used by `coplay bench`, `Benchmarks/`
+        // and the tests, never by the libraries above nor by a member's path in `coplay` (host, join,
+        // control, chat, serve); the drifting clock of `--clock-drift-ppm` is ClockSync's.
         .target(
             name: "BenchmarkSupport",
             dependencies: [
@@ -226,7 +228,8 @@ let package = Package(
         ),
 
         // MARK: Tests
-        // Helpers shared by the test targets (a lock box, a stream collector, `eventually`, test activities).
+        // Helpers shared by the test targets (a lock box, a stream collector, `eventually`, `freePort()`,
+        // the seeded generator `SplitMix64`, vector files, child processes, test activities).
         .target(
             name: "TestSupport",
             dependencies: ["GroupSessions", .product(name: "Subprocess", package: "swift-subprocess")],
@@ -285,7 +288,7 @@ let package = Package(
         .testTarget(
             name: "PlaybackCoordinatorTests",
             dependencies: [
-                "PlaybackCoordinator", "GroupSessions", "TestSupport",
+                "PlaybackCoordinator", "ClockSync", "GroupSessions", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
@@ -295,7 +298,7 @@ let package = Package(
         .testTarget(
             name: "PlaybackIntegrationTests",
             dependencies: [
-                "PlaybackCoordinator", "ClockSync", "GroupSessions", "SessionRelay", "BenchmarkSupport", "TestSupport",
+                "PlaybackCoordinator", "ClockSync", "GroupSessions", "SessionRelay", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
@@ -303,7 +306,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MPVControlTests",
-            dependencies: ["MPVControl", "PlaybackCoordinator"],
+            dependencies: ["MPVControl", "PlaybackCoordinator", "TestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

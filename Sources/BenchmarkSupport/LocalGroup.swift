@@ -10,13 +10,13 @@ import PlaybackCoordinator
 /// try await group.coordinators[0].play()
 /// for await event in group.events { print(event.jsonLine) }
 /// ```
-public final class LocalGroup: Sendable {
+package final class LocalGroup: Sendable {
     /// The members' coordinators, in order (`player1`, `player2`, ...).
-    public let coordinators: [PlaybackCoordinator]
+    package let coordinators: [PlaybackCoordinator]
     /// The members' players, in the same order.
-    public let players: [HeadlessPlayer]
+    package let players: [HeadlessPlayer]
     /// Every coordinator and player event, merged.
-    public let events: AsyncStream<PlaybackEvent>
+    package let events: AsyncStream<PlaybackEvent>
     private let continuation: AsyncStream<PlaybackEvent>.Continuation
 
     private init(coordinators: [PlaybackCoordinator], players: [HeadlessPlayer]) {
@@ -32,7 +32,7 @@ public final class LocalGroup: Sendable {
     ///   - items: the media every member can present (the first is loaded).
     ///   - configuration: coordinator tuning for every member.
     ///   - spinWindow: the players' busy-wait window.
-    public static func make(
+    package static func make(
         players count: Int, items: [MediaTimeline], configuration: CoordinatorConfiguration = .init(),
         spinWindow: Duration = .milliseconds(2)
     ) async -> LocalGroup {
@@ -54,7 +54,7 @@ public final class LocalGroup: Sendable {
     }
 
     /// Runs every member until the task is cancelled; then finishes ``events``.
-    public func run() async {
+    package func run() async {
         await withTaskGroup(of: Void.self) { group in
             for (coordinator, player) in zip(coordinators, players) {
                 group.addTask { await coordinator.run() }

@@ -1,4 +1,3 @@
-import BenchmarkSupport
 import ClockSync
 import Foundation
 import GroupChat

@@ -1,5 +1,6 @@
 import ClockSync
 import Logging
+import TestSupport
 import Testing
 
 /// Manual-clock tests of a playback member's start: ``TimeClient/converge(target:minimumSamples:maximumSamples:interval:)``

@@ -1,3 +1,4 @@
+import ClockSync
 import Testing
 import Logging
 

@@ -1,4 +1,3 @@
-import BenchmarkSupport
 import Logging
 import ClockSync
 import PlaybackCoordinator

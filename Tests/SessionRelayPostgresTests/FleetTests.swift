@@ -259,7 +259,7 @@ struct FleetNode {
     }
 
     static func start(store: String) async throws -> FleetNode {
-        let port = TemporaryPostgres.freePort()
+        let port = freePort()
         let process = Process()
         process.executableURL = binary
         process.arguments = ["serve", "--listen", "127.0.0.1:\(port)", "--store", store, "--lease-seconds", "2", "--log-level", "notice"]
@@ -275,20 +275,5 @@ struct FleetNode {
         guard process.isRunning else { return }
         Glibc.kill(process.processIdentifier, signal)
         if signal == SIGKILL { process.waitUntilExit() }
-    }
-
-    static func canConnect(port: Int) -> Bool {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
     }
 }

@@ -88,7 +88,7 @@ struct MetricsTests {
                     static_configs:
                       - targets: ['127.0.0.1:\(metricsPort)']
                 """.write(to: config, atomically: true, encoding: .utf8)
-            let webPort = RelayProcess.freePort()
+            let webPort = freePort()
             var options = PlatformOptions()
             options.teardownSequence = [.send(signal: .terminate, allowedDurationToNextStep: .seconds(5))]
             let outcome = try await Subprocess.run(

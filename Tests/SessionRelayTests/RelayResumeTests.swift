@@ -249,30 +249,4 @@ struct RelayProcess {
         child.send(signal)
         await child.wait()
     }
-
-    /// A free TCP port on loopback for a server that cannot bind port 0 and say which port it got.
-    /// Below Linux's ephemeral range (32768-60999), so no outgoing connection or port-0 bind takes it
-    /// between this check and the server's bind.
-    static func freePort() -> Int {
-        for _ in 0..<100 {
-            let port = Int.random(in: 20000..<32768)
-            if canBind(port: port) { return port }
-        }
-        return 31_123
-    }
-
-    private static func canBind(port: Int) -> Bool {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-    }
 }

@@ -1,6 +1,6 @@
-import PlaybackCoordinator
-
-/// A clock that runs fast or slow against another by a fixed rate error: a simulated quartz drift.
+/// A clock that runs fast or slow against another by a fixed rate error: a simulated quartz drift
+/// (`coplay host` / `coplay join --clock-drift-ppm`), for trying and testing clock synchronisation
+/// without a bad crystal.
 ///
 /// It wraps a base clock and reads `anchor + (base.now - anchor) * (1 + driftPPM / 1e6)`, where
 /// `anchor` is the base clock's instant at creation, so both clocks agree at creation and then
@@ -56,7 +56,10 @@ public struct DriftingClock<Base: Clock>: Clock where Base.Duration == Duration 
     /// `duration * factor`, exact when `factor` is 1, to the nanosecond otherwise.
     static func scale(_ duration: Duration, by factor: Double) -> Duration {
         guard factor != 1 else { return duration }
-        let nanoseconds = duration.nanosecondsValue
+        // Whole nanoseconds, saturating at the Int64 range (some 292 years).
+        let (seconds, attoseconds) = duration.components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let nanoseconds = overflow ? (seconds < 0 ? .min : .max) : scaled &+ attoseconds / 1_000_000_000
         return .nanoseconds(nanoseconds + Int64((Double(nanoseconds) * (factor - 1)).rounded()))
     }
 }
