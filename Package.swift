@@ -20,9 +20,10 @@ let package = Package(
         .library(name: "MPVControl", targets: ["MPVControl"]),
         .library(name: "GroupChat", targets: ["GroupChat"]),
         // Not an API: load generators and simulations for coplay's own `Benchmarks/` package and
-        // `coplay bench` (a product only because `Benchmarks/` is a separate package). No stability promise.
+        // `coplay bench` (a product only because `Benchmarks/` is a separate package; only what it uses,
+        // `RelayBenchmark`, is public, the rest `package`). No stability promise.
         .library(name: "BenchmarkSupport", targets: ["BenchmarkSupport"]),
-        // NetworkEmulation and SyncBench are parts of `coplay bench`, not products.
+        // NetworkEmulation and SyncBench are parts of `coplay bench`, not products (`package` access).
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -139,6 +140,9 @@ let package = Package(
             name: "GroupChat",
             dependencies: [
                 "GroupSessions",
+                // Roles: the signed coordination messages and the channel's gate (the coordinator
+                // itself knows nothing of keys; PlaybackCoordinator does not depend on GroupChat).
+                "PlaybackCoordinator",
                 "RateLimiting",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -159,8 +163,9 @@ let package = Package(
             swiftSettings: strict
         ),
         // MARK: Benchmarks and simulations (not a public API)
-        // Load generators, simulated clocks and groups, order statistics: used by `coplay bench`,
-        // `Benchmarks/` and the tests, never by the libraries above.
+        // Load generators, simulated groups, order statistics: used by `coplay bench`, `Benchmarks/`
+        // and the tests, never by the libraries above nor by a member's path in `coplay` (host, join,
+        // control, chat, serve); the drifting clock of `--clock-drift-ppm` is ClockSync's.
         .target(
             name: "BenchmarkSupport",
             dependencies: [
@@ -223,7 +228,8 @@ let package = Package(
         ),
 
         // MARK: Tests
-        // Helpers shared by the test targets (a lock box, a stream collector, `eventually`, test activities).
+        // Helpers shared by the test targets (a lock box, a stream collector, `eventually`, `freePort()`,
+        // the seeded generator `SplitMix64`, vector files, child processes, test activities).
         .target(
             name: "TestSupport",
             dependencies: ["GroupSessions", .product(name: "Subprocess", package: "swift-subprocess")],
@@ -232,7 +238,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ClockSyncTests",
-            dependencies: ["ClockSync", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: ["ClockSync", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict
         ),
         .testTarget(
@@ -282,7 +288,7 @@ let package = Package(
         .testTarget(
             name: "PlaybackCoordinatorTests",
             dependencies: [
-                "PlaybackCoordinator", "GroupSessions", "TestSupport",
+                "PlaybackCoordinator", "ClockSync", "GroupSessions", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
@@ -292,7 +298,7 @@ let package = Package(
         .testTarget(
             name: "PlaybackIntegrationTests",
             dependencies: [
-                "PlaybackCoordinator", "ClockSync", "GroupSessions", "SessionRelay", "BenchmarkSupport", "TestSupport",
+                "PlaybackCoordinator", "ClockSync", "GroupSessions", "SessionRelay", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
@@ -300,7 +306,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MPVControlTests",
-            dependencies: ["MPVControl", "PlaybackCoordinator"],
+            dependencies: ["MPVControl", "PlaybackCoordinator", "TestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -331,7 +337,12 @@ let package = Package(
         ),
         .testTarget(
             name: "GroupChatTests",
-            dependencies: ["GroupChat", "GroupSessions", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: [
+                "GroupChat", "GroupSessions", "PlaybackCoordinator", "SessionRelay", "TestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

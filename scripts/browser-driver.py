@@ -47,17 +47,19 @@ Uses the system Chromium (--chromium, default /usr/bin/chromium); never download
 """
 
 import argparse
-import http.server
 import json
 import os
 import select
 import signal
-import socketserver
 import stat
 import sys
 import threading
 import time
-import urllib.parse
+
+# Chromium's launch, the media server and the page link, shared with the browser tests (Tests/Browser):
+# scripts/browserlib.py, beside this script (its directory is on sys.path when it runs as a script).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import browserlib  # noqa: E402
 
 # Injected into every page before its own scripts: samples the page's <video> with its own
 # requestVideoFrameCallback (independent of the page's samples(), and with presentedFrames), records
@@ -181,109 +183,6 @@ class Output:
             sys.stdout.flush()
 
 
-# MARK: - The media server
-
-class MediaHandler(http.server.BaseHTTPRequestHandler):
-    """GET / HEAD / OPTIONS of one file, with byte ranges and the headers a cross-origin isolated page needs."""
-
-    protocol_version = "HTTP/1.1"
-    path_on_disk = None
-    url_name = None
-
-    def log_message(self, format, *args):  # quiet: stdout is the event stream
-        pass
-
-    def common_headers(self):
-        self.send_header("Access-Control-Allow-Origin", "*")
-        self.send_header("Access-Control-Allow-Headers", "Range")
-        self.send_header("Access-Control-Expose-Headers", "Content-Range, Content-Length, Accept-Ranges")
-        self.send_header("Cross-Origin-Resource-Policy", "cross-origin")
-        self.send_header("Accept-Ranges", "bytes")
-        self.send_header("Cache-Control", "no-store")
-
-    def do_OPTIONS(self):
-        self.send_response(204)
-        self.common_headers()
-        self.send_header("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def do_HEAD(self):
-        self.serve(body=False)
-
-    def do_GET(self):
-        self.serve(body=True)
-
-    def serve(self, body):
-        if urllib.parse.unquote(self.path.split("?")[0]).lstrip("/") != self.url_name:
-            self.send_response(404)
-            self.common_headers()
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        size = os.path.getsize(self.path_on_disk)
-        start, end = 0, size - 1
-        status = 200
-        header = self.headers.get("Range")
-        if header and header.startswith("bytes=") and "," not in header:
-            first, _, last = header[len("bytes="):].strip().partition("-")
-            try:
-                if first == "":
-                    start, end = max(0, size - int(last)), size - 1
-                else:
-                    start = int(first)
-                    end = min(size - 1, int(last)) if last else size - 1
-                if start > end or start >= size:
-                    raise ValueError
-                status = 206
-            except ValueError:
-                self.send_response(416)
-                self.common_headers()
-                self.send_header("Content-Range", f"bytes */{size}")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return
-        length = end - start + 1
-        self.send_response(status)
-        self.common_headers()
-        self.send_header("Content-Type", "video/mp4" if self.url_name.endswith(".mp4") else "application/octet-stream")
-        self.send_header("Content-Length", str(length))
-        if status == 206:
-            self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
-        self.end_headers()
-        if not body:
-            return
-        try:
-            with open(self.path_on_disk, "rb") as f:
-                f.seek(start)
-                remaining = length
-                while remaining > 0:
-                    chunk = f.read(min(65536, remaining))
-                    if not chunk:
-                        break
-                    self.wfile.write(chunk)
-                    remaining -= len(chunk)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-
-
-class MediaServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def handle_error(self, request, client_address):  # browsers drop media connections freely
-        pass
-
-
-def serve_media(path):
-    """Starts the media server on 127.0.0.1 (a free port); returns (server, URL of the file)."""
-    name = os.path.basename(path)
-    handler = type("Handler", (MediaHandler,), {"path_on_disk": os.path.abspath(path), "url_name": name})
-    server = MediaServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, name="media", daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/{urllib.parse.quote(name)}"
-
-
 # MARK: - Experiments
 
 def patched_player(source, override):
@@ -311,15 +210,6 @@ export class VideoPlayer extends ShippedVideoPlayer {{
 
 
 # MARK: - Pages
-
-def page_link(link, media_url, name):
-    """The link with `&media=...&name=...` appended to its fragment."""
-    base, sep, fragment = link.partition("#")
-    if not sep:
-        raise SystemExit("browser-driver: the link has no fragment (#invite=...)")
-    fragment += "&media=" + urllib.parse.quote(media_url, safe="") + "&name=" + urllib.parse.quote(name, safe="")
-    return base + "#" + fragment
-
 
 class Page:
     """One Chromium process with one page on the link."""
@@ -422,7 +312,8 @@ def main():
     parser.add_argument("--link", required=True, help="the page link `coplay host` printed (http://H:P/#invite=...)")
     parser.add_argument("--media", required=True, help="the media file to serve to the pages")
     parser.add_argument("--page", action="append", required=True, help="a page's display name (repeatable: one browser each)")
-    parser.add_argument("--chromium", default="/usr/bin/chromium", help="the Chromium executable (default /usr/bin/chromium)")
+    parser.add_argument("--chromium", default=browserlib.CHROMIUM,
+                        help=f"the Chromium executable (default {browserlib.CHROMIUM}; or $COPLAY_CHROMIUM)")
     parser.add_argument("--poll", type=float, default=0.25, help="seconds between reads of each page (default 0.25)")
     parser.add_argument("--timeout", type=float, default=90, help="seconds for every page to join (default 90)")
     parser.add_argument("--headed", action="store_true", help="show the browsers (needs a display)")
@@ -432,16 +323,14 @@ def main():
     override = json.loads(args.player_override) if args.player_override else None
 
     out = Output()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        print("browser-driver: Playwright for Python is not installed (scripts/install-deps.sh --bench: pip install playwright)",
-              file=sys.stderr)
+    missing = browserlib.missing_browser(args.chromium)
+    if missing is not None:
+        print(f"browser-driver: {missing}", file=sys.stderr)
         return 2
-    if not os.access(args.chromium, os.X_OK):
-        print(f"browser-driver: Chromium not found at {args.chromium} (scripts/install-deps.sh --bench: apt-get install chromium)",
-              file=sys.stderr)
+    if "#" not in args.link:
+        print("browser-driver: the link has no fragment (#invite=...)", file=sys.stderr)
         return 2
+    from playwright.sync_api import sync_playwright
 
     stop = threading.Event()
     for number in (signal.SIGTERM, signal.SIGINT):
@@ -452,21 +341,21 @@ def main():
     except (OSError, ValueError):
         watch_stdin = False
 
-    server, media_url = serve_media(args.media)
+    server = browserlib.MediaServer(os.path.dirname(os.path.abspath(args.media)), only=os.path.basename(args.media),
+                                     no_store=True)
+    media_url = server.url(os.path.basename(args.media))
     pages = []
     status = 0
     with sync_playwright() as playwright:
         try:
             for name in args.page:
-                browser = playwright.chromium.launch(
-                    executable_path=args.chromium, headless=not args.headed,
-                    args=["--no-sandbox", "--mute-audio", "--autoplay-policy=no-user-gesture-required"])
+                browser = browserlib.launch(playwright, args.chromium, headless=not args.headed)
                 if not pages:
                     out.emit(name, "driver", detail="started", mediaURL=media_url, chromium=browser.version, pid=os.getpid(),
                              playerOverride=override)
                 page = Page(name, browser, out, override)
                 pages.append(page)
-                page.open(page_link(args.link, media_url, name))
+                page.open(browserlib.page_link(args.link, media=media_url, name=name))
                 page.calibrate()
             deadline = time.monotonic() + args.timeout
             while not stop.is_set():
@@ -505,7 +394,7 @@ def main():
                     page.browser.close()
                 except Exception:
                     pass
-    server.shutdown()
+    server.close()
     return status
 
 

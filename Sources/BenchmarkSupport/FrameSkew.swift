@@ -10,16 +10,16 @@ import PlaybackCoordinator
 /// let skew = FrameSkew(events: allFrameEvents)
 /// print(skew.percentile(0.99) * 1e3, "ms p99")
 /// ```
-public struct FrameSkew: Hashable, Sendable {
+package struct FrameSkew: Hashable, Sendable {
     /// Per-frame spreads in seconds, ordered by item and index.
-    public private(set) var spreads: [Double] = []
+    package private(set) var spreads: [Double] = []
     /// How many frames were presented by every player seen.
-    public private(set) var completeFrames = 0
+    package private(set) var completeFrames = 0
     /// Number of players seen.
-    public private(set) var players = 0
+    package private(set) var players = 0
 
     /// Computes the skew of `events` (non-frame events are ignored).
-    public init(events: [PlaybackEvent]) {
+    package init(events: [PlaybackEvent]) {
         struct Key: Hashable { var item: String; var index: Int }
         var firsts: [Key: [PlaybackParticipantID: Double]] = [:]
         var seen = Set<PlaybackParticipantID>()
@@ -39,12 +39,12 @@ public struct FrameSkew: Hashable, Sendable {
     }
 
     /// The `fraction` percentile (0...1) of the spreads in seconds (``Statistics``' nearest rank), or 0 when empty.
-    public func percentile(_ fraction: Double) -> Double {
+    package func percentile(_ fraction: Double) -> Double {
         Statistics.percentile(spreads, fraction) ?? 0
     }
 
     /// The share of frames whose spread is at most `bound` seconds.
-    public func share(within bound: Double) -> Double {
+    package func share(within bound: Double) -> Double {
         spreads.isEmpty ? 0 : Double(spreads.filter { $0 <= bound }.count) / Double(spreads.count)
     }
 }

@@ -14,20 +14,20 @@ import SessionRelay
 /// let result = try await JournalBenchmark.run(size: 100 << 20, dataDirectory: nil, logger: logger)
 /// print(result.uploadMegabytesPerSecond, result.downloadMegabytesPerSecond)
 /// ```
-public enum JournalBenchmark {
+package enum JournalBenchmark {
     /// What one run measured.
-    public struct Result: Sendable {
+    package struct Result: Sendable {
         /// Attachment size in bytes.
-        public var size: Int
+        package var size: Int
         /// From `add` called to `add` returned (the relay stored every chunk and announced it).
-        public var upload: Duration
+        package var upload: Duration
         /// From the first chunk requested to the last one opened and the digest checked.
-        public var download: Duration
+        package var download: Duration
 
         /// Upload throughput in MiB/s.
-        public var uploadMegabytesPerSecond: Double { Self.rate(size, upload) }
+        package var uploadMegabytesPerSecond: Double { Self.rate(size, upload) }
         /// Download throughput in MiB/s.
-        public var downloadMegabytesPerSecond: Double { Self.rate(size, download) }
+        package var downloadMegabytesPerSecond: Double { Self.rate(size, download) }
 
         static func rate(_ bytes: Int, _ duration: Duration) -> Double {
             let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
@@ -48,7 +48,7 @@ public enum JournalBenchmark {
     ///   - logger: Where the relay and the members log.
     /// - Throws: If the relay cannot start or a transfer fails; a transfer that does not return
     ///   the uploaded bytes throws too.
-    public static func run(size: Int, dataDirectory: String?, logger: Logger) async throws -> Result {
+    package static func run(size: Int, dataDirectory: String?, logger: Logger) async throws -> Result {
         var configuration = RelayConfiguration(host: "127.0.0.1", port: 0)
         configuration.dataDirectory = dataDirectory
         configuration.limits.journal.quota = max(configuration.limits.journal.quota, size * 2)

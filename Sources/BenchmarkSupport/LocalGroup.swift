@@ -1,3 +1,4 @@
+import Logging
 import PlaybackCoordinator
 
 /// Several coordinated headless players in one process, on one in-memory hub and this machine's
@@ -9,13 +10,13 @@ import PlaybackCoordinator
 /// try await group.coordinators[0].play()
 /// for await event in group.events { print(event.jsonLine) }
 /// ```
-public final class LocalGroup: Sendable {
+package final class LocalGroup: Sendable {
     /// The members' coordinators, in order (`player1`, `player2`, ...).
-    public let coordinators: [PlaybackCoordinator]
+    package let coordinators: [PlaybackCoordinator]
     /// The members' players, in the same order.
-    public let players: [HeadlessPlayer]
+    package let players: [HeadlessPlayer]
     /// Every coordinator and player event, merged.
-    public let events: AsyncStream<PlaybackEvent>
+    package let events: AsyncStream<PlaybackEvent>
     private let continuation: AsyncStream<PlaybackEvent>.Continuation
 
     private init(coordinators: [PlaybackCoordinator], players: [HeadlessPlayer]) {
@@ -31,7 +32,7 @@ public final class LocalGroup: Sendable {
     ///   - items: the media every member can present (the first is loaded).
     ///   - configuration: coordinator tuning for every member.
     ///   - spinWindow: the players' busy-wait window.
-    public static func make(
+    package static func make(
         players count: Int, items: [MediaTimeline], configuration: CoordinatorConfiguration = .init(),
         spinWindow: Duration = .milliseconds(2)
     ) async -> LocalGroup {
@@ -42,10 +43,10 @@ public final class LocalGroup: Sendable {
         var players: [HeadlessPlayer] = []
         for index in 1...max(1, count) {
             let name = PlaybackParticipantID("player\(index)")
-            let player = HeadlessPlayer(participant: name, items: items, reference: reference, spinWindow: spinWindow)
+            let player = HeadlessPlayer(participant: name, items: items, reference: reference, spinWindow: spinWindow, logger: .current)
             let coordinator = PlaybackCoordinator(
                 channel: await hub.connect(name), reference: reference, delegate: player, configuration: configuration,
-                localItem: items.first?.identifier, canPresent: { itemIDs.contains($0) })
+                localItem: items.first?.identifier, canPresent: { itemIDs.contains($0) }, logger: .current)
             players.append(player)
             coordinators.append(coordinator)
         }
@@ -53,7 +54,7 @@ public final class LocalGroup: Sendable {
     }
 
     /// Runs every member until the task is cancelled; then finishes ``events``.
-    public func run() async {
+    package func run() async {
         await withTaskGroup(of: Void.self) { group in
             for (coordinator, player) in zip(coordinators, players) {
                 group.addTask { await coordinator.run() }

@@ -11,13 +11,13 @@
 /// Statistics.percentile([1, 2, 3, 4], 0.99)      // 4: rank ceil(3.96) = 4
 /// Statistics.percentileOfSorted([1, 2, 3], 0.1)  // 1
 /// ```
-public enum Statistics {
+package enum Statistics {
     /// The nearest-rank percentile of `values` (`p` in 0...1), or nil for no values.
     ///
     /// ```swift
     /// Statistics.percentile([1, 2, 3, 4], 0.5) // 2
     /// ```
-    public static func percentile(_ values: [Double], _ p: Double) -> Double? {
+    package static func percentile(_ values: [Double], _ p: Double) -> Double? {
         guard !values.isEmpty else { return nil }
         let sorted = values.sorted()
         return percentileOfSorted(sorted, p)
@@ -25,7 +25,7 @@ public enum Statistics {
 
     /// The nearest-rank percentile of values already sorted ascending (`p` in 0...1, clamped), or nil
     /// for no values. Use it to take several percentiles of one sample without sorting it again.
-    public static func percentileOfSorted(_ sorted: [Double], _ p: Double) -> Double? {
+    package static func percentileOfSorted(_ sorted: [Double], _ p: Double) -> Double? {
         guard !sorted.isEmpty else { return nil }
         let clamped = min(max(p, 0), 1)
         let rank = Int((clamped * Double(sorted.count)).rounded(.up))
@@ -33,10 +33,10 @@ public enum Statistics {
     }
 
     /// The arithmetic mean, or nil for no values.
-    public static func mean(_ values: [Double]) -> Double? {
+    package static func mean(_ values: [Double]) -> Double? {
         values.isEmpty ? nil : values.reduce(0, +) / Double(values.count)
     }
 
     /// The median of `values` (the nearest-rank 50th percentile), or nil for no values.
-    public static func median(_ values: [Double]) -> Double? { percentile(values, 0.5) }
+    package static func median(_ values: [Double]) -> Double? { percentile(values, 0.5) }
 }

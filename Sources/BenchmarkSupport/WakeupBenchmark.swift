@@ -1,3 +1,4 @@
+import Logging
 import PlaybackCoordinator
 
 /// Measures how precisely a `HeadlessPlayer` presents frames at their instants on this machine.
@@ -10,25 +11,25 @@ import PlaybackCoordinator
 /// let report = await WakeupBenchmark.run(frames: 250, frameRate: 50, spinWindow: .milliseconds(2))
 /// print(report.p99Ms)
 /// ```
-public enum WakeupBenchmark {
+package enum WakeupBenchmark {
     /// Lateness statistics, in milliseconds.
-    public struct Report: Hashable, Sendable {
+    package struct Report: Hashable, Sendable {
         /// Spin window used.
-        public var spinWindowMs: Double
+        package var spinWindowMs: Double
         /// Frames presented.
-        public var frames: Int
+        package var frames: Int
         /// Frames expected.
-        public var expectedFrames: Int
+        package var expectedFrames: Int
         /// Median lateness (nearest rank, as every percentile here: ``Statistics``).
-        public var p50Ms: Double
+        package var p50Ms: Double
         /// 90th percentile lateness.
-        public var p90Ms: Double
+        package var p90Ms: Double
         /// 99th percentile lateness.
-        public var p99Ms: Double
+        package var p99Ms: Double
         /// Worst lateness.
-        public var maxMs: Double
+        package var maxMs: Double
         /// Smallest lateness (negative would mean early).
-        public var minMs: Double
+        package var minMs: Double
     }
 
     /// Plays `frames` frames at `frameRate` and reports the presentation lateness.
@@ -37,12 +38,12 @@ public enum WakeupBenchmark {
     ///   - frames: how many frames to present.
     ///   - frameRate: frames per second.
     ///   - spinWindow: the presentation thread's busy-wait window (zero: sleep only).
-    public static func run(frames: Int, frameRate: Double, spinWindow: Duration) async -> Report {
+    package static func run(frames: Int, frameRate: Double, spinWindow: Duration) async -> Report {
         let reference = MonotonicReferenceTimeSource()
         let timeline = MediaTimeline(identifier: "wakeup", duration: Double(frames) / frameRate, frameRate: frameRate)
         let player = HeadlessPlayer(
             participant: "bench", items: [timeline], reference: reference, spinWindow: spinWindow,
-            presentationThread: PresentationThread.Configuration(spinWindow: spinWindow))
+            presentationThread: PresentationThread.Configuration(spinWindow: spinWindow), logger: .current)
         let running = Task { await player.run() }
         let start = reference.now()! + .milliseconds(100)
         await player.handle(PlaybackCommand(

@@ -112,7 +112,7 @@ public final class SyncedClock<C: Clock>: Sendable where C.Duration == Duration 
     public convenience init(
         clock: C,
         configuration: Configuration = .init(),
-        logger: Logger = Logger(label: "coplay.clocksync.syncedclock")
+        logger: Logger = .current
     ) {
         self.init(timescale: LocalTimescale(clock: clock), configuration: configuration, logger: logger)
     }
@@ -126,7 +126,7 @@ public final class SyncedClock<C: Clock>: Sendable where C.Duration == Duration 
     public init(
         timescale: LocalTimescale<C>,
         configuration: Configuration = .init(),
-        logger: Logger = Logger(label: "coplay.clocksync.syncedclock")
+        logger: Logger
     ) {
         self.timescale = timescale
         self.configuration = configuration

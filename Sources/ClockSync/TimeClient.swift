@@ -116,7 +116,7 @@ public final class TimeClient<C: Clock>: Sendable where C.Duration == Duration {
         transport: any NTPTransport,
         syncedClock: SyncedClock<C>,
         configuration: Configuration = .init(),
-        logger: Logger = Logger(label: "coplay.clocksync.timeclient")
+        logger: Logger = .current
     ) {
         self.init(
             sources: [TimeSource(name: "server", transport: transport)], syncedClock: syncedClock,
@@ -137,7 +137,7 @@ public final class TimeClient<C: Clock>: Sendable where C.Duration == Duration {
         sources: [TimeSource],
         syncedClock: SyncedClock<C>,
         configuration: Configuration = .init(),
-        logger: Logger = Logger(label: "coplay.clocksync.timeclient")
+        logger: Logger
     ) {
         precondition(!sources.isEmpty, "a TimeClient needs at least one time source")
         self.sources = sources

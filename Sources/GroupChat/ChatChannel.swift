@@ -17,7 +17,7 @@ import Synchronization
 ///   chat`) does not run it: its messages carry its name and key anyway.
 ///
 /// ```swift
-/// let chat = try ChatChannel(session: session, key: MemberKey(), name: "alice")
+/// let chat = try ChatChannel(session: session, key: MemberKey(), name: "alice", logger: logger)
 /// let announcing = Task { await chat.run() }
 /// Task { for await entry in chat.entries { print("\(entry.label): \(entry.text)") } }
 /// try await chat.send("hello")
@@ -64,7 +64,7 @@ public final class ChatChannel<Activity: GroupActivity>: Sendable {
     ///     moves (its successor invite opened), was removed, or was left behind. Keep it short.
     /// - Throws: ``ChatError`` for a name that cannot be one.
     public init(
-        session: GroupSession<Activity>, key: MemberKey, name: String, logger: Logger = Logger(label: "coplay.chat"),
+        session: GroupSession<Activity>, key: MemberKey, name: String, logger: Logger,
         onRemoval: (@Sendable (RemovalOutcome) -> Void)? = nil
     ) throws {
         self.session = session
@@ -88,9 +88,9 @@ public final class ChatChannel<Activity: GroupActivity>: Sendable {
     }
 
     deinit {
-        // Off this thread: the last reference can go inside a message handler, which the session
-        // runs under its lock, and cancelling takes that lock (as GroupSessionMessenger does).
-        if let subscription = state.withLock({ $0.subscription }) { Task { subscription.cancel() } }
+        // Directly, even when the last reference goes inside a message handler: the session never
+        // runs its handlers under the lock that cancelling takes.
+        state.withLock({ $0.subscription })?.cancel()
         continuation.finish()
     }
 
@@ -180,7 +180,7 @@ public final class ChatChannel<Activity: GroupActivity>: Sendable {
                 }
             case .removal(let removal):
                 receive(removal, from: context.source.id, state: &state)
-            case .unsupported:
+            case .role, .unsupported:
                 break
             }
         }
@@ -236,7 +236,7 @@ public final class ChatChannel<Activity: GroupActivity>: Sendable {
             try state.room.compose(text, key: key, name: name, wallClock: wallClock)
         }
         let local = session.localParticipant.id
-        let confirmation = Confirmation()
+        let confirmation = Confirmation<ChatEntry>()
         do {
             try messenger.sendStamped(MemberMessage.chat(message), retainedAs: message.retainName) { [weak self] _ in
                 guard let self else { return }
@@ -247,7 +247,9 @@ public final class ChatChannel<Activity: GroupActivity>: Sendable {
         } catch {
             throw ChatError.notSent("\(error)")
         }
-        return try await confirmation.value(timeout: timeout)
+        return try await confirmation.value(timeout: timeout) {
+            ChatError.notSent("the relay did not confirm it within \(timeout)")
+        }
     }
 
     /// Announces this member's identity to everyone, and again to each member that joins, until
@@ -328,17 +330,17 @@ public enum RemovalRejection: String, Hashable, Sendable {
 }
 
 /// The relay's confirmation of one sent message, or a timeout: whichever comes first.
-private final class Confirmation: Sendable {
+final class Confirmation<Value: Sendable>: Sendable {
     private struct State: Sendable {
-        var result: Result<ChatEntry, any Error>?
-        var waiter: CheckedContinuation<ChatEntry, any Error>?
+        var result: Result<Value, any Error>?
+        var waiter: CheckedContinuation<Value, any Error>?
     }
 
     private let state = Mutex(State())
 
     /// The first result counts; later ones are dropped.
-    func resolve(_ result: Result<ChatEntry, any Error>) {
-        let waiter = state.withLock { state -> CheckedContinuation<ChatEntry, any Error>? in
+    func resolve(_ result: Result<Value, any Error>) {
+        let waiter = state.withLock { state -> CheckedContinuation<Value, any Error>? in
             guard state.result == nil else { return nil }
             state.result = result
             defer { state.waiter = nil }
@@ -347,15 +349,15 @@ private final class Confirmation: Sendable {
         waiter?.resume(with: result)
     }
 
-    /// The entry once confirmed; ``ChatError/notSent(_:)`` after `timeout`.
-    func value(timeout: Duration) async throws -> ChatEntry {
+    /// The value once confirmed; `timedOut` after `timeout`.
+    func value(timeout: Duration, timedOut: @escaping @Sendable () -> any Error) async throws -> Value {
         let timer = Task { [weak self] in
             try await Task.sleep(for: timeout)
-            self?.resolve(.failure(ChatError.notSent("the relay did not confirm it within \(timeout)")))
+            self?.resolve(.failure(timedOut()))
         }
         defer { timer.cancel() }
         return try await withCheckedThrowingContinuation { waiter in
-            let ready = state.withLock { state -> Result<ChatEntry, any Error>? in
+            let ready = state.withLock { state -> Result<Value, any Error>? in
                 if let result = state.result { return result }
                 state.waiter = waiter
                 return nil

@@ -1,5 +1,5 @@
 /// The rules a chat text and a member's name follow, the same in Swift and in the page
-/// (`Web/static/chat.js`): what a person may send and what a member accepts.
+/// (`Web/static/session/chat.js`): what a person may send and what a member accepts.
 ///
 /// - Length is counted in Unicode scalars (code points): a text has at most ``maximumLength``
 ///   (500), a name at most ``maximumNameLength`` (64). An emoji is one or a few scalars.

@@ -14,12 +14,14 @@ public enum MemberMessage: Hashable, Sendable {
     case sealingKey(SealingKeyStatement)
     /// A host's removal of a member, with the others' sealed successor invites.
     case removal(Removal)
+    /// The host's grant or revocation of control (a session where only hosts control).
+    case role(RoleStatement)
     /// A kind this build does not know, or a newer version of one: ignored.
     case unsupported(kind: String, version: Int)
 
     /// The kinds and the version this build writes and reads.
     public enum Kind: String, Sendable, CaseIterable {
-        case identity, chat, sealingKey, removal
+        case identity, chat, role, sealingKey, removal
 
         /// The version written (and the highest read).
         public var version: Int { 1 }
@@ -28,7 +30,7 @@ public enum MemberMessage: Hashable, Sendable {
 
 extension MemberMessage: Codable {
     private enum Keys: String, CodingKey {
-        case kind, v, participant, name, key, signature, sentAt, text, n, sealingKey, controller, removed, issuedAt, invites
+        case kind, v, participant, name, key, signature, sentAt, text, n, action, issuedAt, sealingKey, controller, removed, invites
     }
 
     public init(from decoder: any Decoder) throws {
@@ -71,6 +73,11 @@ extension MemberMessage: Codable {
                 removed: try Self.key(.removed, in: container), removedName: try container.decode(String.self, forKey: .name),
                 issuedAt: try container.decode(UInt64.self, forKey: .issuedAt), invites: try invites.map { try $0.invite },
                 signature: try Self.signature(.signature, in: container)))
+        case .role:
+            self = .role(RoleStatement(
+                action: try container.decode(RoleStatement.Action.self, forKey: .action), key: try Self.key(.key, in: container),
+                name: try container.decode(String.self, forKey: .name), issuedAt: try container.decode(UInt64.self, forKey: .issuedAt),
+                signature: try Self.signature(.signature, in: container)))
         }
     }
 
@@ -107,6 +114,14 @@ extension MemberMessage: Codable {
             try container.encode(message.text, forKey: .text)
             try container.encode(message.ordinal, forKey: .n)
             try container.encode(Base64URLText.encode(message.signature), forKey: .signature)
+        case .role(let statement):
+            try container.encode(Kind.role.rawValue, forKey: .kind)
+            try container.encode(Kind.role.version, forKey: .v)
+            try container.encode(statement.action, forKey: .action)
+            try container.encode(statement.key.text, forKey: .key)
+            try container.encode(statement.name, forKey: .name)
+            try container.encode(statement.issuedAt, forKey: .issuedAt)
+            try container.encode(Base64URLText.encode(statement.signature), forKey: .signature)
         case .sealingKey(let statement):
             try container.encode(Kind.sealingKey.rawValue, forKey: .kind)
             try container.encode(Kind.sealingKey.version, forKey: .v)

@@ -11,7 +11,7 @@ import PlaybackCoordinator
 /// ```swift
 /// try await MPVProcess.run(arguments: MPVProcess.headlessArguments) { mpv in
 ///     let player = MPVPlayer(connection: mpv, items: [.init(timeline: clip, path: "clip.mp4")],
-///                            reference: playback.reference)
+///                            reference: playback.reference, logger: logger)
 ///     try await playback.run(player, localItem: clip.identifier)
 /// }
 /// ```
@@ -242,7 +242,7 @@ public actor MPVPlayer: CoordinatedPlayer {
     public init(
         connection: MPVConnection, items: [Item], reference: any ReferenceTimeSource, participant: PlaybackParticipantID? = nil,
         configuration: Configuration = .init(), realtime: @escaping @Sendable () -> Double = Realtime.now,
-        logger: Logger = Logger(label: "coplay.mpv")
+        logger: Logger
     ) {
         self.connection = connection
         self.items = Dictionary(items.map { ($0.timeline.identifier, $0) }, uniquingKeysWith: { first, _ in first })
@@ -452,6 +452,7 @@ public actor MPVPlayer: CoordinatedPlayer {
             emit(PlaybackEvent(type: .correction, realtime: realtime(), player: participant, detail: paused ? "user pause" : "user play"))
             do { if paused { try await coordinator.pause() } else { try await coordinator.play() } } catch {
                 logger.info("could not propose the person's pause/play", metadata: ["error": "\(error)"])
+                await putBackIfRefused(error, coordinator: coordinator)
             }
         case "speed":
             guard let speed = event.data.number else { return }
@@ -467,6 +468,7 @@ public actor MPVPlayer: CoordinatedPlayer {
             emit(PlaybackEvent(type: .correction, realtime: realtime(), player: participant, rate: speed, detail: "user speed"))
             do { try await coordinator.coordinateRateChange(to: speed) } catch {
                 logger.info("could not propose the person's speed", metadata: ["error": "\(error)"])
+                if await putBackIfRefused(error, coordinator: coordinator) { _ = try? await setSpeed(state.rate) }
             }
         default:
             break
@@ -491,6 +493,7 @@ public actor MPVPlayer: CoordinatedPlayer {
             }
         } catch {
             logger.info("could not propose the person's frame step", metadata: ["error": "\(error)"])
+            await putBackIfRefused(error, coordinator: coordinator)
         }
     }
 
@@ -502,7 +505,7 @@ public actor MPVPlayer: CoordinatedPlayer {
             if next { try await coordinator.coordinateNext() } else { try await coordinator.coordinatePrevious() }
         } catch {
             logger.info("could not propose the person's \(next ? "next" : "previous")", metadata: ["error": "\(error)"])
-            await showText("coplay: \(error)", seconds: 4)
+            if await !putBackIfRefused(error, coordinator: coordinator) { await showText("coplay: \(error)", seconds: 4) }
         }
     }
 
@@ -533,7 +536,7 @@ public actor MPVPlayer: CoordinatedPlayer {
         do { try await coordinator.coordinateJump(toPosition: position) } catch {
             personChoseFile = nil
             logger.info("could not propose the person's choice of entry", metadata: ["error": "\(error)"])
-            await showText("coplay: \(error)", seconds: 4)
+            if await !putBackIfRefused(error, coordinator: coordinator) { await showText("coplay: \(error)", seconds: 4) }
         }
     }
 
@@ -620,7 +623,24 @@ public actor MPVPlayer: CoordinatedPlayer {
         emit(PlaybackEvent(type: .correction, realtime: realtime(), player: participant, itemTime: position, detail: "user seek"))
         do { try await coordinator.coordinateSeek(to: position) } catch {
             logger.info("could not propose the person's seek", metadata: ["error": "\(error)"])
+            await putBackIfRefused(error, coordinator: coordinator)
         }
+    }
+
+    /// After a command of the person's that the group refused because this member does not
+    /// control the session (a viewer where only hosts control,
+    /// ``PlaybackCoordinatorError/onlyHostsControl``): mpv goes back to the group's position and
+    /// pause (the control loop applies the group's motion again) and its screen says why, on the
+    /// notice board. Whether it was that refusal.
+    @discardableResult
+    private func putBackIfRefused(_ error: any Error, coordinator: PlaybackCoordinator) async -> Bool {
+        guard let refusal = error as? PlaybackCoordinatorError, refusal == .onlyHostsControl else { return false }
+        playing = (await coordinator.state?.rate ?? 0) > 0
+        applied = nil
+        emit(PlaybackEvent(type: .correction, realtime: realtime(), player: participant, detail: "put back: \(refusal)"))
+        noticeBoard.add(refusal.description, now: Self.uptime())
+        await drawNotices()
+        return true
     }
 
     // MARK: Control: follow the schedule

@@ -5,7 +5,7 @@ import Crypto
 /// It combines the file size and a SHA-256 of the first and last ``chunkSize`` bytes (the whole
 /// file when it is smaller than two chunks). Reading two chunks costs the same for a 50 kB clip
 /// and a 50 GB film, and needs nothing but the bytes, so a browser computes the same value with
-/// WebCrypto (`Web/static/fingerprint.js`). Two different files could in principle collide only
+/// WebCrypto (`Web/static/player/fingerprint.js`). Two different files could in principle collide only
 /// if they have the same size, head and tail.
 ///
 /// The string form is `v2:<size>:<sha256 hex>`, stable across machines and versions of coplay.

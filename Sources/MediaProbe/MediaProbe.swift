@@ -27,8 +27,9 @@ public struct MediaProbe: Sendable {
     /// Where the probe logs (debug level: one line per probe).
     public let logger: Logger
 
-    /// A probe on NIO's shared thread pool with a default logger.
-    public static let shared = MediaProbe()
+    /// A probe on NIO's shared thread pool that logs to the caller's task-local logger
+    /// (`Logger.current`, bound with swift-log's `withLogger`): the convenience for one-off probes.
+    public static var shared: MediaProbe { MediaProbe(logger: .current) }
 
     /// Creates a probe.
     ///
@@ -36,7 +37,7 @@ public struct MediaProbe: Sendable {
     ///   - threadPool: Where blocking calls run; NIO's process-wide singleton by default (it needs no
     ///     shutdown). Pass your own pool to bound parallelism; you then shut it down.
     ///   - logger: Receives debug-level lines about each probe.
-    public init(threadPool: NIOThreadPool = .singleton, logger: Logger = Logger(label: "coplay.MediaProbe")) {
+    public init(threadPool: NIOThreadPool = .singleton, logger: Logger) {
         self.threadPool = threadPool
         self.logger = logger
     }

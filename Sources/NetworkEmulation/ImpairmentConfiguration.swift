@@ -11,39 +11,39 @@ import NIOCore
 ///     listenPort: 7000, targetPort: 7001,
 ///     upstream: .init(delay: 0.065), downstream: .init(delay: 0.035))
 /// ```
-public struct ImpairmentConfiguration: Sendable, Hashable {
+package struct ImpairmentConfiguration: Sendable, Hashable {
     /// Which transports the proxy forwards.
-    public struct Transports: OptionSet, Sendable, Hashable {
-        public let rawValue: Int
-        public init(rawValue: Int) { self.rawValue = rawValue }
+    package struct Transports: OptionSet, Sendable, Hashable {
+        package let rawValue: Int
+        package init(rawValue: Int) { self.rawValue = rawValue }
         /// UDP datagrams.
-        public static let udp = Transports(rawValue: 1)
+        package static let udp = Transports(rawValue: 1)
         /// TCP byte streams.
-        public static let tcp = Transports(rawValue: 2)
+        package static let tcp = Transports(rawValue: 2)
         /// Both, on the same port number (the relay serves NTP on UDP and its protocol on TCP there).
-        public static let both: Transports = [.udp, .tcp]
+        package static let both: Transports = [.udp, .tcp]
     }
 
     /// Host to listen on.
-    public var listenHost: String
+    package var listenHost: String
     /// Port to listen on; 0 picks a free one (UDP and TCP then share the TCP port's number when both).
-    public var listenPort: Int
+    package var listenPort: Int
     /// Host to forward to.
-    public var targetHost: String
+    package var targetHost: String
     /// Port to forward to.
-    public var targetPort: Int
+    package var targetPort: Int
     /// The transports forwarded.
-    public var transports: Transports
+    package var transports: Transports
     /// Client-to-target impairments.
-    public var upstream: ImpairmentProfile
+    package var upstream: ImpairmentProfile
     /// Target-to-client impairments.
-    public var downstream: ImpairmentProfile
+    package var downstream: ImpairmentProfile
     /// Random seed; every link direction derives its own from it.
-    public var seed: UInt64
+    package var seed: UInt64
     /// TCP bytes are forwarded in chunks of at most this size, each scheduled on its own.
-    public var chunkSize: Int
+    package var chunkSize: Int
     /// At most this many UDP clients at once; datagrams from further clients are dropped.
-    public var maxUDPClients: Int
+    package var maxUDPClients: Int
 
     /// Creates a configuration.
     ///
@@ -58,7 +58,7 @@ public struct ImpairmentConfiguration: Sendable, Hashable {
     ///   - seed: random seed.
     ///   - chunkSize: TCP chunk size in bytes (default 1448, a typical MSS).
     ///   - maxUDPClients: default 256.
-    public init(
+    package init(
         listenHost: String = "127.0.0.1", listenPort: Int = 0, targetHost: String = "127.0.0.1", targetPort: Int,
         transports: Transports = .both, upstream: ImpairmentProfile = .none, downstream: ImpairmentProfile = .none,
         seed: UInt64 = 1, chunkSize: Int = 1448, maxUDPClients: Int = 256
@@ -76,7 +76,7 @@ public struct ImpairmentConfiguration: Sendable, Hashable {
     }
 
     /// Checks every value.
-    public func validate() throws {
+    package func validate() throws {
         try upstream.validate()
         try downstream.validate()
         guard chunkSize > 0 else { throw NetworkEmulationError.invalidProfile("chunkSize must be > 0") }

@@ -12,19 +12,19 @@
 /// // 20 ms ± 10 ms uniform jitter, 1 % loss, 1 MB/s.
 /// let profile = ImpairmentProfile(delay: 0.020, jitter: 0.010, loss: 0.01, bandwidth: 1_000_000)
 /// ```
-public struct ImpairmentProfile: Sendable, Hashable, Codable {
+package struct ImpairmentProfile: Sendable, Hashable, Codable {
     /// Base one-way delay in seconds.
-    public var delay: Double
+    package var delay: Double
     /// Jitter amount in seconds (its meaning depends on ``distribution``).
-    public var jitter: Double
+    package var jitter: Double
     /// How the delay varies.
-    public var distribution: JitterDistribution
+    package var distribution: JitterDistribution
     /// Probability in 0...1 that a packet is lost (UDP: dropped; TCP: delayed, see above).
-    public var loss: Double
+    package var loss: Double
     /// Bandwidth cap in bytes per second; nil for none.
-    public var bandwidth: Double?
+    package var bandwidth: Double?
     /// Extra delay of a "lost" TCP chunk in seconds; nil for `0.2 + delay`.
-    public var streamLossPenalty: Double?
+    package var streamLossPenalty: Double?
 
     /// Creates a profile.
     ///
@@ -35,7 +35,7 @@ public struct ImpairmentProfile: Sendable, Hashable, Codable {
     ///   - loss: loss probability in 0...1.
     ///   - bandwidth: bytes per second, or nil.
     ///   - streamLossPenalty: seconds, or nil for the default.
-    public init(
+    package init(
         delay: Double = 0, jitter: Double = 0, distribution: JitterDistribution = .uniform, loss: Double = 0,
         bandwidth: Double? = nil, streamLossPenalty: Double? = nil
     ) {
@@ -48,16 +48,16 @@ public struct ImpairmentProfile: Sendable, Hashable, Codable {
     }
 
     /// No impairment at all.
-    public static let none = ImpairmentProfile()
+    package static let none = ImpairmentProfile()
 
     /// The smallest delay a packet can get from this profile (bandwidth waiting aside), in seconds.
-    public var minimumDelay: Double { max(0, delay - distribution.lowerSpread * jitter) }
+    package var minimumDelay: Double { max(0, delay - distribution.lowerSpread * jitter) }
 
     /// The extra delay of a "lost" TCP chunk, in seconds.
-    public var effectiveStreamLossPenalty: Double { streamLossPenalty ?? (0.2 + delay) }
+    package var effectiveStreamLossPenalty: Double { streamLossPenalty ?? (0.2 + delay) }
 
     /// Checks the values, throwing a ``NetworkEmulationError`` for an impossible one.
-    public func validate() throws {
+    package func validate() throws {
         guard delay >= 0, delay.isFinite else { throw NetworkEmulationError.invalidProfile("delay must be >= 0") }
         guard jitter >= 0, jitter.isFinite else { throw NetworkEmulationError.invalidProfile("jitter must be >= 0") }
         guard (0...1).contains(loss) else { throw NetworkEmulationError.invalidProfile("loss must be within 0...1") }

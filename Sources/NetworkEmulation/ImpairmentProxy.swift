@@ -25,7 +25,7 @@ import ServiceLifecycle
 /// // ...
 /// try await proxy.stop()
 /// ```
-public final class ImpairmentProxy: Service, Sendable {
+package final class ImpairmentProxy: Service, Sendable {
     private struct State {
         var started = false
         var stopped = false
@@ -34,7 +34,7 @@ public final class ImpairmentProxy: Service, Sendable {
     }
 
     /// The configuration.
-    public let configuration: ImpairmentConfiguration
+    package let configuration: ImpairmentConfiguration
     private let eventLoop: any EventLoop
     private let logger: Logger
     private let state = NIOLockedValueBox(State())
@@ -48,7 +48,7 @@ public final class ImpairmentProxy: Service, Sendable {
     ///   - configuration: ports and impairments.
     ///   - eventLoopGroup: the proxy uses one event loop of it for everything.
     ///   - logger: logs at info and below.
-    public init(
+    package init(
         configuration: ImpairmentConfiguration,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger
@@ -59,10 +59,10 @@ public final class ImpairmentProxy: Service, Sendable {
     }
 
     /// The port the proxy listens on, once started.
-    public var port: Int? { state.withLockedValue { $0.port } }
+    package var port: Int? { state.withLockedValue { $0.port } }
 
     /// What the proxy has forwarded so far.
-    public var statistics: ImpairmentStatistics { statisticsBox.withLockedValue { $0 } }
+    package var statistics: ImpairmentStatistics { statisticsBox.withLockedValue { $0 } }
 
     /// Binds the listening sockets and starts forwarding.
     ///
@@ -70,7 +70,7 @@ public final class ImpairmentProxy: Service, Sendable {
     /// - Throws: ``NetworkEmulationError`` for a bad configuration or a second start; NIO errors when a
     ///   port cannot be bound.
     @discardableResult
-    public func start() async throws -> Int {
+    package func start() async throws -> Int {
         try configuration.validate()
         try state.withLockedValue { state in
             guard !state.started else { throw NetworkEmulationError.alreadyStarted }
@@ -124,7 +124,7 @@ public final class ImpairmentProxy: Service, Sendable {
     }
 
     /// Closes the listening sockets and every forwarded connection. Packets still scheduled are lost.
-    public func stop() async throws {
+    package func stop() async throws {
         let listeners = state.withLockedValue { state -> [any Channel] in
             guard !state.stopped else { return [] }
             state.stopped = true
@@ -135,7 +135,7 @@ public final class ImpairmentProxy: Service, Sendable {
     }
 
     /// Starts the proxy if needed and serves until graceful shutdown or cancellation; then stops it.
-    public func run() async throws {
+    package func run() async throws {
         if state.withLockedValue({ !$0.started }) { try await start() }
         try? await gracefulShutdown()
         try await stop()

@@ -1,20 +1,20 @@
 /// What an ``ImpairmentProxy`` has forwarded so far.
-public struct ImpairmentStatistics: Sendable, Hashable, Codable {
+package struct ImpairmentStatistics: Sendable, Hashable, Codable {
     /// UDP client-to-target counters.
-    public var udpUpstream = LinkCounters()
+    package var udpUpstream = LinkCounters()
     /// UDP target-to-client counters.
-    public var udpDownstream = LinkCounters()
+    package var udpDownstream = LinkCounters()
     /// TCP client-to-target counters (all connections).
-    public var tcpUpstream = LinkCounters()
+    package var tcpUpstream = LinkCounters()
     /// TCP target-to-client counters (all connections).
-    public var tcpDownstream = LinkCounters()
+    package var tcpDownstream = LinkCounters()
     /// TCP connections accepted.
-    public var tcpConnections = 0
+    package var tcpConnections = 0
     /// UDP clients seen.
-    public var udpClients = 0
+    package var udpClients = 0
     /// UDP datagrams dropped because ``ImpairmentConfiguration/maxUDPClients`` was reached.
-    public var udpRejected = 0
+    package var udpRejected = 0
 
     /// Creates zero statistics.
-    public init() {}
+    package init() {}
 }

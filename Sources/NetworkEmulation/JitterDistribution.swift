@@ -1,5 +1,5 @@
 /// How a link's per-packet delay varies around its base delay.
-public enum JitterDistribution: String, Sendable, Hashable, Codable, CaseIterable {
+package enum JitterDistribution: String, Sendable, Hashable, Codable, CaseIterable {
     /// Uniform on [delay - jitter, delay + jitter].
     case uniform
     /// Normal with mean `delay` and standard deviation `jitter`, truncated to ±3 standard deviations.

@@ -15,9 +15,9 @@
 /// var link = LinkImpairment(profile: .init(delay: 0.01), mode: .datagram, seed: 1)
 /// if case .deliver(let at) = link.schedule(size: 100, arrival: 0) { print(at) } // 10_000_000
 /// ```
-public struct LinkImpairment: Sendable {
+package struct LinkImpairment: Sendable {
     /// How packets on the link relate to each other.
-    public enum Mode: Sendable, Hashable {
+    package enum Mode: Sendable, Hashable {
         /// Independent datagrams (UDP).
         case datagram
         /// Chunks of one ordered byte stream (TCP).
@@ -25,7 +25,7 @@ public struct LinkImpairment: Sendable {
     }
 
     /// What happens to a packet.
-    public enum Decision: Sendable, Hashable {
+    package enum Decision: Sendable, Hashable {
         /// Deliver at this time (nanoseconds).
         case deliver(at: UInt64)
         /// Drop it (datagram mode only).
@@ -33,14 +33,14 @@ public struct LinkImpairment: Sendable {
     }
 
     /// The impairment profile.
-    public let profile: ImpairmentProfile
+    package let profile: ImpairmentProfile
     /// The mode.
-    public let mode: Mode
+    package let mode: Mode
     private var rng: SeededGenerator
     private var linkFreeAt: UInt64 = 0
     private var lastDelivery: UInt64 = 0
     /// Counters of what the link did so far.
-    public private(set) var counters = LinkCounters()
+    package private(set) var counters = LinkCounters()
 
     /// Creates a link direction.
     ///
@@ -48,7 +48,7 @@ public struct LinkImpairment: Sendable {
     ///   - profile: the impairments.
     ///   - mode: datagram (UDP) or stream (TCP).
     ///   - seed: the random seed; equal seeds and inputs give equal decisions.
-    public init(profile: ImpairmentProfile, mode: Mode, seed: UInt64) {
+    package init(profile: ImpairmentProfile, mode: Mode, seed: UInt64) {
         self.profile = profile
         self.mode = mode
         self.rng = SeededGenerator(seed: seed)
@@ -59,7 +59,7 @@ public struct LinkImpairment: Sendable {
     /// - Parameters:
     ///   - size: its size in bytes.
     ///   - arrival: when it reached the proxy, nanoseconds.
-    public mutating func schedule(size: Int, arrival: UInt64) -> Decision {
+    package mutating func schedule(size: Int, arrival: UInt64) -> Decision {
         // Draw every random number up front so the random stream does not depend on the outcome.
         let lost = profile.loss > 0 && rng.unit() < profile.loss
         let jitter = profile.distribution.sample(jitter: profile.jitter, using: &rng)
@@ -88,5 +88,5 @@ public struct LinkImpairment: Sendable {
     }
 
     /// The latest delivery time scheduled so far (nanoseconds), or 0.
-    public var latestDelivery: UInt64 { lastDelivery }
+    package var latestDelivery: UInt64 { lastDelivery }
 }

@@ -12,42 +12,42 @@
 /// let condition = try NetworkCondition.named("jitter")
 /// let configuration = ImpairmentConfiguration(targetPort: port, upstream: condition.upstream, downstream: condition.downstream)
 /// ```
-public struct NetworkCondition: Sendable, Hashable {
+package struct NetworkCondition: Sendable, Hashable {
     /// The condition's name.
-    public var name: String
+    package var name: String
     /// Client-to-server impairments.
-    public var upstream: ImpairmentProfile
+    package var upstream: ImpairmentProfile
     /// Server-to-client impairments.
-    public var downstream: ImpairmentProfile
+    package var downstream: ImpairmentProfile
 
     /// Creates a condition.
-    public init(name: String, upstream: ImpairmentProfile, downstream: ImpairmentProfile) {
+    package init(name: String, upstream: ImpairmentProfile, downstream: ImpairmentProfile) {
         self.name = name
         self.upstream = upstream
         self.downstream = downstream
     }
 
     /// Whether the condition impairs anything at all (`quiet` does not: no proxy is needed).
-    public var isImpaired: Bool { upstream != .none || downstream != .none }
+    package var isImpaired: Bool { upstream != .none || downstream != .none }
 
     /// Plain loopback.
-    public static let quiet = NetworkCondition(name: "quiet", upstream: .none, downstream: .none)
+    package static let quiet = NetworkCondition(name: "quiet", upstream: .none, downstream: .none)
     /// 20 ms ± 10 ms (uniform) each way.
-    public static let jitter = NetworkCondition(
+    package static let jitter = NetworkCondition(
         name: "jitter", upstream: .init(delay: 0.020, jitter: 0.010), downstream: .init(delay: 0.020, jitter: 0.010))
     /// 50 ms mean one-way delay with 30 ms asymmetry: 65 ms up, 35 ms down.
-    public static let asymmetric = NetworkCondition(
+    package static let asymmetric = NetworkCondition(
         name: "asymmetric", upstream: .init(delay: 0.065), downstream: .init(delay: 0.035))
     /// 1 % loss each way.
-    public static let loss = NetworkCondition(name: "loss", upstream: .init(loss: 0.01), downstream: .init(loss: 0.01))
+    package static let loss = NetworkCondition(name: "loss", upstream: .init(loss: 0.01), downstream: .init(loss: 0.01))
 
     /// Every named condition.
-    public static let all: [NetworkCondition] = [.quiet, .jitter, .asymmetric, .loss]
+    package static let all: [NetworkCondition] = [.quiet, .jitter, .asymmetric, .loss]
 
     /// The condition called `name`.
     ///
     /// - Throws: ``NetworkEmulationError`` naming the known conditions.
-    public static func named(_ name: String) throws -> NetworkCondition {
+    package static func named(_ name: String) throws -> NetworkCondition {
         guard let condition = all.first(where: { $0.name == name }) else {
             throw NetworkEmulationError.invalidProfile(
                 "unknown network condition \(name) (known: \(all.map(\.name).joined(separator: ", ")))")

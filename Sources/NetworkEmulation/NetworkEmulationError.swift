@@ -1,5 +1,5 @@
 /// An error from the impairment proxy.
-public struct NetworkEmulationError: Error, CustomStringConvertible, Sendable {
+package struct NetworkEmulationError: Error, CustomStringConvertible, Sendable {
     private enum Code: Sendable {
         case invalidProfile(String)
         case notStarted
@@ -11,15 +11,15 @@ public struct NetworkEmulationError: Error, CustomStringConvertible, Sendable {
     private init(_ code: Code) { self.code = code }
 
     /// A profile or configuration value is out of range.
-    public static func invalidProfile(_ reason: String) -> NetworkEmulationError { .init(.invalidProfile(reason)) }
+    package static func invalidProfile(_ reason: String) -> NetworkEmulationError { .init(.invalidProfile(reason)) }
 
     /// The proxy was used before ``ImpairmentProxy/start()``.
-    public static var notStarted: NetworkEmulationError { .init(.notStarted) }
+    package static var notStarted: NetworkEmulationError { .init(.notStarted) }
 
     /// ``ImpairmentProxy/start()`` was called twice.
-    public static var alreadyStarted: NetworkEmulationError { .init(.alreadyStarted) }
+    package static var alreadyStarted: NetworkEmulationError { .init(.alreadyStarted) }
 
-    public var description: String {
+    package var description: String {
         switch code {
         case .invalidProfile(let reason): "invalid impairment: \(reason)"
         case .notStarted: "the impairment proxy is not started"

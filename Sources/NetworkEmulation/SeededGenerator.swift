@@ -7,14 +7,14 @@
 /// var rng = SeededGenerator(seed: 42)
 /// let x = Double.random(in: 0..<1, using: &rng)
 /// ```
-public struct SeededGenerator: RandomNumberGenerator, Sendable, Hashable {
+package struct SeededGenerator: RandomNumberGenerator, Sendable, Hashable {
     private var state: UInt64
 
     /// Creates a generator; equal seeds give equal sequences.
-    public init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
     /// The next 64 random bits.
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -23,5 +23,5 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable, Hashable {
     }
 
     /// A uniform double in [0, 1).
-    public mutating func unit() -> Double { Double(next() >> 11) * 0x1.0p-53 }
+    package mutating func unit() -> Double { Double(next() >> 11) * 0x1.0p-53 }
 }

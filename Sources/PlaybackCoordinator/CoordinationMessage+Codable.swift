@@ -1,5 +1,5 @@
 // The coordination messages' wire format, written by hand: docs/protocol.md ("Coordination
-// messages") describes it field by field, `Web/static/messages.js` is the page's copy, and
+// messages") describes it field by field, `Web/static/sync/messages.js` is the page's copy, and
 // `Tests/Vectors/messages/coordination.json` pins both. Change the three together.
 
 extension CoordinationMessage {
@@ -8,7 +8,7 @@ extension CoordinationMessage {
     /// Adding a kind: a case here with its ``version``, a case of ``CoordinationMessage``, one line
     /// in `decode(_:from:)` below and one in `body` (which ``CoordinationMessage/encode(to:)``
     /// writes); its payload type's `Codable`; then the same in
-    /// `Web/static/messages.js` (its `KINDS` table), docs/protocol.md and the shared vectors.
+    /// `Web/static/sync/messages.js` (its `KINDS` table), docs/protocol.md and the shared vectors.
     public enum Kind: String, CaseIterable, Hashable, Sendable {
         case state, suspension, presence, queueEdit, queueRequest, queueSnapshot
 
@@ -35,7 +35,8 @@ extension CoordinationMessage {
         }
     }
 
-    /// The message's kind, `nil` for an ``unsupported(kind:version:)`` one.
+    /// The message's kind, `nil` for an ``unsupported(kind:version:)`` or a ``signed(_:)`` one
+    /// (an envelope around one of the kinds; docs/protocol.md, "Roles").
     public var kind: Kind? { body?.kind }
 
     /// The message's kind and the value that writes its fields; `nil` for an unsupported message.
@@ -47,7 +48,7 @@ extension CoordinationMessage {
         case .queueEdit(let notice): (.queueEdit, notice)
         case .queueRequest(let request): (.queueRequest, request)
         case .queueSnapshot(let part): (.queueSnapshot, part)
-        case .unsupported: nil
+        case .signed, .unsupported: nil
         }
     }
 
@@ -111,6 +112,10 @@ extension CoordinationMessage: Codable {
         guard version >= 1 else {
             throw DecodingError.dataCorruptedError(forKey: .v, in: header, debugDescription: "version \(version) is below 1")
         }
+        if name == SignedCoordinationMessage.kind, version <= SignedCoordinationMessage.version {
+            self = .signed(try SignedCoordinationMessage(from: decoder))
+            return
+        }
         guard let kind = Kind(rawValue: name), version <= kind.version else {
             self = .unsupported(kind: name, version: version)
             return
@@ -122,6 +127,12 @@ extension CoordinationMessage: Codable {
     /// An ``unsupported(kind:version:)`` value writes only its kind and version.
     public func encode(to encoder: any Encoder) throws {
         var header = encoder.container(keyedBy: HeaderKeys.self)
+        if case .signed(let signed) = self {
+            try header.encode(SignedCoordinationMessage.kind, forKey: .kind)
+            try header.encode(SignedCoordinationMessage.version, forKey: .v)
+            try signed.encode(to: encoder)
+            return
+        }
         guard let body else {
             if case .unsupported(let kind, let version) = self {
                 try header.encode(kind, forKey: .kind)

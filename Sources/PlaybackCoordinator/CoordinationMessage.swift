@@ -5,7 +5,7 @@
 ///
 /// On the wire each message is one JSON object naming its kind and that kind's version, then its
 /// fields: `{"kind":"presence","v":1,"sentAt":…,"observedDelayNs":…,"prerollNs":…}`. The format is
-/// written by hand (`CoordinationMessage+Codable.swift`, and `Web/static/messages.js` for the
+/// written by hand (`CoordinationMessage+Codable.swift`, and `Web/static/sync/messages.js` for the
 /// page), documented field by field in `docs/protocol.md` ("Coordination messages") and pinned by
 /// the shared vectors `Tests/Vectors/messages/coordination.json`. A message of a kind this coplay
 /// does not know, or of a newer version of a kind it knows, decodes as
@@ -31,6 +31,10 @@ public enum CoordinationMessage: Hashable, Sendable {
     /// A part of a copy of the queue: an answer to a request, or the retained copy (retained
     /// under ``queueSnapshotKey(part:)``).
     case queueSnapshot(QueueSnapshotPart)
+    /// A command signed by a member's key, in a session where only hosts control (see
+    /// ``SignedCoordinationMessage``): the channel's ``CoordinationGate`` unwraps it; a
+    /// coordinator ignores one that reaches it.
+    case signed(SignedCoordinationMessage)
     /// A message this coplay cannot read: a `kind` it does not know, a `version` of a known kind
     /// newer than ``Kind/version``, or (version 0) the unversioned form of builds before this
     /// format. Only decoding makes one; coplay never sends one (encoded, it is just its kind and
@@ -51,7 +55,8 @@ public enum CoordinationMessage: Hashable, Sendable {
     }
 
     /// When the sender sent the message, on the reference clock (`nil` for an
-    /// ``unsupported(kind:version:)`` message, which is not read).
+    /// ``unsupported(kind:version:)`` message, which is not read, and a ``signed(_:)`` one, whose
+    /// inner message says).
     public var sentAt: ReferenceTime? {
         switch self {
         case .state(let proposal): proposal.sentAt
@@ -60,7 +65,7 @@ public enum CoordinationMessage: Hashable, Sendable {
         case .queueEdit(let notice): notice.sentAt
         case .queueRequest(let request): request.sentAt
         case .queueSnapshot(let part): part.sentAt
-        case .unsupported: nil
+        case .signed, .unsupported: nil
         }
     }
 }

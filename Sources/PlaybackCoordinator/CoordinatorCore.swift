@@ -355,6 +355,9 @@ public struct CoordinatorCore: Sendable {
                 return actions
             case .unsupported(let kind, let version):
                 return reportUnsupported(kind: kind, version: version, from: sender, now: now)
+            case .signed:
+                // Unwrapped by the channel's gate where only hosts control; without one, not read.
+                return []
             }
         }
     }

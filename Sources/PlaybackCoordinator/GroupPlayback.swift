@@ -6,7 +6,7 @@ import Synchronization
 /// Coordinated playback over a joined `GroupSession`: the one call an app makes, the analogue of
 /// `AVPlayer.playbackCoordinator.coordinateWithSession(_:)`.
 ///
-/// ``prepare(session:timeServer:clock:options:logger:)`` synchronises a `SyncedClock` with an NTP
+/// ``prepare(session:timeServer:clock:options:gate:logger:)`` synchronises a `SyncedClock` with an NTP
 /// server (the relay's own, at the invite's address) until the estimate is good enough to present
 /// frames, and builds the coordination channel over the session. With an invite naming several
 /// nodes, the clock polls the first node that answers and moves to the next node of the invite when
@@ -20,7 +20,7 @@ import Synchronization
 /// let session = try await center.accept(invite)
 /// try await session.join()
 /// let playback = try await GroupPlayback.prepare(session: session, timeServer: invite)
-/// let player = HeadlessPlayer(items: [clip], reference: playback.reference)
+/// let player = HeadlessPlayer(items: [clip], reference: playback.reference, logger: logger)
 /// try await playback.run(player, localItem: clip.identifier) { event in print(event.jsonLine) }
 /// ```
 ///
@@ -76,12 +76,14 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     ///     serve` answers NTP on its own port).
     ///   - clock: the local clock the synced clock, the time client and the players read.
     ///   - options: tuning.
+    ///   - gate: where only hosts control, the channel's ``CoordinationGate`` (GroupChat's
+    ///     `RoleGate`, made over the joined session before this call).
     ///   - logger: where it logs.
     /// - Throws: ``GroupPlaybackError/timeServerSilent(_:_:)`` when the time server cannot be reached
     ///   or does not answer well enough; the session is left.
     public static func prepare(
         session: GroupSession<Activity>, timeServer: Invite, clock: LocalClock, options: Options = Options(),
-        logger: Logger = Logger(label: "coplay.playback")
+        gate: (any CoordinationGate)? = nil, logger: Logger
     ) async throws -> Self {
         let synced = SyncedClock(clock: clock, configuration: options.syncedClock, logger: logger)
         // An invite naming several nodes of one relay service: any node's time server will do
@@ -104,7 +106,7 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
             throw GroupPlaybackError.timeServerSilent("\(client.currentSource)", error)
         }
         return Self(
-            session: session, channel: GroupSessionCoordinationChannel(session: session, logger: logger), timeClient: client,
+            session: session, channel: GroupSessionCoordinationChannel(session: session, gate: gate, logger: logger), timeClient: client,
             reference: SyncedReferenceTimeSource(client: client), options: options, logger: logger)
     }
 
@@ -281,7 +283,7 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     ///
     /// ```swift
     /// try await GroupPlayback.coordinate(session: session, timeServer: invite, clock: ContinuousClock(),
-    ///                                    player: { HeadlessPlayer(items: [clip], reference: $0) },
+    ///                                    player: { HeadlessPlayer(items: [clip], reference: $0, logger: logger) },
     ///                                    localItem: clip.identifier)
     /// ```
     ///
@@ -300,7 +302,7 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     ///   - started: called once the coordinator runs.
     public static func coordinate<Player: CoordinatedPlayer>(
         session: GroupSession<Activity>, timeServer: Invite, clock: LocalClock, options: Options = Options(),
-        logger: Logger = Logger(label: "coplay.playback"),
+        logger: Logger = .current,
         player: (SyncedReferenceTimeSource<LocalClock>) throws -> Player,
         localItem: String?, canPresent: (@Sendable (String) -> Bool)? = nil, name: String? = nil,
         publishInitialState: Bool = false,
@@ -342,12 +344,12 @@ extension GroupPlayback {
 }
 
 extension GroupPlayback where LocalClock == ContinuousClock {
-    /// ``prepare(session:timeServer:clock:options:logger:)`` on the real monotonic clock.
+    /// ``prepare(session:timeServer:clock:options:gate:logger:)`` on the real monotonic clock.
     public static func prepare(
         session: GroupSession<Activity>, timeServer: Invite, options: Options = Options(),
-        logger: Logger = Logger(label: "coplay.playback")
+        gate: (any CoordinationGate)? = nil, logger: Logger = .current
     ) async throws -> Self {
-        try await prepare(session: session, timeServer: timeServer, clock: ContinuousClock(), options: options, logger: logger)
+        try await prepare(session: session, timeServer: timeServer, clock: ContinuousClock(), options: options, gate: gate, logger: logger)
     }
 }
 

@@ -18,14 +18,18 @@ import Synchronization
 ///   stream there, so messages arrive in strictly increasing sequence. A message that would not
 ///   (which the relay's order rules out) is dropped and logged rather than delivered out of order.
 /// - Membership: changes of the session's active participants become `.joined` / `.left`.
+/// - Roles: with a ``CoordinationGate`` (a session where only hosts control), every message, the
+///   member's own included, passes the gate on the read loop, in the relay's order, before it
+///   reaches the stream, and every message sent passes it first (signed, or refused with
+///   ``PlaybackCoordinatorError/onlyHostsControl``).
 /// - Participant identifiers are the session's 64-bit participant ids in hexadecimal.
 /// - The event stream finishes when the session is invalidated (left, ended, refused, disconnected).
 ///
 /// ```swift
 /// let session = try await center.accept(invite)
 /// try await session.join()
-/// let channel = GroupSessionCoordinationChannel(session: session)
-/// let coordinator = PlaybackCoordinator(channel: channel, reference: reference, delegate: player)
+/// let channel = GroupSessionCoordinationChannel(session: session, logger: logger)
+/// let coordinator = PlaybackCoordinator(channel: channel, reference: reference, delegate: player, logger: logger)
 /// ```
 public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: CoordinationChannel {
     /// The group session carrying the messages.
@@ -37,6 +41,10 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
     private let order: OrderedYield
     private let subscription: GroupSessionMessenger.Subscription
     private let started = Mutex(false)
+    private let gate: (any CoordinationGate)?
+    /// Held while a message is sealed by the gate and handed to the session, so that messages
+    /// leave in the order they were signed.
+    private let sending = Mutex(())
 
     /// Creates a channel over a session (joined, or about to be joined before ``events()`` is read).
     ///
@@ -45,9 +53,12 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
     ///
     /// - Parameters:
     ///   - session: the group session.
+    ///   - gate: where only hosts control, what signs the member's commands and decides whose
+    ///     count (GroupChat's `RoleGate`); `nil` where everyone controls.
     ///   - logger: where sends that fail are logged (at info).
-    public init(session: GroupSession<Activity>, logger: Logger = Logger(label: "coplay.playback.channel")) {
+    public init(session: GroupSession<Activity>, gate: (any CoordinationGate)? = nil, logger: Logger) {
         self.session = session
+        self.gate = gate
         self.localParticipant = Self.participant(session.localParticipant)
         self.messenger = GroupSessionMessenger(session: session, deliveryMode: .reliable)
         self.logger = logger
@@ -56,6 +67,7 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
         let order = OrderedYield(continuation: continuation, logger: logger)
         self.order = order
         self.subscription = messenger.receive(CoordinationMessage.self) { message, context in
+            guard let message = gate.map({ $0.incoming(message, from: context.source.id) }) ?? message else { return }
             order.message(message, sender: Self.participant(context.source), sequence: context.sequence)
         }
     }
@@ -70,8 +82,20 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
     public func send(_ message: CoordinationMessage, retainingUnder key: String?) async throws {
         let order = self.order
         let local = localParticipant
-        try messenger.sendStamped(message, retainedAs: key) { context in
-            order.message(message, sender: local, sequence: context.sequence)
+        guard let gate else {
+            try messenger.sendStamped(message, retainedAs: key) { context in
+                order.message(message, sender: local, sequence: context.sequence)
+            }
+            return
+        }
+        let participant = session.localParticipant.id
+        try sending.withLock { _ in
+            let sealed = try gate.outgoing(message, from: participant)
+            try messenger.sendStamped(sealed, retainedAs: key) { context in
+                // The member's own message counts for it as for the others: at its place in the order.
+                guard let delivered = gate.incoming(sealed, from: participant) else { return }
+                order.message(delivered, sender: local, sequence: context.sequence)
+            }
         }
     }
 
@@ -84,46 +108,33 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
         }
         guard first else { return stream }
         let order = self.order
-        let participants = session.activeParticipantsUpdates
-        let states = session.states
-        let initial = session.activeParticipants
         let logger = self.logger
         let local = localParticipant
-        let forward = Task {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    var known = Set<PlaybackParticipantID>()
-                    func update(_ members: Set<Participant>) {
-                        let now = Set(members.map(Self.participant))
-                        // The members already there before the local one: the core takes its own
-                        // `joined` as "everyone present is known" (a joiner asks them for the queue;
-                        // alone, it starts from the retained copy).
-                        let joined = now.subtracting(known).sorted()
-                        for member in joined where member != local { order.yield(.joined(member)) }
-                        if joined.contains(local) { order.yield(.joined(local)) }
-                        for left in known.subtracting(now).sorted() { order.yield(.left(left)) }
-                        known = now
-                    }
-                    update(initial)
-                    for await members in participants { update(members) }
-                }
-                group.addTask {
-                    for await state in states {
-                        if case .invalidated(let reason) = state {
-                            logger.info("group session invalidated; coordination channel ends", metadata: ["reason": "\(reason)"])
-                            break
-                        }
-                    }
-                }
-                // The session ending ends the channel: stop the other forwarders.
-                await group.next()
-                group.cancelAll()
+        let known = Mutex(Set<PlaybackParticipantID>())
+        // Membership and the session's end come synchronously, in the session's order with its
+        // messages (no forwarding task): the session calls these one at a time, never under its lock.
+        let observation = session.observe(participants: { members in
+            known.withLock { known in
+                let now = Set(members.map(Self.participant))
+                // The members already there before the local one: the core takes its own
+                // `joined` as "everyone present is known" (a joiner asks them for the queue;
+                // alone, it starts from the retained copy).
+                let joined = now.subtracting(known).sorted()
+                for member in joined where member != local { order.yield(.joined(member)) }
+                if joined.contains(local) { order.yield(.joined(local)) }
+                for left in known.subtracting(now).sorted() { order.yield(.left(left)) }
+                known = now
             }
+        }, ended: { reason in
+            logger.info("group session invalidated; coordination channel ends", metadata: ["reason": "\(reason)"])
             order.finish()
-        }
+        })
         let subscription = self.subscription
-        // Off the cancelling thread: the session delivers messages under its lock, and cancelling takes it.
-        order.onTermination { Task { forward.cancel(); subscription.cancel() } }
+        // Directly: the session never calls its handlers under its state lock, which cancelling takes.
+        order.onTermination {
+            observation.cancel()
+            subscription.cancel()
+        }
         return stream
     }
 }

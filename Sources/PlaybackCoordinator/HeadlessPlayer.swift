@@ -22,7 +22,7 @@ import Synchronization
 /// drifting clock), so its ``SyncController`` has something to correct.
 ///
 /// ```swift
-/// let player = HeadlessPlayer(items: [clip], reference: MonotonicReferenceTimeSource())
+/// let player = HeadlessPlayer(items: [clip], reference: MonotonicReferenceTimeSource(), logger: logger)
 /// async let playing: Void = player.run()
 /// await player.handle(PlaybackCommand(kind: .play(itemTime: 0, referenceTime: start, rate: 1),
 ///                                     originator: "me", expectedItemIdentifier: clip.identifier, revision: 1))
@@ -71,7 +71,7 @@ public actor HeadlessPlayer: PlaybackControlDelegate {
         imperfections: HeadlessPlayerCore.Imperfections = .init(),
         controller: SyncController.Configuration = .init(),
         realtime: @escaping @Sendable () -> Double = Realtime.now,
-        logger: Logger = Logger(label: "coplay.headless")
+        logger: Logger
     ) {
         self.core = CoreBox(HeadlessPlayerCore(items: items, imperfections: imperfections, controller: controller))
         self.presentationThread = presentationThread

@@ -63,6 +63,11 @@ extension PlaybackCoordinator {
     /// Ends `suspension` and waits for the channel to deliver the end, whether or not the calling
     /// task is cancelled (the work runs in a task of its own, which does not inherit cancellation).
     private func finish(_ suspension: PlaybackSuspension, timeout: Duration) async throws -> SuspensionStatus {
+        // The one task left in PlaybackCoordinator, and it cannot go: a suspension the caller's
+        // cancellation interrupts must still be ended and confirmed (else every member stays held),
+        // and Swift 6.3 has no structured way to shield work from its task's cancellation (a child
+        // task inherits it). The caller awaits its value (awaiting it is not interrupted by
+        // cancellation), so it never outlives the call.
         try await Task {
             try await suspension.end()
             guard let status = try await self.pollSuspension(suspension.id, timeout: timeout, until: \.isEnded) else {

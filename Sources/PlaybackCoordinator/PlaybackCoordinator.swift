@@ -77,7 +77,7 @@ public actor PlaybackCoordinator {
         oneShot: Bool = false,
         clock: any Clock<Duration> = ContinuousClock(),
         realtime: @escaping @Sendable () -> Double = Realtime.now,
-        logger: Logger = Logger(label: "coplay.playback")
+        logger: Logger
     ) {
         self.core = CoordinatorCore(
             participant: channel.localParticipant, configuration: configuration, localItem: localItem, canPresent: canPresent,

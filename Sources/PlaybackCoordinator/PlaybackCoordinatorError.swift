@@ -19,6 +19,7 @@ public struct PlaybackCoordinatorError: Error, Hashable, Sendable, CustomStringC
         case queueNotReceived
         case noEntry(String)
         case cannotEditQueue(String)
+        case onlyHostsControl
     }
 
     private let code: Code
@@ -70,6 +71,10 @@ public struct PlaybackCoordinatorError: Error, Hashable, Sendable, CustomStringC
     /// - Parameter detail: why, and what to do instead, for people.
     public static func cannotEditQueue(_ detail: String) -> Self { Self(.cannotEditQueue(detail)) }
 
+    /// A command of a member without control in a session where only hosts control
+    /// (docs/protocol.md, "Roles"): nothing was sent.
+    public static var onlyHostsControl: Self { Self(.onlyHostsControl) }
+
     public var description: String {
         switch code {
         case .invalidRate(let rate): "invalid rate \(rate): a rate is 0 (paused) or between 0.0625 and 16"
@@ -87,6 +92,7 @@ public struct PlaybackCoordinatorError: Error, Hashable, Sendable, CustomStringC
         case .queueNotReceived: "the group's queue has not arrived yet (it is asked for on joining)"
         case .noEntry(let detail): detail
         case .cannotEditQueue(let detail): detail
+        case .onlyHostsControl: "only hosts control this session"
         case .suspensionNotConfirmed(let id, let phase):
             "the group channel did not confirm the \(phase) of suspension \(id) in time"
         }

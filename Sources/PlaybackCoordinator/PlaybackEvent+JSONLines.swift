@@ -41,6 +41,7 @@ extension PlaybackEvent {
         string("text", text)
         string("key", key)
         number("sentAt", sentAt)
+        if let count { out += ",\"count\":\(count)" }
         out += "}"
         return out
     }

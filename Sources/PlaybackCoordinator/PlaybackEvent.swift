@@ -77,6 +77,16 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
         /// A host (``PlaybackEvent/originatorName``, when it said who it is) removed this member:
         /// its player stops and it exits with status 3. Printed by `coplay host` / `join`.
         case removed
+        /// Where only hosts control: the host granted (``PlaybackEvent/detail`` `grant`) or revoked
+        /// (`revoke`) control of the member key ``PlaybackEvent/key``, named ``PlaybackEvent/text``
+        /// when the statement was made; ``PlaybackEvent/originator`` sent the statement. Printed by
+        /// `coplay host` / `join`.
+        case roleChanged
+        /// Where only hosts control: a command or role statement did not count
+        /// (``PlaybackEvent/reason``: `unsigned`, `malformed`, `badSignature`, `noControl`,
+        /// `replay`, `stale`), from ``PlaybackEvent/originator``, signed by ``PlaybackEvent/key``
+        /// when signed; ``PlaybackEvent/count`` is how many this member ignored so far.
+        case messageRejected
     }
 
     /// What happened.
@@ -128,6 +138,8 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
     public var key: String?
     /// A chat message's sending time on its sender's wall clock, seconds since the Unix epoch.
     public var sentAt: Double?
+    /// A running count (``EventType/messageRejected``: messages ignored so far).
+    public var count: Int?
 
     /// How the originator is named for people: its display name when known, its id otherwise.
     public var originatorLabel: String? { originatorName ?? originator?.rawValue }
@@ -139,7 +151,7 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
         referenceTime: Double? = nil, revision: UInt64? = nil, reason: String? = nil, suspension: String? = nil,
         waits: Bool? = nil, timedOut: Bool? = nil,
         index: Int? = nil, pts: Double? = nil, errorMs: Double? = nil, detail: String? = nil, entry: String? = nil,
-        text: String? = nil, key: String? = nil, sentAt: Double? = nil
+        text: String? = nil, key: String? = nil, sentAt: Double? = nil, count: Int? = nil
     ) {
         self.type = type
         self.realtime = realtime
@@ -163,5 +175,6 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
         self.text = text
         self.key = key
         self.sentAt = sentAt
+        self.count = count
     }
 }

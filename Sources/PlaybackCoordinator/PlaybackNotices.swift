@@ -127,6 +127,9 @@ public struct PlaybackNotices: Sendable {
             // A message as it came (history from before this member joined is not news).
             guard event.detail != "history", let text = event.text else { return nil }
             return "\(who): \(text)"
+        case .roleChanged:
+            let name = event.text ?? "a member"
+            return event.detail == "grant" ? "\(name) may control the session now" : "\(name) no longer controls the session"
         default:
             return nil
         }

@@ -30,7 +30,7 @@ import Synchronization
 /// cannot call it); either can fail (no privilege), which is logged at debug and otherwise ignored.
 ///
 /// ```swift
-/// let thread = PresentationThread(name: "present", reference: source) { now, realtime in
+/// let thread = PresentationThread(name: "present", reference: source, logger: logger) { now, realtime in
 ///     core.withLock { $0.advance(to: now) ... ; return $0.nextWake }
 /// }
 /// thread.start { print("stopped") }
@@ -92,7 +92,7 @@ public final class PresentationThread: Sendable {
     ///   - step: the per-turn work, called only on this thread.
     public init(
         name: String, configuration: Configuration = .init(), reference: any ReferenceTimeSource,
-        logger: Logger = Logger(label: "coplay.presentation"), step: @escaping Step
+        logger: Logger, step: @escaping Step
     ) {
         self.name = name
         self.configuration = configuration

@@ -1,6 +1,6 @@
 // The queue's messages on the wire, written by hand like the other coordination messages:
 // docs/protocol.md ("Coordination messages": queueEdit, queueRequest, queueSnapshot) describes
-// them field by field, `Web/static/messages.js` is the page's copy, and
+// them field by field, `Web/static/sync/messages.js` is the page's copy, and
 // `Tests/Vectors/messages/coordination.json` pins both.
 
 extension QueueEditNotice: Codable {

@@ -12,7 +12,7 @@ import ClockSync
 /// let synced = SyncedClock(clock: ContinuousClock())
 /// let client = TimeClient(transport: udp, syncedClock: synced)
 /// let reference = SyncedReferenceTimeSource(synced)
-/// let coordinator = PlaybackCoordinator(channel: channel, reference: reference, delegate: player)
+/// let coordinator = PlaybackCoordinator(channel: channel, reference: reference, delegate: player, logger: logger)
 /// ```
 public struct SyncedReferenceTimeSource<C: Clock>: ReferenceTimeSource where C.Duration == Duration {
     /// The synced clock read by this source.

@@ -19,9 +19,13 @@ import Synchronization
 /// attachments and deletes incomplete uploads. Deleting a session removes its `journal`
 /// directory (and the session directory, if nothing else is in it).
 ///
+/// Every read and write runs on a Dispatch worker thread (``blockingIO(_:)``) while the caller
+/// (the relay's storage task) waits, never on an event loop or under a session's lock; the
+/// index of complete attachments is kept in memory.
+///
 /// ```swift
 /// let store = try JournalStore(directory: "/var/lib/coplay", logger: logger)
-/// let hub = SessionHub<Int>(limits: HubLimits(), journal: store)
+/// try await store.beginUpload(header, in: session)
 /// ```
 package final class JournalStore: JournalStorage {
     private struct Manifest: Codable {
@@ -112,14 +116,43 @@ package final class JournalStore: JournalStorage {
 
     // MARK: JournalStorage
 
+    package func beginUpload(_ header: JournalHeader, in session: SessionID) async throws {
+        try await blockingIO { try self.beginUploadNow(header, in: session) }
+    }
+
+    package func appendChunk(_ sealed: ByteBuffer, index: Int, of id: AttachmentID, in session: SessionID) async throws {
+        try await blockingIO { try self.appendChunkNow(sealed, index: index, of: id, in: session) }
+    }
+
+    package func commitUpload(_ attachment: StoredAttachment, in session: SessionID) async throws {
+        try await blockingIO { try self.commitUploadNow(attachment, in: session) }
+    }
+
+    package func discard(_ id: AttachmentID, in session: SessionID) async {
+        _ = try? await blockingIO { self.discardNow(id, in: session) }
+    }
+
+    package func chunks(_ range: Range<Int>, of id: AttachmentID, in session: SessionID) async throws -> [ByteBuffer] {
+        try await blockingIO { try self.chunksNow(range, of: id, in: session) }
+    }
+
+    package func deleteSession(_ session: SessionID) async {
+        _ = try? await blockingIO { self.deleteSessionNow(session) }
+    }
+
+    // MARK: Blocking I/O
+
+    /// Complete attachments of `session`, in announcement order (from memory).
     package func attachments(in session: SessionID) -> [StoredAttachment] {
         journals.withLock { ($0[session]?.values.compactMap(\.stored) ?? []).sorted { $0.sequence < $1.sequence } }
     }
 
+    /// Bytes of complete attachments of `session`.
     package func storedBytes(in session: SessionID) -> Int {
         journals.withLock { $0[session]?.values.reduce(0) { $0 + ($1.stored?.header.storedBytes ?? 0) } ?? 0 }
     }
 
+    /// Bytes of complete attachments over every session.
     package func totalStoredBytes() -> Int {
         journals.withLock { journals in
             journals.values.reduce(0) { sum, entries in
@@ -128,7 +161,7 @@ package final class JournalStore: JournalStorage {
         }
     }
 
-    package func beginUpload(_ header: JournalHeader, in session: SessionID) throws {
+    private func beginUploadNow(_ header: JournalHeader, in session: SessionID) throws {
         let path = attachmentPath(session, header.id)
         try Self.makeDirectory(path)
         guard FileManager.default.createFile(atPath: path + "/chunks", contents: nil, attributes: [.posixPermissions: 0o600]),
@@ -140,12 +173,12 @@ package final class JournalStore: JournalStorage {
         journals.withLock { $0[session, default: [:]][header.id] = Entry(header: header, writer: writer) }
     }
 
-    package func appendChunk(_ sealed: ByteBuffer, index: Int, of id: AttachmentID, in session: SessionID) throws {
+    private func appendChunkNow(_ sealed: ByteBuffer, index: Int, of id: AttachmentID, in session: SessionID) throws {
         guard let writer = journals.withLock({ $0[session]?[id]?.writer }) else { throw GroupSessionError.attachmentNotFound }
         try writer.write(contentsOf: Data(sealed.readableBytesView))
     }
 
-    package func commitUpload(_ attachment: StoredAttachment, in session: SessionID) throws {
+    private func commitUploadNow(_ attachment: StoredAttachment, in session: SessionID) throws {
         let id = attachment.header.id
         guard let writer = journals.withLock({ $0[session]?[id]?.writer }) else { throw GroupSessionError.attachmentNotFound }
         try writer.synchronize()
@@ -170,13 +203,13 @@ package final class JournalStore: JournalStorage {
         ])
     }
 
-    package func discard(_ id: AttachmentID, in session: SessionID) {
+    private func discardNow(_ id: AttachmentID, in session: SessionID) {
         let entry = journals.withLock { $0[session]?.removeValue(forKey: id) }
         try? entry?.writer?.close()
         try? FileManager.default.removeItem(atPath: attachmentPath(session, id))
     }
 
-    package func chunks(_ range: Range<Int>, of id: AttachmentID, in session: SessionID) throws -> [ByteBuffer] {
+    private func chunksNow(_ range: Range<Int>, of id: AttachmentID, in session: SessionID) throws -> [ByteBuffer] {
         guard let stored = journals.withLock({ $0[session]?[id]?.stored }) else { throw GroupSessionError.attachmentNotFound }
         let header = stored.header
         guard range.lowerBound >= 0, range.upperBound <= header.chunkCount else { throw GroupSessionError.attachmentNotFound }
@@ -195,7 +228,7 @@ package final class JournalStore: JournalStorage {
         return range.map { buffer.readSlice(length: header.sealedLength(ofChunk: $0))! }
     }
 
-    package func deleteSession(_ session: SessionID) {
+    private func deleteSessionNow(_ session: SessionID) {
         let entries = journals.withLock { $0.removeValue(forKey: session) } ?? [:]
         for entry in entries.values { try? entry.writer?.close() }
         let fm = FileManager.default

@@ -9,8 +9,9 @@ import NIOCore
 /// Everything but binding a `hello` to its session runs right here, under the hub's lock: no task
 /// or stream per connection, so an idle connection costs the relay only its channel, its writer
 /// and its hub entries, and a frame reaches its hub without a hop to another thread. Binding may
-/// ask a shared store who serves the session, so it runs in a task; frames that arrive meanwhile
-/// wait, in order, and so does the end of a connection that closes meanwhile.
+/// ask a shared store who serves the session, so it runs as the relay's storage work
+/// (``RelayStorage``, owned by ``RelayServer/run()``), off the event loop; frames that arrive
+/// meanwhile wait, in order, and so does the end of a connection that closes meanwhile.
 final class MemberConnection: ChannelInboundHandler {
     typealias InboundIn = Frame
 
@@ -85,13 +86,13 @@ final class MemberConnection: ChannelInboundHandler {
             binding = true
             let relay = relay
             let this = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            Task {
+            relay.storage.schedule(.work {
                 let shard = await relay.bind(admission.id, outbox: admission.outbox, hello: frame)
                 this.eventLoop.execute {
                     let (handler, context) = this.value
                     handler.bound(to: shard, context: context)
                 }
-            }
+            })
         } else {
             relay.lobby.withHub { hub in (hub.receive(frame, from: admission.id, now: relay.now()), ()) }
         }

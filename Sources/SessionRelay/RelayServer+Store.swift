@@ -4,27 +4,29 @@ import Logging
 extension RelayServer {
     /// Opens the session store in `directory` and restores the sessions it holds: their members
     /// start away, with the presence grace period to reconnect and resume.
-    func openStore(_ directory: String) throws {
+    func openStore(_ directory: String) async throws {
         let store = try SessionStore(directory: directory, logger: logger)
-        try restore(from: store)
+        try await restore(from: store)
         logger.info("restored sessions from the data directory", metadata: ["directory": "\(directory)"])
     }
 
-    /// Restores every session `store` holds (one shard each) and stores new sessions there.
-    func restore(from store: any SessionPersistence) throws {
-        let snapshots = try store.load()
+    /// Restores every session `store` holds (one shard each), with its journal's attachments, and
+    /// stores new sessions there.
+    func restore(from store: any SessionPersistence) async throws {
+        let snapshots = try await store.load()
         let now = self.now()
         var restored: [SessionID: SessionShard] = [:]
         for snapshot in snapshots {
-            var hub = SessionHub<Int>(limits: Self.shardLimits(configuration.limits), journal: journalStorage)
+            var hub = SessionHub<Int>(limits: Self.shardLimits(configuration.limits))
             hub.restore(snapshot, now: now)
             // A session the hub did not take (no joined member) is deleted from disk too.
             guard hub.snapshot(of: snapshot.session) != nil else {
-                store.apply(.deleted(snapshot.session))
+                try await store.commit([.deleted(snapshot.session)], of: snapshot.session, lease: nil)
                 continue
             }
+            hub.restoreJournal(try await storage.journal.attachments(in: snapshot.session), of: snapshot.session)
             restored[snapshot.session] = SessionShard(
-                session: snapshot.session, hub: hub, store: store, logger: logger, now: self.now,
+                session: snapshot.session, hub: hub, store: store, storage: storage, logger: logger, now: self.now,
                 onFailure: { [weak self] shard in self?.retire(shard) })
         }
         core.withLock { core in

@@ -47,8 +47,8 @@ public final class RelayServer: Service, Sendable {
     let core: Mutex<Core>
     /// Connections that have not said `hello` yet: pings, refusals, undecodable bytes, idleness.
     let lobby: SessionShard
-    /// Attachments of every session.
-    let journalStorage: any JournalStorage
+    /// The relay's store commits, journal I/O and bindings, run by ``run()``.
+    let storage: RelayStorage
     let now: @Sendable () -> Duration
     private let bound = Mutex<(address: SocketAddress?, waiters: [CheckedContinuation<SocketAddress, any Error>])>((nil, []))
     private let eventLoopGroup: any EventLoopGroup
@@ -72,11 +72,11 @@ public final class RelayServer: Service, Sendable {
         self.logger = logger
         self.eventLoopGroup = eventLoopGroup
         instruments = RelayInstruments(factory: configuration.metricsFactory)
-        journalStorage = Self.journalStorage(for: configuration, logger: logger)
+        storage = RelayStorage(journal: Self.journalStorage(for: configuration, logger: logger))
         core = Mutex(Core())
         lobby = SessionShard(
-            session: SessionID(high: 0, low: 0), hub: SessionHub(limits: Self.shardLimits(configuration.limits), journal: journalStorage),
-            store: nil, logger: logger)
+            session: SessionID(high: 0, low: 0), hub: SessionHub(limits: Self.shardLimits(configuration.limits)),
+            store: nil, storage: storage, logger: logger)
         let start = clock.now
         now = { start.duration(to: clock.now) }
     }
@@ -99,15 +99,20 @@ public final class RelayServer: Service, Sendable {
     }
 
     /// A snapshot of the relay's counters, summed over its sessions.
-    public var metrics: RelayMetrics {
+    public var metrics: RelayMetrics { totals().metrics }
+
+    /// The relay's counters and the bytes of journal attachments of the sessions it serves.
+    private func totals() -> (metrics: RelayMetrics, journalBytes: Int) {
         let (shards, connections, refused, retired) = core.withLock { core in
             (Array(core.shards.values), core.connectionCount, core.refusedConnections, core.retired)
         }
         var total = retired
+        var journalBytes = 0
         total.connections = connections
         total.counters.framesRefused += refused
         for shard in shards + [lobby] {
             shard.state.withLock { state in
+                journalBytes += state.hub.journalBytes
                 total.sessions += state.hub.sessionCount
                 total.participants += state.hub.participantCount
                 total.counters += state.hub.counters
@@ -115,24 +120,36 @@ public final class RelayServer: Service, Sendable {
                 total.errorsSent.merge(state.errorsSent, uniquingKeysWith: +)
             }
         }
-        return total
+        return (total, journalBytes)
     }
 
     /// Brings the swift-metrics instruments up to date (the metrics endpoint calls it before each
     /// scrape; the relay also does every second).
     public func updateMetrics() {
-        let snapshot = metrics
-        let journalBytes = journalStorage.totalStoredBytes()
+        let (snapshot, journalBytes) = totals()
         instruments.update(from: snapshot, journalBytes: journalBytes)
     }
 
     /// Listens and serves until cancelled or gracefully shut down.
+    ///
+    /// The relay's storage work (store commits, journal reads and writes, asking a shared store
+    /// about a session) runs in a child task of this method, off the event loops; on a graceful
+    /// shutdown what it has queued is finished before this method returns.
     public func run() async throws {
+        let storage = self.storage
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await storage.run() }
+            defer { storage.finish() }
+            try await serve()
+        }
+    }
+
+    private func serve() async throws {
         let configuration = self.configuration
         if let store = configuration.store {
-            try restore(from: store)
+            try await restore(from: store)
         } else if let directory = configuration.dataDirectory {
-            try openStore(directory)
+            try await openStore(directory)
         }
         let server: NIOAsyncChannel<Void, Never>
         let settings = PipelineSettings(configuration: configuration, timeLimiter: timeLimiter, logger: logger, relay: self)
@@ -268,9 +285,8 @@ public final class RelayServer: Service, Sendable {
             let shard = core.withLock { core in
                 if let shard = core.shards[hello.session] { return shard }
                 let shard = SessionShard(
-                    session: hello.session,
-                    hub: SessionHub(limits: Self.shardLimits(configuration.limits), journal: journalStorage),
-                    store: core.store, logger: logger, opened: false, now: now,
+                    session: hello.session, hub: SessionHub(limits: Self.shardLimits(configuration.limits)),
+                    store: core.store, storage: storage, logger: logger, opened: false, now: now,
                     onFailure: { [weak self] shard in self?.retire(shard) })
                 core.shards[hello.session] = shard
                 return shard

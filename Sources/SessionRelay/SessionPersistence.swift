@@ -5,57 +5,48 @@ import Synchronization
 /// PostgreSQL store of `SessionRelayPostgres` (a fleet of nodes), or one of the application's own
 /// (tests and benchmarks inject slow or failing ones).
 ///
-/// The relay writes a session's hub events with ``commit(_:of:lease:completion:)`` *before* it
-/// carries out the actions of the same hub calls: nothing is acknowledged or forwarded before
-/// the store said it is written. Events that arrive while a commit is under way are committed
-/// together in the next one (group commit). Calls for one session come one at a time, in order;
-/// calls for different sessions may run concurrently.
+/// Every method that may touch a disk or a database is `async`: the relay calls them from its
+/// own storage task (started by ``RelayServer/run()``), never on an event loop nor under a
+/// session's lock, and waits for each. A store that does blocking I/O runs it on threads of its
+/// own (`SessionStore` hands its file writes to Dispatch), so a slow disk delays only the sessions
+/// whose calls wait for it.
+///
+/// The relay writes a session's hub events with ``commit(_:of:lease:)`` *before* it carries out
+/// the actions of the same hub calls: nothing is acknowledged or forwarded before the store said
+/// it is written. Events that arrive while a commit is under way are committed together in the
+/// next one (group commit). Calls for one session come one at a time, in order; calls for
+/// different sessions may run concurrently.
 ///
 /// A store that loads everything at start answers ``load()``; a store shared by several relay
 /// nodes loads a session when a member first asks a node for it (``claim(_:)``), and may answer
 /// that another node serves it.
 public protocol SessionPersistence: AnyObject, Sendable {
-    /// Writes one hub event (errors are the store's to log). The default
-    /// ``commit(_:of:lease:completion:)`` calls it for each event.
-    func apply(_ event: SessionStoreEvent)
-    /// Whether `session`'s log has grown enough to be rewritten from a snapshot.
+    /// Writes `events` of `session` (oldest first) and returns once they are durable, or throws
+    /// the error that kept them from being written (the relay then stops serving the session on
+    /// this node: its members reconnect and resume from what is stored).
+    func commit(_ events: [SessionStoreEvent], of session: SessionID, lease: SessionLease?) async throws
+    /// Whether `session`'s log has grown enough to be rewritten from a snapshot (an answer from
+    /// the store's own counts: no I/O).
     func needsCompaction(_ session: SessionID) -> Bool
     /// Rewrites the session from `snapshot`.
-    func compact(_ snapshot: SessionSnapshot) throws
+    func compact(_ snapshot: SessionSnapshot) async throws
     /// Every stored session the relay restores at start (a store that loads sessions on demand
     /// returns none).
-    func load() throws -> [SessionSnapshot]
-    /// Writes `events` of `session` (oldest first) and calls `completion` once they are durable,
-    /// with `nil`, or with the error that kept them from being written (the relay then stops
-    /// serving the session on this node: its members reconnect and resume from what is stored).
-    ///
-    /// `completion` may be called on any thread, before or after this method returns.
-    func commit(
-        _ events: [SessionStoreEvent], of session: SessionID, lease: SessionLease?,
-        completion: @escaping @Sendable ((any Error)?) -> Void)
+    func load() async throws -> [SessionSnapshot]
     /// Claims `session` for this node when a member asks for a session the node does not hold:
     /// its stored state to serve, or the address of the node that serves it.
     func claim(_ session: SessionID) async throws -> SessionClaim
     /// The node stopped serving `session` (its last member left, or it failed): the store may
     /// release the session's lease and forget what it cached.
-    func release(_ session: SessionID, lease: SessionLease?)
+    func release(_ session: SessionID, lease: SessionLease?) async
 }
 
 extension SessionPersistence {
-    /// Applies each event in turn, then reports success (a synchronous store).
-    public func commit(
-        _ events: [SessionStoreEvent], of session: SessionID, lease: SessionLease?,
-        completion: @escaping @Sendable ((any Error)?) -> Void
-    ) {
-        for event in events { apply(event) }
-        completion(nil)
-    }
-
     /// Serve it: everything was loaded at start (``load()``), a session not loaded is new.
     public func claim(_ session: SessionID) async throws -> SessionClaim { .serve(nil, lease: nil) }
 
     /// Nothing to release.
-    public func release(_ session: SessionID, lease: SessionLease?) {}
+    public func release(_ session: SessionID, lease: SessionLease?) async {}
 }
 
 /// A store's answer to ``SessionPersistence/claim(_:)``.

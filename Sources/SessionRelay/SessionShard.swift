@@ -1,4 +1,3 @@
-import Dispatch
 import GroupSessions
 import Logging
 import Synchronization
@@ -7,11 +6,14 @@ import Synchronization
 /// own lock, so frames of one session never wait for another session's work.
 ///
 /// Everything a session's frames cause (stamps, acks, fan-out, presence) happens under this
-/// shard's lock, so every member's outbox follows the session's stamped order. With a data
-/// directory the hub's store events are written *before* the actions of the same call are
-/// carried out (nothing is acknowledged or forwarded unstored), on the shard's own serial queue:
-/// off the lock and off Swift's cooperative pool, so a slow disk stalls only its own session.
-/// Events that arrive while a commit is under way go into the next one together (group commit).
+/// shard's lock, so every member's outbox follows the session's stamped order. Nothing under the
+/// lock touches a disk or a database: the hub's store events and journal operations
+/// (``HubAction/journal(_:)``) are queued, and the relay's storage task (``RelayStorage``) carries
+/// them out in ``drain()``, in order, off the lock and off the event loops, so a slow disk or
+/// database stalls only its own session. The actions of a hub call that recorded store events, or
+/// that announce a journal attachment, are carried out only once those are written (nothing is
+/// acknowledged, forwarded or announced unstored), and later actions queue behind them; events
+/// that arrive while a commit is under way go into the next one together (group commit).
 ///
 /// A shard the relay creates for a session it does not hold first asks the store for it
 /// (``opened()``): a store shared by several nodes loads the session, or names the node that
@@ -28,10 +30,12 @@ final class SessionShard: Sendable {
         /// The store could not be asked (why).
         case unavailable(String)
     }
-    /// Store events and the actions that must wait for them.
+    /// Storage work of one or more hub calls, and the actions that wait for it.
     struct Pending: Sendable {
-        var events: [SessionStoreEvent]
-        var actions: [HubAction<Int>]
+        var journal: [JournalOperation<Int>] = []
+        var events: [SessionStoreEvent] = []
+        /// Sends and closes, carried out once `journal` and `events` are written.
+        var actions: [HubAction<Int>] = []
     }
 
     struct State: ~Copyable {
@@ -39,21 +43,24 @@ final class SessionShard: Sendable {
         var outboxes: [Int: ChannelWriter] = [:]
         /// Set once the shard is empty and leaves the relay's table; a retired shard takes no one.
         var retired = false
-        /// Work waiting for the store, oldest first; while not empty, later actions queue behind it.
+        /// Storage work, oldest first.
         var pending: [Pending] = []
+        /// Entries of `pending` with actions: while there are any, later actions queue behind them.
+        var waiting = 0
+        /// Whether ``drain()`` is scheduled or running.
         var writing = false
         var slowConsumers: UInt64 = 0
         var errorsSent: [RelayErrorCode: UInt64] = [:]
         /// Whether the store has been asked for the session (shards restored at start have been).
         var opened: Bool
-        var opening: Task<Opening, Never>?
+        /// Set while a caller of ``opened()`` asks the store; later callers wait here.
+        var opening: [CheckedContinuation<Opening, Never>]?
         /// The session's lease, under a store shared by several nodes.
         var lease: SessionLease?
         /// Set once a commit failed or the lease was lost: the shard carries nothing out any more.
         var failed = false
-        /// Commits started and finished (the watchdog compares them).
-        var commitsStarted = 0
-        var commitsFinished = 0
+        /// When the commit under way started (the relay's clock), for the watchdog in ``tick(now:)``.
+        var commitStarted: Duration?
     }
 
     /// A commit the store has not answered this long fails the shard: its members resume from the
@@ -65,42 +72,67 @@ final class SessionShard: Sendable {
     let session: SessionID
     let state: Mutex<State>
     private let store: (any SessionPersistence)?
-    private let queue: DispatchQueue?
+    private let storage: RelayStorage
     private let logger: Logger
     private let now: @Sendable () -> Duration
     /// Called once when the shard fails (the relay takes it out of its table).
     private let onFailure: @Sendable (SessionShard) -> Void
 
     /// - Parameters:
+    ///   - storage: carries out the shard's store commits and journal I/O.
     ///   - opened: whether the store has already been asked for the session (restored at start,
     ///     or the lobby); otherwise ``opened()`` asks it first.
     init(
-        session: SessionID, hub: SessionHub<Int>, store: (any SessionPersistence)?, logger: Logger, opened: Bool = true,
-        now: @escaping @Sendable () -> Duration = { .zero }, onFailure: @escaping @Sendable (SessionShard) -> Void = { _ in }
+        session: SessionID, hub: SessionHub<Int>, store: (any SessionPersistence)?, storage: RelayStorage, logger: Logger,
+        opened: Bool = true, now: @escaping @Sendable () -> Duration = { .zero },
+        onFailure: @escaping @Sendable (SessionShard) -> Void = { _ in }
     ) {
         self.session = session
         var hub = hub
         hub.recordsStoreEvents = store != nil
         state = Mutex(State(hub: hub, opened: opened || store == nil))
         self.store = store
-        queue = store.map { _ in DispatchQueue(label: "coplay.relay.store.\(session)") }
+        self.storage = storage
         self.logger = logger
         self.now = now
         self.onFailure = onFailure
     }
 
     /// Asks the store for the session once (later callers wait for the same answer): restores
-    /// what it holds, or says which node serves it. A shard that is not serving has failed.
+    /// what it holds, with its journal's attachments, or says which node serves it. A shard that
+    /// is not serving has failed.
     func opened() async -> Opening {
-        let task = state.withLock { state -> Task<Opening, Never>? in
-            if state.failed { return Task { .unavailable("the session's state on this node was given up") } }
-            if state.opened { return nil }
-            if let opening = state.opening { return opening }
-            let task = Task { await self.open() }
-            state.opening = task
-            return task
+        enum Step { case answered(Opening), ask, wait }
+        let step = state.withLock { state -> Step in
+            if state.failed { return .answered(.unavailable("the session's state on this node was given up")) }
+            if state.opened { return .answered(.serving) }
+            if state.opening != nil { return .wait }
+            state.opening = []
+            return .ask
         }
-        return await task?.value ?? .serving
+        switch step {
+        case .answered(let opening):
+            return opening
+        case .wait:
+            return await withCheckedContinuation { continuation in
+                let answer = state.withLock { state -> Opening? in
+                    guard state.opening != nil else {
+                        return state.failed ? .unavailable("the session's state on this node was given up") : .serving
+                    }
+                    state.opening?.append(continuation)
+                    return nil
+                }
+                if let answer { continuation.resume(returning: answer) }
+            }
+        case .ask:
+            let opening = await open()
+            let waiters = state.withLock { state in
+                defer { state.opening = nil }
+                return state.opening ?? []
+            }
+            for waiter in waiters { waiter.resume(returning: opening) }
+            return opening
+        }
     }
 
     private func open() async -> Opening {
@@ -109,9 +141,11 @@ final class SessionShard: Sendable {
         do {
             switch try await store.claim(session) {
             case .serve(let snapshot, let lease):
+                let attachments = try await storage.journal.attachments(in: session)
                 let now = self.now()
                 state.withLock { state in
                     if let snapshot { state.hub.restore(snapshot, now: now) }
+                    state.hub.restoreJournal(attachments, of: session)
                     state.lease = lease
                     state.opened = true
                 }
@@ -150,6 +184,7 @@ final class SessionShard: Sendable {
             state.retired = true
             state.opened = true
             state.pending = []
+            state.waiting = 0
             let outboxes = Array(state.outboxes.values)
             state.outboxes = [:]
             return (true, outboxes, state.lease)
@@ -168,8 +203,9 @@ final class SessionShard: Sendable {
 
     /// The shard left the relay's table (empty): the store may release the session.
     func released() {
-        let lease = state.withLock { $0.lease }
-        store?.release(session, lease: lease)
+        guard let store else { return }
+        let (session, lease) = (self.session, state.withLock { $0.lease })
+        storage.schedule(.work { await store.release(session, lease: lease) })
     }
 
     /// Runs `body` on the hub under the lock and carries out what it returns: at once, or after
@@ -223,6 +259,10 @@ final class SessionShard: Sendable {
     /// Lets the hub expire what has timed out; returns whether the shard is now empty and has retired.
     func tick(now: Duration) -> Bool {
         guard mayOrder() else { return false }
+        if let started = state.withLock({ $0.commitStarted }), now - started > Self.commitTimeout {
+            fail(reason: "the store did not answer a commit within \(Self.commitTimeout)")
+            return false
+        }
         let (retired, startWriter) = state.withLock { state -> (Bool, Bool) in
             guard state.opened, !state.failed else { return (false, false) }
             let startWriter = carryOut(state.hub.tick(now: now), in: &state)
@@ -240,15 +280,32 @@ final class SessionShard: Sendable {
         return true
     }
 
-    /// Queues or performs `actions` (lock held); returns whether the store writer must start.
+    /// Queues or performs `actions` (lock held); returns whether ``drain()`` must be scheduled.
     private func carryOut(_ actions: [HubAction<Int>], in state: inout State) -> Bool {
+        var sends = actions
+        var journal: [JournalOperation<Int>] = []
+        var announces = false
+        // Most calls have no journal operation: their actions go on as they are, uncopied.
+        if actions.contains(where: { if case .journal = $0 { true } else { false } }) {
+            sends = []
+            for action in actions {
+                guard case .journal(let operation) = action else {
+                    sends.append(action)
+                    continue
+                }
+                if case .commit = operation { announces = true }
+                journal.append(operation)
+            }
+        }
         let events = state.hub.takeStoreEvents()
-        if events.isEmpty && state.pending.isEmpty {
-            let more = Self.apply(actions, in: &state, logger: logger)
-            if more.isEmpty { return false }
-            state.pending.append(Pending(events: more, actions: []))
+        if events.isEmpty, !announces, state.waiting == 0 {
+            let (moreJournal, moreEvents) = Self.apply(sends, in: &state, logger: logger)
+            journal += moreJournal
+            if journal.isEmpty, moreEvents.isEmpty { return false }
+            state.pending.append(Pending(journal: journal, events: moreEvents))
         } else {
-            state.pending.append(Pending(events: events, actions: actions))
+            state.pending.append(Pending(journal: journal, events: events, actions: sends))
+            if !sends.isEmpty { state.waiting += 1 }
         }
         guard !state.writing else { return false }
         state.writing = true
@@ -256,61 +313,74 @@ final class SessionShard: Sendable {
     }
 
     private func scheduleWriter() {
-        queue?.async { self.drain() }
+        storage.schedule(.drain(self))
     }
 
-    /// The store writer: commits the events of everything pending in one go (group commit),
-    /// then carries out the actions that waited for them, in order; again while more is pending.
-    private func drain() {
-        guard let store, let queue else { return }
-        guard let (batch, lease) = state.withLock({ state -> ([Pending], SessionLease?)? in
+    /// The shard's storage writer (run by ``RelayStorage``, off the lock): carries out the journal
+    /// operations of everything pending, in order, commits its store events in one go (group
+    /// commit), then carries out the actions that waited for them and hands the journal's outcomes
+    /// to the hub; again while more is pending.
+    func drain() async {
+        while let (batch, lease) = state.withLock({ state -> ([Pending], SessionLease?)? in
             guard !state.pending.isEmpty, !state.failed else {
                 state.writing = false
                 return nil
             }
             return (state.pending, state.lease)
-        }) else { return }
-        let events = batch.flatMap(\.events)
-        let started = state.withLock { state -> Int in
-            state.commitsStarted += 1
-            return state.commitsStarted
-        }
-        let timeout = Self.commitTimeout.components
-        queue.asyncAfter(deadline: .now() + .seconds(Int(timeout.seconds))) { [self] in
-            let finished = state.withLock { $0.commitsFinished >= started || $0.failed }
-            if !finished { fail(reason: "the store did not answer a commit within \(Self.commitTimeout)") }
-        }
-        store.commit(events, of: session, lease: lease) { error in
-            self.state.withLock { $0.commitsFinished = max($0.commitsFinished, started) }
-            if let error {
-                self.fail(reason: "the store refused a commit: \(error)")
-                return
+        }) {
+            var outcomes: [(JournalOperation<Int>, JournalOutcome)] = []
+            for work in batch {
+                for operation in work.journal {
+                    let outcome = await storage.journal.perform(operation)
+                    outcomes.append((operation, outcome))
+                }
             }
+            let events = batch.flatMap(\.events)
             var compact = false
-            for case .logged(let session, _) in events where !compact { compact = store.needsCompaction(session) }
-            let snapshot = self.state.withLock { state -> SessionSnapshot? in
+            if let store, !events.isEmpty {
+                let started = now()
+                state.withLock { $0.commitStarted = started }
+                do {
+                    try await store.commit(events, of: session, lease: lease)
+                } catch {
+                    state.withLock { $0.commitStarted = nil }
+                    fail(reason: "the store refused a commit: \(error)")
+                    return
+                }
+                for case .logged(let session, _) in events where !compact { compact = store.needsCompaction(session) }
+            }
+            let snapshot = state.withLock { state -> SessionSnapshot? in
+                state.commitStarted = nil
                 guard !state.failed else { return nil }
                 state.pending.removeFirst(batch.count)
-                var more: [SessionStoreEvent] = []
-                for work in batch { more += Self.apply(work.actions, in: &state, logger: self.logger) }
-                if !more.isEmpty { state.pending.insert(Pending(events: more, actions: []), at: 0) }
+                var more = Pending()
+                for work in batch {
+                    if !work.actions.isEmpty { state.waiting -= 1 }
+                    let (journal, events) = Self.apply(work.actions, in: &state, logger: self.logger)
+                    more.journal += journal
+                    more.events += events
+                }
+                if !more.journal.isEmpty || !more.events.isEmpty { state.pending.insert(more, at: 0) }
+                var completions: [HubAction<Int>] = []
+                for (operation, outcome) in outcomes { completions += state.hub.journalCompleted(operation, outcome) }
+                _ = carryOut(completions, in: &state)  // the writer is running: no second one
                 return compact ? state.hub.snapshot(of: self.session) : nil
             }
-            queue.async {
-                if let snapshot {
-                    do { try store.compact(snapshot) } catch {
-                        self.logger.info("could not compact session state", metadata: ["error": "\(error)"])
-                    }
+            if let store, let snapshot {
+                do { try await store.compact(snapshot) } catch {
+                    logger.info("could not compact session state", metadata: ["error": "\(error)"])
                 }
-                self.drain()
             }
         }
     }
 
-    /// Carries out hub actions with the lock held; returns store events that the actions'
-    /// consequences recorded (a slow consumer's disconnection).
-    static func apply(_ actions: [HubAction<Int>], in state: inout State, logger: Logger) -> [SessionStoreEvent] {
+    /// Carries out sends and closes with the lock held; returns the journal operations and store
+    /// events that their consequences recorded (a slow consumer's disconnection).
+    static func apply(
+        _ actions: [HubAction<Int>], in state: inout State, logger: Logger
+    ) -> (journal: [JournalOperation<Int>], events: [SessionStoreEvent]) {
         var pending = actions[...]
+        var journal: [JournalOperation<Int>] = []
         while let action = pending.popFirst() {
             switch action {
             case .send(let id, let frame, let droppable):
@@ -335,8 +405,10 @@ final class SessionShard: Sendable {
                 }
             case .close(let id):
                 state.outboxes[id]?.close()
+            case .journal(let operation):
+                journal.append(operation)
             }
         }
-        return state.hub.takeStoreEvents()
+        return (journal, state.hub.takeStoreEvents())
     }
 }

@@ -29,12 +29,13 @@ import Musl
 /// `sessions/<hex>/journal/` belongs to the attachment journal and is left alone, except that
 /// deleting a session deletes its whole directory.
 ///
-/// Calls for one session must not overlap (the relay makes them from that session's writer
-/// queue); calls for different sessions may run concurrently.
+/// Calls for one session must not overlap (the relay makes them one at a time, from its storage
+/// task); calls for different sessions may run concurrently. The ``SessionPersistence`` calls run
+/// their file I/O on a Dispatch worker thread (``blockingIO(_:)``) while the caller waits.
 ///
 /// ```swift
 /// let store = try SessionStore(directory: "/var/lib/coplay", logger: logger)
-/// for snapshot in try store.load() { hub.restore(snapshot, now: .zero) }
+/// for snapshot in try await store.load() { hub.restore(snapshot, now: .zero) }
 /// ```
 package final class SessionStore: SessionPersistence {
     private struct Metadata: Codable {
@@ -87,9 +88,26 @@ package final class SessionStore: SessionPersistence {
         sessionsDirectory.appendingPathComponent("\(session)")
     }
 
+    // MARK: SessionPersistence
+
+    /// Writes `events` in order (errors are logged, not thrown: the relay keeps serving from memory).
+    package func commit(_ events: [SessionStoreEvent], of session: SessionID, lease: SessionLease?) async throws {
+        try await blockingIO { for event in events { self.apply(event) } }
+    }
+
+    /// Rewrites the session's files from `snapshot` (retained frames, then the resume log).
+    package func compact(_ snapshot: SessionSnapshot) async throws {
+        try await blockingIO { try self.compactNow(snapshot) }
+    }
+
+    /// Reads every stored session. A session whose files cannot be read is logged and skipped.
+    package func load() async throws -> [SessionSnapshot] {
+        try await blockingIO { try self.loadNow() }
+    }
+
     // MARK: Writing
 
-    /// Writes one hub event. Errors are logged, not thrown: the relay keeps serving from memory.
+    /// Writes one hub event, blocking. Errors are logged, not thrown: the relay keeps serving from memory.
     package func apply(_ event: SessionStoreEvent) {
         do {
             switch event {
@@ -108,8 +126,7 @@ package final class SessionStore: SessionPersistence {
         return log.bytes > log.compactAbove
     }
 
-    /// Rewrites the session's files from `snapshot` (retained frames, then the resume log).
-    package func compact(_ snapshot: SessionSnapshot) throws {
+    private func compactNow(_ snapshot: SessionSnapshot) throws {
         let directory = directory(of: snapshot.session)
         let temporary = directory.appendingPathComponent("frames.tmp")
         var buffer = ByteBuffer()
@@ -201,8 +218,7 @@ package final class SessionStore: SessionPersistence {
 
     // MARK: Loading
 
-    /// Reads every stored session. A session whose files cannot be read is logged and skipped.
-    package func load() throws -> [SessionSnapshot] {
+    private func loadNow() throws -> [SessionSnapshot] {
         let entries = try FileManager.default.contentsOfDirectory(atPath: sessionsDirectory.path)
         var snapshots: [SessionSnapshot] = []
         for name in entries.sorted() {

@@ -3,8 +3,8 @@ import NIOCore
 import SessionRelay
 import Synchronization
 
-/// Journal attachments of the sessions this node serves, in memory (the hub reads them
-/// synchronously) and written to PostgreSQL with the session's next commit: a committed
+/// Journal attachments of the sessions this node serves, in memory (every call returns without
+/// waiting) and written to PostgreSQL with the session's next commit: a committed
 /// attachment's chunks go into the same transaction as the `journalAdded` announcement that
 /// makes it visible, so an announced attachment is in the database.
 ///
@@ -54,8 +54,6 @@ package final class PostgresJournal: JournalStorage {
     // MARK: JournalStorage
 
     package func attachments(in session: SessionID) -> [StoredAttachment] { memory.attachments(in: session) }
-    package func storedBytes(in session: SessionID) -> Int { memory.storedBytes(in: session) }
-    package func totalStoredBytes() -> Int { memory.totalStoredBytes() }
 
     package func beginUpload(_ header: JournalHeader, in session: SessionID) throws {
         try memory.beginUpload(header, in: session)

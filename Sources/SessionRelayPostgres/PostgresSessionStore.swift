@@ -24,7 +24,8 @@ import Synchronization
 /// the session over and loads it.
 ///
 /// The store works only inside ``run(_:)``, which runs the database client and lease renewal for
-/// as long as its body (the relay) runs:
+/// as long as its body (the relay) runs; every query the store makes is awaited by its caller (the
+/// relay's storage task, inside that body) or by ``run(_:)`` itself, so none outlives the client:
 ///
 /// ```swift
 /// let store = try PostgresSessionStore(
@@ -139,7 +140,7 @@ public final class PostgresSessionStore: SessionPersistence, JournalProviding {
     /// which runs synchronously up to its first suspension, after `run()` has marked the client
     /// running. A query issued first would wait for the pool and make postgres-nio log "Trying to
     /// lease connection from `PostgresClient`, but `PostgresClient.run()` hasn't been called yet"
-    /// (the unstructured `Task { await client.run() }` this replaces lost that race in 5 of 35
+    /// (the unstructured task that ran `client.run()` before lost that race in 5 of 35
     /// starts of `coplay serve --store` here).
     ///
     /// - Parameter body: the work that uses the store (``prepare()``, then the relay).
@@ -244,7 +245,7 @@ public final class PostgresSessionStore: SessionPersistence, JournalProviding {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
     }
 
-    public func load() throws -> [SessionSnapshot] { [] }
+    public func load() async throws -> [SessionSnapshot] { [] }
 
     public func claim(_ session: SessionID) async throws -> SessionClaim {
         let id = Self.bytes(session)
@@ -270,7 +271,7 @@ public final class PostgresSessionStore: SessionPersistence, JournalProviding {
                     let snapshot = try await loadSession(session, id: id)
                     return .serve(snapshot, lease: lease)
                 } catch {
-                    release(session, lease: lease)
+                    await release(session, lease: lease)
                     throw error
                 }
             }
@@ -290,21 +291,22 @@ public final class PostgresSessionStore: SessionPersistence, JournalProviding {
         }
     }
 
-    public func release(_ session: SessionID, lease: SessionLease?) {
+    public func release(_ session: SessionID, lease: SessionLease?) async {
+        lease?.lose()
+        // The relay releases after the shard left its table: a member may have brought the session
+        // back to this node meanwhile, under a newer lease, whose state must stay.
+        let reclaimed = leases.withLock { leases -> Bool in
+            if let held = leases[session]?.lease, held !== lease { return true }
+            leases[session] = nil
+            return false
+        }
+        guard !reclaimed else { return }
         journal.forget(session)
         _ = logged.withLock { $0.removeValue(forKey: session) }
         guard let lease else { return }
-        lease.lose()
-        leases.withLock { leases in
-            if leases[session]?.lease === lease { leases[session] = nil }
-        }
-        let id = Self.bytes(session)
-        let client = self.client
-        let logger = self.logger
-        Task {
-            try? await client.query(
-                "DELETE FROM coplay_leases WHERE session = \(id) AND epoch = \(lease.epoch)", logger: logger)
-        }
+        // A row that cannot be deleted now (the database is down) runs out at its expiry.
+        _ = try? await client.query(
+            "DELETE FROM coplay_leases WHERE session = \(Self.bytes(session)) AND epoch = \(lease.epoch)", logger: logger)
     }
 
     /// Renews every lease this node holds, every ``Configuration/renewInterval``: one statement
@@ -412,24 +414,10 @@ public final class PostgresSessionStore: SessionPersistence, JournalProviding {
 
     // MARK: Writing
 
-    public func apply(_ event: SessionStoreEvent) {
-        // Every write goes through commit(_:of:lease:completion:), fenced by the session's lease.
-        commit([event], of: event.session, lease: leases.withLock { $0[event.session]?.lease }) { _ in }
-    }
-
-    public func commit(
-        _ events: [SessionStoreEvent], of session: SessionID, lease: SessionLease?,
-        completion: @escaping @Sendable ((any Error)?) -> Void
-    ) {
-        let operations = journal.takePending(session)
-        Task {
-            do {
-                try await self.write(events, journal: operations, of: session, lease: lease)
-                completion(nil)
-            } catch {
-                completion(error)
-            }
-        }
+    /// Writes `events` and the journal changes recorded since the last commit of `session` in one
+    /// transaction, fenced by `lease`.
+    public func commit(_ events: [SessionStoreEvent], of session: SessionID, lease: SessionLease?) async throws {
+        try await write(events, journal: journal.takePending(session), of: session, lease: lease)
     }
 
     /// One transaction: the lease check, the journal changes, then the events in order.
@@ -567,33 +555,22 @@ public final class PostgresSessionStore: SessionPersistence, JournalProviding {
     }
 
     /// Drops the log rows the hub no longer holds (at or below the snapshot's floor) and writes
-    /// its metadata; fenced like every write, in the background.
-    public func compact(_ snapshot: SessionSnapshot) throws {
+    /// its metadata; fenced like every write.
+    public func compact(_ snapshot: SessionSnapshot) async throws {
         logged.withLock { $0[snapshot.session] = 0 }
         let lease = leases.withLock { $0[snapshot.session]?.lease }
-        commit([.updated(snapshot)], of: snapshot.session, lease: lease) { [logger] error in
-            if let error { logger.info("could not compact a session", metadata: ["error": "\(error)"]) }
-        }
+        try await commit([.updated(snapshot)], of: snapshot.session, lease: lease)
         guard let lease else { return }
         let id = Self.bytes(snapshot.session)
         let floor = Int64(bitPattern: snapshot.logFloor)
-        let client = self.client
         let logger = self.logger
-        Task {
-            do {
-                try await client.withTransaction(logger: logger) { connection in
-                    var held = false
-                    for try await _ in try await connection.query(
-                        "SELECT 1 FROM coplay_leases WHERE session = \(id) AND epoch = \(lease.epoch) FOR SHARE",
-                        logger: logger
-                    ) { held = true }
-                    guard held else { return }
-                    try await connection.query(
-                        "DELETE FROM coplay_log WHERE session = \(id) AND sequence <= \(floor)", logger: logger)
-                }
-            } catch {
-                logger.info("could not compact a session's log", metadata: ["error": "\(error)"])
-            }
+        try await client.withTransaction(logger: logger) { connection in
+            var held = false
+            for try await _ in try await connection.query(
+                "SELECT 1 FROM coplay_leases WHERE session = \(id) AND epoch = \(lease.epoch) FOR SHARE", logger: logger
+            ) { held = true }
+            guard held else { return }
+            try await connection.query("DELETE FROM coplay_log WHERE session = \(id) AND sequence <= \(floor)", logger: logger)
         }
     }
 

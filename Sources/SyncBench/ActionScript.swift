@@ -11,14 +11,14 @@ import Foundation
 /// let script = ActionScript.standard(duration: 60)
 /// print(script) // one line per action
 /// ```
-public struct ActionScript: Sendable, Hashable, Codable, CustomStringConvertible {
+package struct ActionScript: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The actions, sorted by time.
-    public var actions: [ScenarioAction]
+    package var actions: [ScenarioAction]
     /// Seconds from the script's start to the end of the scenario.
-    public var duration: Double
+    package var duration: Double
 
     /// Creates a script; the actions are sorted by time.
-    public init(actions: [ScenarioAction], duration: Double) {
+    package init(actions: [ScenarioAction], duration: Double) {
         self.actions = actions.sorted { $0.at < $1.at }
         self.duration = duration
     }
@@ -41,7 +41,7 @@ public struct ActionScript: Sendable, Hashable, Codable, CustomStringConvertible
     ///   - relayRestart: whether the relay is restarted near the end.
     ///   - rate: the group's rate: other than 1, a `rate` action sets it 0.5 s after the first play
     ///     (`play` then resumes at it) and the script's return from 0.5 goes back to it.
-    public static func standard(duration: Double, lateJoiner: Bool = true, relayRestart: Bool = true, rate: Double = 1) -> ActionScript {
+    package static func standard(duration: Double, lateJoiner: Bool = true, relayRestart: Bool = true, rate: Double = 1) -> ActionScript {
         let d = duration
         var actions: [ScenarioAction] = [ScenarioAction(at: max(0.5, 0.02 * d), .play)]
         if rate != 1 { actions.append(ScenarioAction(at: max(0.5, 0.02 * d) + 0.5, .rate(rate))) }
@@ -66,17 +66,17 @@ public struct ActionScript: Sendable, Hashable, Codable, CustomStringConvertible
     }
 
     /// When the measured window ends: at the relay restart, or at the end.
-    public var measurementEnd: Double {
+    package var measurementEnd: Double {
         actions.first { $0.kind == .relayRestart }?.at ?? duration
     }
 
     /// Whether a player joins late.
-    public var hasLateJoiner: Bool { actions.contains { $0.kind == .lateJoin } }
+    package var hasLateJoiner: Bool { actions.contains { $0.kind == .lateJoin } }
 
     /// The part Syncplay can follow, as its player actions: play, pause and seek (Syncplay has no
     /// shared rate or item command for this set-up, a two-client run has no late joiner, and its
     /// server restart is not measured).
-    public var syncplayActions: [PlayerAction] {
+    package var syncplayActions: [PlayerAction] {
         actions.compactMap { action in
             switch action.kind {
             case .play: PlayerAction(at: action.at, .play)
@@ -88,12 +88,12 @@ public struct ActionScript: Sendable, Hashable, Codable, CustomStringConvertible
     }
 
     /// One line per action.
-    public var description: String {
+    package var description: String {
         actions.map(\.description).joined(separator: "\n")
     }
 
     /// The script as short labels, for `summary.json`: `["1.2 play", "6.0 lateJoin", ..., "45.6 suspension 2.0 s"]`.
-    public var labels: [String] {
+    package var labels: [String] {
         actions.map { action in
             String(format: "%.1f ", action.at) + action.name + (action.valueLabel.map { " \($0)" } ?? "")
         }

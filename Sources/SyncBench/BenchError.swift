@@ -2,7 +2,7 @@
 ///
 /// Compare errors by their ``description`` or catch them as a whole; the cases are not public so new
 /// ones can be added without breaking callers.
-public struct BenchError: Error, CustomStringConvertible, Sendable {
+package struct BenchError: Error, CustomStringConvertible, Sendable {
     private enum Code: Sendable {
         case malformedLine(player: String, line: Int, reason: String)
         case missingTool(String)
@@ -16,23 +16,23 @@ public struct BenchError: Error, CustomStringConvertible, Sendable {
     private init(_ code: Code) { self.code = code }
 
     /// A JSON Lines event stream had a line that is not a valid event.
-    public static func malformedLine(player: String, line: Int, reason: String) -> BenchError {
+    package static func malformedLine(player: String, line: Int, reason: String) -> BenchError {
         BenchError(.malformedLine(player: player, line: line, reason: reason))
     }
 
     /// A program the scenario needs is not installed.
-    public static func missingTool(_ name: String) -> BenchError { BenchError(.missingTool(name)) }
+    package static func missingTool(_ name: String) -> BenchError { BenchError(.missingTool(name)) }
 
     /// The scenario could not run to completion.
-    public static func scenarioFailed(_ reason: String) -> BenchError { BenchError(.scenarioFailed(reason)) }
+    package static func scenarioFailed(_ reason: String) -> BenchError { BenchError(.scenarioFailed(reason)) }
 
     /// Something the scenario waited for did not happen in time.
-    public static func timeout(_ what: String) -> BenchError { BenchError(.timeout(what)) }
+    package static func timeout(_ what: String) -> BenchError { BenchError(.timeout(what)) }
 
     /// A media player's IPC channel failed.
-    public static func ipc(_ reason: String) -> BenchError { BenchError(.ipc(reason)) }
+    package static func ipc(_ reason: String) -> BenchError { BenchError(.ipc(reason)) }
 
-    public var description: String {
+    package var description: String {
         switch code {
         case let .malformedLine(player, line, reason):
             "event stream of \(player), line \(line): \(reason)"

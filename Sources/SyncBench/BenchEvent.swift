@@ -14,39 +14,39 @@
 /// ```swift
 /// let event = BenchEvent.frame(index: 25, pts: 1.0, realtime: 1_700_000_000.04, player: "a")
 /// ```
-public struct BenchEvent: Codable, Sendable, Hashable {
+package struct BenchEvent: Codable, Sendable, Hashable {
     /// The event type: `frame`, `command`, `effect`, `clock`, or anything else (ignored).
-    public var type: String
+    package var type: String
     /// CLOCK_REALTIME seconds at which the event happened.
-    public var realtime: Double
+    package var realtime: Double
     /// The player the event belongs to (for `command`: the originator).
-    public var player: String?
+    package var player: String?
     /// Frame number (frame events).
-    public var index: Int?
+    package var index: Int?
     /// Presentation timestamp in seconds (frame events).
-    public var pts: Double?
+    package var pts: Double?
     /// The command's action (command and effect events).
-    public var action: String?
+    package var action: String?
     /// The seek target in seconds, the rate, or a suspension's length in seconds (command events).
-    public var target: Double?
+    package var target: Double?
     /// An identifier tying effects to their command.
-    public var id: String?
+    package var id: String?
     /// The player's estimated clock offset in seconds (clock events).
-    public var offset: Double?
+    package var offset: Double?
     /// The true clock offset in seconds, when the player knows it (clock events).
-    public var trueOffset: Double?
+    package var trueOffset: Double?
     /// The participant an event is about, by its label as coplay prints it (`originator`: its name,
     /// else its id); the player's own `nearCopy` event names the player itself.
-    public var originator: String?
+    package var originator: String?
 
     /// Whether this is the player's own `nearCopy` event: it plays another encode, not the item's
     /// frames, and its stream is left out of accuracy figures.
-    public var isOwnNearCopy: Bool {
+    package var isOwnNearCopy: Bool {
         type == "nearCopy" && originator != nil && originator == player
     }
 
     /// Creates an event; prefer the static factories.
-    public init(
+    package init(
         type: String, realtime: Double, player: String? = nil, index: Int? = nil, pts: Double? = nil,
         action: String? = nil, target: Double? = nil, id: String? = nil, offset: Double? = nil,
         trueOffset: Double? = nil
@@ -64,24 +64,24 @@ public struct BenchEvent: Codable, Sendable, Hashable {
     }
 
     /// A frame presented by `player` at `realtime`.
-    public static func frame(index: Int, pts: Double, realtime: Double, player: String) -> BenchEvent {
+    package static func frame(index: Int, pts: Double, realtime: Double, player: String) -> BenchEvent {
         BenchEvent(type: "frame", realtime: realtime, player: player, index: index, pts: pts)
     }
 
     /// A command issued by `player` at `realtime`.
-    public static func command(
+    package static func command(
         _ action: String, target: Double? = nil, id: String? = nil, realtime: Double, player: String
     ) -> BenchEvent {
         BenchEvent(type: "command", realtime: realtime, player: player, action: action, target: target, id: id)
     }
 
     /// A command's effect observed on `player` at `realtime`.
-    public static func effect(_ action: String, id: String? = nil, realtime: Double, player: String) -> BenchEvent {
+    package static func effect(_ action: String, id: String? = nil, realtime: Double, player: String) -> BenchEvent {
         BenchEvent(type: "effect", realtime: realtime, player: player, action: action, id: id)
     }
 
     /// A clock-offset estimate reported by `player`.
-    public static func clock(offset: Double, trueOffset: Double? = nil, realtime: Double, player: String) -> BenchEvent {
+    package static func clock(offset: Double, trueOffset: Double? = nil, realtime: Double, player: String) -> BenchEvent {
         BenchEvent(type: "clock", realtime: realtime, player: player, offset: offset, trueOffset: trueOffset)
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 extension BenchReport {
     /// The Markdown report: a header, a warning when a scenario failed, one table row per scenario,
     /// the run's notes, and a pointer to the plot.
-    public func markdownReport() -> String {
+    package func markdownReport() -> String {
         var lines: [String] = ["# coplay timing accuracy", ""]
         if !isComplete {
             let failed = entries.filter { !$0.result.succeeded }.map(\.result.name)

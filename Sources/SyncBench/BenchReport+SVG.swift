@@ -7,7 +7,7 @@ extension BenchReport {
     /// Hand-written SVG 1.1 with no scripts or external resources. Long series are reduced to at most
     /// ``maxPlotBuckets`` time buckets, keeping each bucket's lowest and highest value per player so
     /// excursions stay visible.
-    public func skewPlotSVG() -> String {
+    package func skewPlotSVG() -> String {
         let width = 960.0
         let panelHeight = 280.0
         let margin = (left: 70.0, right: 150.0, top: 36.0, bottom: 40.0)
@@ -77,10 +77,10 @@ extension BenchReport {
     }
 
     /// At most this many time buckets per player line.
-    public static var maxPlotBuckets: Int { 800 }
+    package static var maxPlotBuckets: Int { 800 }
 
     /// Seconds without a sample that break a player's line (frames come every 17-42 ms while playing).
-    public static var lineBreakGap: Double { 0.5 }
+    package static var lineBreakGap: Double { 0.5 }
 
     /// `points` (in time order) cut wherever two neighbours are more than `gap` seconds apart.
     static func stretches(_ points: [(time: Double, value: Double)], gap: Double) -> [[(time: Double, value: Double)]] {

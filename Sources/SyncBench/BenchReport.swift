@@ -11,38 +11,38 @@ import Foundation
 /// report.append(ScenarioAnalysis(name: "syncplay", streams: streams))
 /// try report.write(to: URL(fileURLWithPath: "out"))
 /// ```
-public struct BenchReport: Sendable {
+package struct BenchReport: Sendable {
     /// One scenario's summary row and, when it ran, its skew series.
-    public struct Entry: Sendable {
+    package struct Entry: Sendable {
         /// The summary row.
-        public var result: ScenarioResult
+        package var result: ScenarioResult
         /// The skew series (nil for a failed scenario).
-        public var series: SkewSeries?
+        package var series: SkewSeries?
     }
 
     /// The scenarios, in run order.
-    public private(set) var entries: [Entry] = []
+    package private(set) var entries: [Entry] = []
     /// Free-form lines describing the run's conditions, printed under the table.
-    public var notes: [String] = []
+    package var notes: [String] = []
 
     /// Creates an empty report.
-    public init() {}
+    package init() {}
 
     /// Adds a measured scenario.
-    public mutating func append(_ analysis: ScenarioAnalysis) {
+    package mutating func append(_ analysis: ScenarioAnalysis) {
         entries.append(Entry(result: analysis.result, series: analysis.series))
     }
 
     /// Adds a scenario row without a series (for example a failed one).
-    public mutating func append(_ result: ScenarioResult) {
+    package mutating func append(_ result: ScenarioResult) {
         entries.append(Entry(result: result, series: nil))
     }
 
     /// Whether every scenario ran and was measured.
-    public var isComplete: Bool { !entries.isEmpty && entries.allSatisfy { $0.result.succeeded } }
+    package var isComplete: Bool { !entries.isEmpty && entries.allSatisfy { $0.result.succeeded } }
 
     /// `summary.json`: `{"scenarios":[...]}` with sorted keys.
-    public func summaryJSON() throws -> Data {
+    package func summaryJSON() throws -> Data {
         struct Summary: Encodable {
             var complete: Bool
             var scenarios: [ScenarioResult]
@@ -58,7 +58,7 @@ public struct BenchReport: Sendable {
     ///
     /// - Returns: the URLs written.
     @discardableResult
-    public func write(to directory: URL) throws -> [URL] {
+    package func write(to directory: URL) throws -> [URL] {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let summary = directory.appendingPathComponent("summary.json")
         let markdown = directory.appendingPathComponent("report.md")

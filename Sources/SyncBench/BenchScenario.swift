@@ -29,9 +29,9 @@ import NetworkEmulation
 /// var scenario = try BenchScenario.named("jitter")
 /// scenario.players = 2
 /// ```
-public struct BenchScenario: Sendable, Hashable {
+package struct BenchScenario: Sendable, Hashable {
     /// Which player software the scenario measures.
-    public enum Implementation: String, Sendable, Hashable, Codable {
+    package enum Implementation: String, Sendable, Hashable, Codable {
         /// `coplay serve` + `coplay join` players.
         case coplay
         /// `syncplay-server` + `syncplay --no-gui` clients driving mpv.
@@ -39,7 +39,7 @@ public struct BenchScenario: Sendable, Hashable {
     }
 
     /// The media player a coplay scenario's members drive.
-    public enum MediaPlayer: String, Sendable, Hashable, Codable {
+    package enum MediaPlayer: String, Sendable, Hashable, Codable {
         /// coplay's own headless player (`coplay join --frames`), which reports each frame itself.
         case headless
         /// An mpv the runner starts (`--vo=null --ao=null`), driven by `coplay join --mpv-socket`; its
@@ -52,7 +52,7 @@ public struct BenchScenario: Sendable, Hashable {
     }
 
     /// How a mpv scenario's mpv is started.
-    public enum MPVLaunch: String, Sendable, Hashable, Codable {
+    package enum MPVLaunch: String, Sendable, Hashable, Codable {
         /// With coplay's options (`MPVProcess.baseArguments`), idle and paused.
         case configured
         /// As a person runs it from README: `mpv --input-ipc-server=SOCK --vo=null --ao=... MEDIA`,
@@ -61,7 +61,7 @@ public struct BenchScenario: Sendable, Hashable {
     }
 
     /// Where a mpv scenario's mpv sends its sound.
-    public enum AudioOutput: String, Sendable, Hashable, Codable {
+    package enum AudioOutput: String, Sendable, Hashable, Codable {
         /// `--ao=null`.
         case null
         /// `--ao=pulse`, to a PulseAudio server with a null sink the runner starts.
@@ -69,18 +69,18 @@ public struct BenchScenario: Sendable, Hashable {
     }
 
     /// The `queue` scenario's members and script (``QueueScenarioRunner``).
-    public struct QueueOptions: Sendable, Hashable {
+    package struct QueueOptions: Sendable, Hashable {
         /// Measured headless members (`coplay join --frames`).
-        public var headless: Int
+        package var headless: Int
         /// Measured mpv members (`coplay join --mpv-socket`, an mpv the runner starts and samples).
-        public var mpv: Int
+        package var mpv: Int
         /// Transitions to measure.
-        public var transitions: Int
+        package var transitions: Int
         /// Entries in the host's queue.
-        public var entries: Int
+        package var entries: Int
 
         /// Creates the options: by default 3 headless and 3 mpv members, 50 transitions, 1,000 entries.
-        public init(headless: Int = 3, mpv: Int = 3, transitions: Int = 50, entries: Int = 1_000) {
+        package init(headless: Int = 3, mpv: Int = 3, transitions: Int = 50, entries: Int = 1_000) {
             self.headless = headless
             self.mpv = mpv
             self.transitions = transitions
@@ -89,36 +89,36 @@ public struct BenchScenario: Sendable, Hashable {
     }
 
     /// The scenario's name.
-    public var name: String
+    package var name: String
     /// The implementation measured.
-    public var implementation: Implementation
+    package var implementation: Implementation
     /// The number of measured players (a coplay scenario's last one joins late).
-    public var players: Int
+    package var players: Int
     /// Seconds of action script.
-    public var duration: Double
+    package var duration: Double
     /// The network between each player and the relay.
-    public var network: NetworkCondition
+    package var network: NetworkCondition
     /// Software clock drift of the players in ppm, cycled over the players (empty: none).
-    public var driftPPM: [Double]
+    package var driftPPM: [Double]
     /// The media player of a coplay scenario's members.
-    public var mediaPlayer: MediaPlayer
+    package var mediaPlayer: MediaPlayer
     /// Whether the generated test clip has an audio track (a 440 Hz AAC tone) besides its video.
-    public var audio: Bool
+    package var audio: Bool
     /// Whether `coplay bench` without `--scenario` runs it.
-    public var inDefaultRun: Bool
+    package var inDefaultRun: Bool
     /// mpv scenarios: how each mpv is started.
-    public var mpvLaunch: MPVLaunch
+    package var mpvLaunch: MPVLaunch
     /// mpv scenarios: the audio output.
-    public var audioOutput: AudioOutput
+    package var audioOutput: AudioOutput
     /// The group's playback rate for the script (`coplay bench --rate`): 1, or a rate set right after
     /// the first play and restored after the script's 0.5 phase.
-    public var rate: Double
+    package var rate: Double
     /// The `queue` scenario: its members and script, run by ``QueueScenarioRunner`` instead of the
     /// action script (nil for every other scenario).
-    public var queue: QueueOptions?
+    package var queue: QueueOptions?
 
     /// Creates a scenario.
-    public init(
+    package init(
         name: String, implementation: Implementation = .coplay, players: Int = 3, duration: Double = 60,
         network: NetworkCondition = .quiet, driftPPM: [Double] = [], mediaPlayer: MediaPlayer = .headless,
         audio: Bool = false, inDefaultRun: Bool = true, mpvLaunch: MPVLaunch = .configured, audioOutput: AudioOutput = .null,
@@ -140,19 +140,19 @@ public struct BenchScenario: Sendable, Hashable {
     }
 
     /// The drift of player `number` (0-based), in ppm.
-    public func drift(ofPlayer number: Int) -> Double {
+    package func drift(ofPlayer number: Int) -> Double {
         driftPPM.isEmpty ? 0 : driftPPM[number % driftPPM.count]
     }
 
     /// The seconds by which player `number`'s time namespace shifts CLOCK_MONOTONIC and CLOCK_BOOTTIME:
     /// hours apart, plus a few hundred seconds that differ per player.
     /// Whole seconds, as `unshare --monotonic` takes them.
-    public static func clockOffset(ofPlayer number: Int) -> Int {
+    package static func clockOffset(ofPlayer number: Int) -> Int {
         (number + 1) * 3600 + (number * 337) % 1000
     }
 
     /// Every named scenario, in the default run order.
-    public static let all: [BenchScenario] = [
+    package static let all: [BenchScenario] = [
         BenchScenario(name: "quiet"),
         BenchScenario(name: "jitter", network: .jitter),
         BenchScenario(name: "asymmetric", network: .asymmetric),
@@ -173,19 +173,19 @@ public struct BenchScenario: Sendable, Hashable {
     ]
 
     /// The names of every scenario.
-    public static var names: [String] { all.map(\.name) }
+    package static var names: [String] { all.map(\.name) }
 
     /// The scenarios `coplay bench` runs when none is named: all but the browser ones (they need
     /// Chromium and Playwright, and two browsers on a 2-core machine).
-    public static var defaultNames: [String] { all.filter(\.inDefaultRun).map(\.name) }
+    package static var defaultNames: [String] { all.filter(\.inDefaultRun).map(\.name) }
 
     /// How many of the measured players are browser pages: all but the first in a browser scenario.
-    public var browserPages: Int { mediaPlayer == .browser ? max(0, players - 1) : 0 }
+    package var browserPages: Int { mediaPlayer == .browser ? max(0, players - 1) : 0 }
 
     /// The scenario called `name`.
     ///
     /// - Throws: ``BenchError`` naming the known scenarios.
-    public static func named(_ name: String) throws -> BenchScenario {
+    package static func named(_ name: String) throws -> BenchScenario {
         guard let scenario = all.first(where: { $0.name == name }) else {
             throw BenchError.scenarioFailed("unknown scenario '\(name)' (known: \(names.joined(separator: ", ")))")
         }

@@ -55,29 +55,29 @@ import BenchmarkSupport
 /// let latency = BrowserFrameEstimator.displayLatency(of: windows)
 /// let byMediaClock = windows.flatMap { $0.frames(latency: latency) }
 /// ```
-public struct BrowserFrameEstimator: Sendable {
+package struct BrowserFrameEstimator: Sendable {
     /// One `requestVideoFrameCallback` of the page's `<video>` (the driver's `sample` line).
-    public struct Sample: Sendable, Hashable, Codable {
+    package struct Sample: Sendable, Hashable, Codable {
         /// `performance.timeOrigin + expectedDisplayTime`, milliseconds of CLOCK_REALTIME.
-        public var wallMs: Double
+        package var wallMs: Double
         /// The frame's media time in seconds.
-        public var mediaTime: Double
+        package var mediaTime: Double
         /// When the media clock was read (`performance.timeOrigin + performance.now()`, ms), if it was.
-        public var clockMs: Double?
+        package var clockMs: Double?
         /// The media clock then (`video.currentTime`, s).
-        public var currentTime: Double?
+        package var currentTime: Double?
         /// The element's `playbackRate` at the callback.
-        public var rate: Double
+        package var rate: Double
         /// The page's correction trim at the callback (the element runs at the group's rate times
         /// this; nil: no trim known, the element's rate is the group's).
-        public var trim: Double?
+        package var trim: Double?
         /// Whether the element was paused.
-        public var paused: Bool
+        package var paused: Bool
         /// Whether the element was seeking.
-        public var seeking: Bool
+        package var seeking: Bool
 
         /// Creates a sample.
-        public init(
+        package init(
             wallMs: Double, mediaTime: Double, clockMs: Double? = nil, currentTime: Double? = nil, rate: Double,
             trim: Double? = nil, paused: Bool = false, seeking: Bool = false
         ) {
@@ -92,28 +92,28 @@ public struct BrowserFrameEstimator: Sendable {
         }
 
         /// The rate origins are computed with: the group's (the element's without the trim).
-        public var nominalRate: Double {
+        package var nominalRate: Double {
             if let trim, trim > 0 { return rate / trim }
             return rate
         }
     }
 
     /// Knobs.
-    public struct Configuration: Sendable, Hashable {
+    package struct Configuration: Sendable, Hashable {
         /// Seconds between frames of the media (its frame grid).
-        public var frameInterval: Double
+        package var frameInterval: Double
         /// The first frame's media time (seconds).
-        public var firstFrameTime: Double
+        package var firstFrameTime: Double
         /// A window is closed once it spans at least this long (seconds of wall time)...
-        public var windowSeconds: Double
+        package var windowSeconds: Double
         /// ... and holds at least this many samples (two cycles of 25 fps on a 60 Hz frame clock).
-        public var minimumSamples: Int
+        package var minimumSamples: Int
         /// The percentile of `wall − mediaTime / rate` taken as the window's display origin (nearest rank).
-        public var percentile: Double
+        package var percentile: Double
         /// Samples this long after a run starts are not used (seconds).
-        public var settleSeconds: Double
+        package var settleSeconds: Double
         /// A media time further than this from where the rate says it should be ends the run (seconds).
-        public var jumpTolerance: Double
+        package var jumpTolerance: Double
 
         /// Creates a configuration.
         ///
@@ -125,7 +125,7 @@ public struct BrowserFrameEstimator: Sendable {
         ///   - percentile: default 0.1.
         ///   - settleSeconds: default 0.3.
         ///   - jumpTolerance: default 0.1.
-        public init(
+        package init(
             frameInterval: Double, firstFrameTime: Double = 0, windowSeconds: Double = 0.5, minimumSamples: Int = 10,
             percentile: Double = 0.1, settleSeconds: Double = 0.3, jumpTolerance: Double = 0.1
         ) {
@@ -140,44 +140,44 @@ public struct BrowserFrameEstimator: Sendable {
     }
 
     /// A dated frame.
-    public struct Frame: Sendable, Hashable {
+    package struct Frame: Sendable, Hashable {
         /// The frame's index on the media's grid.
-        public var index: Int
+        package var index: Int
         /// Its media time (seconds).
-        public var pts: Double
+        package var pts: Double
         /// CLOCK_REALTIME seconds: its display time (``BrowserFrameEstimator/displayedFrame(_:)``), or
         /// `origin + pts / rate` (``Window/frames(latency:)``).
-        public var realtime: Double
+        package var realtime: Double
     }
 
     /// One window of steady playback and its origins.
-    public struct Window: Sendable, Hashable {
+    package struct Window: Sendable, Hashable {
         /// The group's rate over the window.
-        public var rate: Double
+        package var rate: Double
         /// The display origin (CLOCK_REALTIME seconds): the low percentile of `wall − mediaTime / rate`.
-        public var displayOrigin: Double
+        package var displayOrigin: Double
         /// The clock origin (CLOCK_REALTIME seconds): the median of `clockMs − currentTime / rate`, when
         /// the samples read the media clock.
-        public var clockOrigin: Double?
+        package var clockOrigin: Double?
         /// Largest minus smallest `clockMs − currentTime / rate` of the window (ms): how steady the read
         /// media clock was (trims make it drift).
-        public var clockSpreadMs: Double?
+        package var clockSpreadMs: Double?
         /// The window's frames: (index, media time).
-        public var frames: [(index: Int, pts: Double)]
+        package var frames: [(index: Int, pts: Double)]
 
         /// The frames dated by the clock origin plus `latency` (seconds; the display latency), or by the
         /// display origin when `latency` is nil or the window has no clock origin.
-        public func frames(latency: Double?) -> [Frame] {
+        package func frames(latency: Double?) -> [Frame] {
             let origin = latency.flatMap { latency in clockOrigin.map { $0 + latency } } ?? displayOrigin
             return frames.map { Frame(index: $0.index, pts: $0.pts, realtime: origin + $0.pts / rate) }
         }
 
-        public static func == (a: Window, b: Window) -> Bool {
+        package static func == (a: Window, b: Window) -> Bool {
             a.rate == b.rate && a.displayOrigin == b.displayOrigin && a.clockOrigin == b.clockOrigin
                 && a.frames.map(\.index) == b.frames.map(\.index)
         }
 
-        public func hash(into hasher: inout Hasher) {
+        package func hash(into hasher: inout Hasher) {
             hasher.combine(rate)
             hasher.combine(displayOrigin)
             hasher.combine(clockOrigin)
@@ -186,21 +186,21 @@ public struct BrowserFrameEstimator: Sendable {
 
     /// A page's display latency (seconds): the median over `windows` of display origin minus clock
     /// origin, or nil when no window read the media clock.
-    public static func displayLatency(of windows: [Window]) -> Double? {
+    package static func displayLatency(of windows: [Window]) -> Double? {
         let differences = windows.compactMap { window in window.clockOrigin.map { window.displayOrigin - $0 } }.sorted()
         return Statistics.percentileOfSorted(differences, 0.5)
     }
 
     /// The configuration.
-    public let configuration: Configuration
+    package let configuration: Configuration
     /// Samples seen.
-    public private(set) var samples = 0
+    package private(set) var samples = 0
     /// Samples that were part of a window.
-    public private(set) var usedSamples = 0
+    package private(set) var usedSamples = 0
     /// Samples of steady runs left out: the settling start of a run, and run ends too short for a window.
-    public private(set) var droppedSamples = 0
+    package private(set) var droppedSamples = 0
     /// Windows closed.
-    public private(set) var windows = 0
+    package private(set) var windows = 0
 
     private var runStartMs: Double?
     private var runRate: Double = 0
@@ -208,14 +208,14 @@ public struct BrowserFrameEstimator: Sendable {
     private var window: [Sample] = []
 
     /// Creates an estimator.
-    public init(configuration: Configuration) {
+    package init(configuration: Configuration) {
         self.configuration = configuration
     }
 
     /// The frame `sample` shows, dated by its display time (`wallMs`, CLOCK_REALTIME seconds), or nil
     /// when the element was paused or seeking (a picture shown after a paused seek is not playback) or
     /// its rate is 0. Independent of the windows: every playing frame is one.
-    public func displayedFrame(_ sample: Sample) -> Frame? {
+    package func displayedFrame(_ sample: Sample) -> Frame? {
         guard !sample.paused, !sample.seeking, sample.rate > 0, sample.wallMs.isFinite, sample.mediaTime.isFinite else { return nil }
         return Frame(index: index(of: sample.mediaTime), pts: sample.mediaTime, realtime: sample.wallMs / 1000)
     }
@@ -228,7 +228,7 @@ public struct BrowserFrameEstimator: Sendable {
     /// Adds a sample (in callback order).
     ///
     /// - Returns: the window this sample closed, if it closed one.
-    public mutating func add(_ sample: Sample) -> [Window] {
+    package mutating func add(_ sample: Sample) -> [Window] {
         samples += 1
         var closed: [Window] = []
         let steady = !sample.paused && !sample.seeking && sample.nominalRate > 0 && sample.rate > 0
@@ -255,7 +255,7 @@ public struct BrowserFrameEstimator: Sendable {
     }
 
     /// Ends the current run (the stream ended): its last window if it is long enough.
-    public mutating func finish() -> [Window] {
+    package mutating func finish() -> [Window] {
         endRun()
     }
 

@@ -15,7 +15,7 @@ import Glibc
 /// let relay = try ChildProcess(executable: coplay, arguments: ["serve"], log: logURL) { line in print(line) }
 /// relay.stop()
 /// ```
-public final class ChildProcess: Sendable {
+package final class ChildProcess: Sendable {
     private struct Buffer {
         var partial = Data()
         var errorTail: [String] = []
@@ -23,7 +23,7 @@ public final class ChildProcess: Sendable {
     }
 
     /// A short name for messages (`relay`, `p1`, ...).
-    public let name: String
+    package let name: String
     private let process: Process
     private let buffer = NIOLockedValueBox(Buffer())
 
@@ -36,7 +36,7 @@ public final class ChildProcess: Sendable {
     ///   - log: a file that receives standard output and error as they come (nil: discarded).
     ///   - environment: variables set for it on top of this process's environment.
     ///   - onLine: called with each standard-output line (without the newline), on a reader thread.
-    public init(
+    package init(
         name: String, executable: String, arguments: [String], log: URL?, environment: [String: String] = [:],
         onLine: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
@@ -98,37 +98,37 @@ public final class ChildProcess: Sendable {
     }
 
     /// The child's process id.
-    public var pid: Int32 { process.processIdentifier }
+    package var pid: Int32 { process.processIdentifier }
 
     /// Whether the child still runs.
-    public var isRunning: Bool { process.isRunning }
+    package var isRunning: Bool { process.isRunning }
 
     /// The exit status (or signal number), once it has exited.
-    public var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }
+    package var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }
 
     /// The last lines of standard error (at most 20).
-    public var errorTail: [String] { buffer.withLockedValue { $0.errorTail } }
+    package var errorTail: [String] { buffer.withLockedValue { $0.errorTail } }
 
     /// A one-line account of how the child ended: `p1 exited with status 1: <last stderr line>`.
-    public var exitDescription: String {
+    package var exitDescription: String {
         let status = exitStatus.map { "exited with status \($0)" } ?? "is still running"
         let last = errorTail.last { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
         return "\(name) \(status)" + (last.map { ": \($0.count > 160 ? $0.prefix(157) + "..." : $0)" } ?? "")
     }
 
     /// `p1 exited with status 1` or `p1 is still running`, without the error line.
-    public var exitSummary: String {
+    package var exitSummary: String {
         "\(name) " + (exitStatus.map { "exited with status \($0)" } ?? "is still running")
     }
 
     /// Sends `signal` to the child's process group.
-    public func signal(_ signal: Int32) {
+    package func signal(_ signal: Int32) {
         kill(-process.processIdentifier, signal)
         kill(process.processIdentifier, signal)
     }
 
     /// Stops the child: SIGTERM to its group, SIGKILL after `grace` seconds; waits for the exit.
-    public func stop(grace: Double = 3) async {
+    package func stop(grace: Double = 3) async {
         guard process.isRunning else { return }
         signal(SIGTERM)
         let deadline = ContinuousClock.now + .milliseconds(Int(grace * 1000))
@@ -145,7 +145,7 @@ public final class ChildProcess: Sendable {
     /// Waits until the child exits or `timeout` seconds pass.
     ///
     /// - Returns: the exit status, or nil on timeout.
-    public func wait(timeout: Double) async -> Int32? {
+    package func wait(timeout: Double) async -> Int32? {
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
         while process.isRunning && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(20))

@@ -48,29 +48,29 @@ import Glibc
 ///     media: "clip.mp4", workDirectory: work), logger: logger)
 /// let run = try await runner.run { print($0.line) }
 /// ```
-public struct CoplayScenarioRunner: Sendable {
+package struct CoplayScenarioRunner: Sendable {
     /// What to run.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// The scenario (players, network, drift).
-        public var scenario: BenchScenario
+        package var scenario: BenchScenario
         /// The action script.
-        public var script: ActionScript
+        package var script: ActionScript
         /// The `coplay` executable to spawn.
-        public var coplay: String
+        package var coplay: String
         /// The media file every member opens.
-        public var media: String
+        package var media: String
         /// Logs and the relay's data directory go here.
-        public var workDirectory: URL
+        package var workDirectory: URL
         /// Whether to give each player its own time namespace (when `unshare --time` works).
-        public var timeNamespaces: Bool
+        package var timeNamespaces: Bool
         /// The longest wait for a process to come up, in seconds.
-        public var startupTimeout: Double
+        package var startupTimeout: Double
         /// The impairment proxies' seed (each player's proxy gets `seed + N`).
-        public var seed: UInt64
+        package var seed: UInt64
         /// Browser scenarios: `scripts/browser-driver.py` (nil: looked for, see ``findBrowserDriver(near:)``).
-        public var browserDriver: String?
+        package var browserDriver: String?
         /// Browser scenarios: the Chromium executable the driver starts.
-        public var chromium: String
+        package var chromium: String
 
         /// Creates a configuration.
         ///
@@ -85,7 +85,7 @@ public struct CoplayScenarioRunner: Sendable {
         ///   - seed: impairment seed (default 1).
         ///   - browserDriver: browser scenarios: the driver script (default: looked for).
         ///   - chromium: browser scenarios: Chromium (default `/usr/bin/chromium`).
-        public init(
+        package init(
             scenario: BenchScenario, script: ActionScript, coplay: String, media: String, workDirectory: URL,
             timeNamespaces: Bool = true, startupTimeout: Double = 120, seed: UInt64 = 1, browserDriver: String? = nil,
             chromium: String = "/usr/bin/chromium"
@@ -104,43 +104,43 @@ public struct CoplayScenarioRunner: Sendable {
     }
 
     /// What a run produced.
-    public struct Run: Sendable {
+    package struct Run: Sendable {
         /// One stream per player, trimmed to the measured window; the first also holds the runner's
         /// `command` events (originator `runner`).
-        public var streams: [PlayerEventStream]
+        package var streams: [PlayerEventStream]
         /// The relay's reference clock minus CLOCK_REALTIME (seconds), the truth for clock-offset errors.
-        public var relayOffset: Double?
+        package var relayOffset: Double?
         /// `resumed`, or `lost: …` when players did not survive the relay restart; nil without a restart.
-        public var relayRestart: String?
+        package var relayRestart: String?
         /// Seconds from the late joiner's start to its first presented frame.
-        public var lateJoinSeconds: Double?
+        package var lateJoinSeconds: Double?
         /// Whether the players ran in their own time namespaces.
-        public var timeNamespaces: Bool
+        package var timeNamespaces: Bool
         /// Seconds of the measured window.
-        public var measuredSeconds: Double
+        package var measuredSeconds: Double
         /// Remarks on the run's conditions.
-        public var notes: [String]
+        package var notes: [String]
         /// mpv scenarios: what each player's sampler saw (frames, brackets, round trips).
-        public var samplerRecords: [MPVFrameSampler.Record] = []
+        package var samplerRecords: [MPVFrameSampler.Record] = []
         /// mpv scenarios: the pictures compared at each pause and the suspension.
-        public var pauseChecks: [PauseFrameCheck] = []
+        package var pauseChecks: [PauseFrameCheck] = []
         /// mpv scenarios: the media's frame rate as mpv reported it.
-        public var frameRate: Double?
+        package var frameRate: Double?
         /// Re-anchoring seeks (`correction` events with `detail: "seek"`) each player reported inside the
         /// measured window, by player name.
-        public var correctionSeeks: [String: Int] = [:]
+        package var correctionSeeks: [String: Int] = [:]
         /// Browser scenarios: what each page's samples became, by player name.
-        public var browsers: [String: LivePlayer.BrowserSummary] = [:]
+        package var browsers: [String: LivePlayer.BrowserSummary] = [:]
         /// Browser scenarios: each page's frames dated by its media clock (`currentTime`), by player name.
-        public var mediaClockFrames: [String: [BenchEvent]] = [:]
+        package var mediaClockFrames: [String: [BenchEvent]] = [:]
     }
 
     /// The configuration.
-    public let configuration: Configuration
+    package let configuration: Configuration
     private let logger: Logger
 
     /// Creates a runner.
-    public init(configuration: Configuration, logger: Logger) {
+    package init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
     }
@@ -149,7 +149,7 @@ public struct CoplayScenarioRunner: Sendable {
     ///
     /// - Parameter progress: called about once a second.
     /// - Throws: ``BenchError`` saying why the scenario could not run, or `CancellationError`.
-    public func run(progress: @escaping @Sendable (ScenarioProgress) -> Void = { _ in }) async throws -> Run {
+    package func run(progress: @escaping @Sendable (ScenarioProgress) -> Void = { _ in }) async throws -> Run {
         let scenario = configuration.scenario
         guard FileManager.default.isExecutableFile(atPath: configuration.coplay) else {
             throw BenchError.scenarioFailed("coplay executable \(configuration.coplay) not found")
@@ -753,7 +753,7 @@ public struct CoplayScenarioRunner: Sendable {
 
     /// `scripts/browser-driver.py` of the repository: under the current directory, or in a directory
     /// above the `coplay` executable (`.build/<triple>/debug/coplay` sits three levels under the root).
-    public static func findBrowserDriver(near executable: String) -> String? {
+    package static func findBrowserDriver(near executable: String) -> String? {
         let relative = "scripts/browser-driver.py"
         let here = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(relative).path
         if FileManager.default.isReadableFile(atPath: here) { return here }
@@ -854,7 +854,7 @@ public struct CoplayScenarioRunner: Sendable {
     /// (48 kHz, 64 kb/s) of the same length beside it.
     ///
     /// - Throws: ``BenchError`` when ffmpeg is missing or fails.
-    public static func makeMedia(at url: URL, seconds: Int, audio: Bool = false, frameRate: String = "25") async throws {
+    package static func makeMedia(at url: URL, seconds: Int, audio: Bool = false, frameRate: String = "25") async throws {
         if FileManager.default.fileExists(atPath: url.path) { return }
         guard let ffmpeg = SyncplayBaseline.findTool("ffmpeg") else { throw BenchError.missingTool("ffmpeg") }
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)

@@ -24,7 +24,7 @@ import Foundation
 /// var translator = CoplayStreamTranslator(player: "p1")
 /// let events = translator.consume(line) // zero or more BenchEvents
 /// ```
-public struct CoplayStreamTranslator: Sendable {
+package struct CoplayStreamTranslator: Sendable {
     /// The fields of a coplay event line the benchmark reads.
     struct Line: Decodable {
         var type: String
@@ -56,24 +56,24 @@ public struct CoplayStreamTranslator: Sendable {
     }
 
     /// The player's name, stamped on every event.
-    public let player: String
+    package let player: String
     /// Emit a clock event for every `clockEvery`-th frame.
-    public let clockEvery: Int
+    package let clockEvery: Int
     /// Whether an accepted state line (`play`, `pause`, ...) already counts as ready (a player that
     /// prints no `stopped` line for the initial state, such as the mpv adapter).
-    public let readyOnState: Bool
+    package let readyOnState: Bool
     /// The session's item identifier, once a line named it.
-    public private(set) var item: String?
+    package private(set) var item: String?
     /// Whether the player has applied a state (printed a `stopped` or `frame` line).
-    public private(set) var isReady = false
+    package private(set) var isReady = false
     /// Frame lines seen.
-    public private(set) var frames = 0
+    package private(set) var frames = 0
     /// CLOCK_REALTIME of the first frame line.
-    public private(set) var firstFrameRealtime: Double?
+    package private(set) var firstFrameRealtime: Double?
     /// CLOCK_REALTIME of the latest frame line.
-    public private(set) var lastFrameRealtime: Double?
+    package private(set) var lastFrameRealtime: Double?
     /// Lines that were not JSON objects (log noise on stdout), counted and ignored.
-    public private(set) var unreadableLines = 0
+    package private(set) var unreadableLines = 0
     private var pending: [Pending] = []
     private let decoder = JSONDecoder()
 
@@ -84,7 +84,7 @@ public struct CoplayStreamTranslator: Sendable {
     ///   - clockEvery: how often a frame also yields a clock event (every frame by default).
     ///   - readyOnState: whether an accepted state line makes the player ready (default: only a
     ///     `stopped` or `frame` line does).
-    public init(player: String, clockEvery: Int = 1, readyOnState: Bool = false) {
+    package init(player: String, clockEvery: Int = 1, readyOnState: Bool = false) {
         self.player = player
         self.clockEvery = max(1, clockEvery)
         self.readyOnState = readyOnState
@@ -93,7 +93,7 @@ public struct CoplayStreamTranslator: Sendable {
     /// Reads one line of the player's standard output.
     ///
     /// - Returns: the benchmark events the line yields (often none).
-    public mutating func consume(_ text: some StringProtocol) -> [BenchEvent] {
+    package mutating func consume(_ text: some StringProtocol) -> [BenchEvent] {
         guard text.first == "{", let line = try? decoder.decode(Line.self, from: Data(text.utf8)),
             let realtime = line.realtime
         else {
@@ -146,7 +146,7 @@ public struct CoplayStreamTranslator: Sendable {
     /// measured it.
     ///
     /// - Returns: the frame event and any effects it completes (never a clock event).
-    public mutating func sampledFrame(index: Int, pts: Double, realtime: Double, referenceTime: Double) -> [BenchEvent] {
+    package mutating func sampledFrame(index: Int, pts: Double, realtime: Double, referenceTime: Double) -> [BenchEvent] {
         frame(index: index, pts: pts, realtime: realtime, referenceTime: referenceTime)
     }
 
@@ -156,7 +156,7 @@ public struct CoplayStreamTranslator: Sendable {
     /// without a frame event and without counting a frame.
     ///
     /// - Returns: the effects it completes.
-    public mutating func presentation(realtime: Double, referenceTime: Double) -> [BenchEvent] {
+    package mutating func presentation(realtime: Double, referenceTime: Double) -> [BenchEvent] {
         takeEffects(realtime: realtime) { $0.trigger == .frame && referenceTime >= $0.anchor - 0.000_5 }
     }
 

@@ -23,22 +23,22 @@ import BenchmarkSupport
 /// let spread = DisplaySpread(series: analysis.series, reference: "p1", pages: ["b1", "b2"])
 /// print(spread?.spread.p99Ms ?? .nan)
 /// ```
-public struct DisplaySpread: Codable, Sendable, Hashable {
+package struct DisplaySpread: Codable, Sendable, Hashable {
     /// Knobs.
-    public struct Configuration: Sendable, Hashable {
+    package struct Configuration: Sendable, Hashable {
         /// The length of a bin (seconds).
-        public var binSeconds: Double
+        package var binSeconds: Double
         /// The percentile of a member's lag behind the reference taken as its origin in a bin.
-        public var percentile: Double
+        package var percentile: Double
         /// Bins with fewer shared frames are left out.
-        public var minimumFrames: Int
+        package var minimumFrames: Int
         /// Pages whose origins differ by at least this much (ms) in a second are counted "a tick
         /// apart" (``tickApartSeconds``): 90 % of a 60 Hz tick by default, above every 3.3 ms lattice
         /// step below a tick.
-        public var tickApartMs: Double
+        package var tickApartMs: Double
 
         /// Creates a configuration (defaults: 1 s bins, the 10th percentile, 5 frames, 15 ms).
-        public init(binSeconds: Double = 1, percentile: Double = 0.1, minimumFrames: Int = 5, tickApartMs: Double = 15) {
+        package init(binSeconds: Double = 1, percentile: Double = 0.1, minimumFrames: Int = 5, tickApartMs: Double = 15) {
             self.binSeconds = binSeconds
             self.percentile = percentile
             self.minimumFrames = max(1, minimumFrames)
@@ -47,14 +47,14 @@ public struct DisplaySpread: Codable, Sendable, Hashable {
     }
 
     /// One member's origins against the reference over the seconds (ms; positive: its pictures later).
-    public struct Offsets: Codable, Sendable, Hashable {
+    package struct Offsets: Codable, Sendable, Hashable {
         /// Seconds measured.
-        public var count: Int
-        public var minMs: Double
-        public var p1Ms: Double
-        public var p50Ms: Double
-        public var p99Ms: Double
-        public var maxMs: Double
+        package var count: Int
+        package var minMs: Double
+        package var p1Ms: Double
+        package var p50Ms: Double
+        package var p99Ms: Double
+        package var maxMs: Double
 
         init?(_ values: [Double]) {
             let sorted = values.sorted()
@@ -71,37 +71,37 @@ public struct DisplaySpread: Codable, Sendable, Hashable {
     }
 
     /// One second.
-    public struct Second: Codable, Sendable, Hashable {
+    package struct Second: Codable, Sendable, Hashable {
         /// The bin's start (seconds since the series' first frame).
-        public var time: Double
+        package var time: Double
         /// Shared frames in it.
-        public var frames: Int
+        package var frames: Int
         /// Each member's origin against the reference (ms).
-        public var originsMs: [String: Double]
+        package var originsMs: [String: Double]
         /// Latest minus earliest origin, every member (ms).
-        public var spreadMs: Double
+        package var spreadMs: Double
         /// Latest minus earliest origin, the pages alone (ms); nil with fewer than two pages.
-        public var pagesSpreadMs: Double?
+        package var pagesSpreadMs: Double?
     }
 
     /// The reference member (its pictures on their instants: the headless member).
-    public var reference: String
+    package var reference: String
     /// The pages.
-    public var pages: [String]
+    package var pages: [String]
     /// Per-second spread over every member: count (seconds), p50, p99, max (ms).
-    public var spread: ScenarioResult.Latency
+    package var spread: ScenarioResult.Latency
     /// Per-second spread over the pages alone, with two pages or more.
-    public var pagesSpread: ScenarioResult.Latency?
+    package var pagesSpread: ScenarioResult.Latency?
     /// Seconds in which two pages' origins were at least ``Configuration/tickApartMs`` apart.
-    public var tickApartSeconds: Int
+    package var tickApartSeconds: Int
     /// Each page's origin against the reference over the seconds.
-    public var offsets: [String: Offsets]
+    package var offsets: [String: Offsets]
     /// The seconds, in time order.
-    public var seconds: [Second]
+    package var seconds: [Second]
 
     /// The figures of `series`, or nil when no second had enough shared frames or `reference` is not
     /// one of its players.
-    public init?(series: SkewSeries, reference: String, pages: [String], configuration: Configuration = Configuration()) {
+    package init?(series: SkewSeries, reference: String, pages: [String], configuration: Configuration = Configuration()) {
         guard series.players.contains(reference) else { return nil }
         let members = series.players
         var bins: [Int: [SkewSeries.Point]] = [:]

@@ -33,27 +33,27 @@
 /// let dated = FrameCadence.redate(record)        // one per record.transitions entry
 /// dated[5].realtime, dated[5].uncertainty        // seconds
 /// ```
-public enum FrameCadence {
+package enum FrameCadence {
     /// One frame's new date.
-    public struct Dated: Sendable, Hashable {
+    package struct Dated: Sendable, Hashable {
         /// The estimated instant of the change (CLOCK_REALTIME seconds).
-        public var realtime: Double
+        package var realtime: Double
         /// Half the width of the interval the change lies in (seconds): the dating error.
-        public var uncertainty: Double
+        package var uncertainty: Double
     }
 
     /// How many frames either side are used.
-    public static let neighbours = 4
+    package static let neighbours = 4
     /// How far a frame's change may be off its neighbours' cadence (seconds).
-    public static let jitter = 0.0005
+    package static let jitter = 0.0005
     /// How far mpv's pace may be off the nominal one, as a fraction of the time between two frames.
-    public static let rateTolerance = 0.002
+    package static let rateTolerance = 0.002
     /// A speed notification this close to a frame change (seconds) makes the speed of the interval
     /// after it uncertain: the run ends there.
-    public static let speedGuard = 0.002
+    package static let speedGuard = 0.002
 
     /// The new dates of `record`'s transitions, in the same order.
-    public static func redate(_ record: MPVFrameSampler.Record) -> [Dated] {
+    package static func redate(_ record: MPVFrameSampler.Record) -> [Dated] {
         let frames = record.transitions
         guard !frames.isEmpty, let rate = record.frameRate, rate > 0 else {
             return frames.map { Dated(realtime: $0.realtime, uncertainty: $0.bracket / 2) }

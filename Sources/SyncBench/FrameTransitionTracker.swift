@@ -30,23 +30,23 @@
 /// if case .frame(let frame) = tracker.record(position: 0.04, sent: t1, received: t1 + 0.0001) { print(frame.index) }
 /// let next = tracker.nextSample(after: now)   // CLOCK_REALTIME seconds
 /// ```
-public struct FrameTransitionTracker: Sendable {
+package struct FrameTransitionTracker: Sendable {
     /// The tracker's knobs.
-    public struct Configuration: Sendable, Hashable {
+    package struct Configuration: Sendable, Hashable {
         /// The media's frame rate (frames per second).
-        public var frameRate: Double
+        package var frameRate: Double
         /// Seconds between samples near a predicted change and while re-synchronizing.
-        public var denseInterval: Double
+        package var denseInterval: Double
         /// Seconds between samples otherwise.
-        public var sparseInterval: Double
+        package var sparseInterval: Double
         /// Half-width of the dense window around a predicted change (seconds).
-        public var window: Double
+        package var window: Double
         /// Seconds between samples after a predicted change did not come within its window.
-        public var recoveryInterval: Double
+        package var recoveryInterval: Double
         /// Seconds of dense sampling after mpv pauses.
-        public var pauseSettle: Double
+        package var pauseSettle: Double
         /// The largest forward step (frames) still counted as a presentation.
-        public var maximumStep: Int
+        package var maximumStep: Int
 
         /// Creates a configuration.
         ///
@@ -58,7 +58,7 @@ public struct FrameTransitionTracker: Sendable {
         ///   - recoveryInterval: seconds (default 1 ms).
         ///   - pauseSettle: seconds (default 0.1).
         ///   - maximumStep: frames (default 3).
-        public init(
+        package init(
             frameRate: Double, denseInterval: Double = 0.000_25, sparseInterval: Double = 0.005, window: Double = 0.001_5,
             recoveryInterval: Double = 0.001, pauseSettle: Double = 0.1, maximumStep: Int = 3
         ) {
@@ -72,27 +72,27 @@ public struct FrameTransitionTracker: Sendable {
         }
 
         /// Seconds per frame at speed 1.
-        public var frameDuration: Double { 1 / frameRate }
+        package var frameDuration: Double { 1 / frameRate }
     }
 
     /// A frame presentation: the change of `time-pos` to `pts`, bracketed by two samples.
-    public struct Transition: Sendable, Hashable {
+    package struct Transition: Sendable, Hashable {
         /// The frame's index on the media's grid (`pts` times the frame rate, rounded).
-        public var index: Int
+        package var index: Int
         /// The frame's presentation time in the media (seconds).
-        public var pts: Double
+        package var pts: Double
         /// The instant (CLOCK_REALTIME seconds) of the last sample still showing the previous frame.
-        public var before: Double
+        package var before: Double
         /// The instant of the first sample showing this frame.
-        public var after: Double
+        package var after: Double
         /// When the tracker expected this change (nil when it had no prediction).
-        public var predicted: Double?
+        package var predicted: Double?
         /// The round trips (seconds) of the two bracketing samples: a long one (mpv busy when it
         /// answered) widens the bracket.
-        public var roundTrips: (before: Double, after: Double)?
+        package var roundTrips: (before: Double, after: Double)?
 
         /// Creates a transition.
-        public init(
+        package init(
             index: Int, pts: Double, before: Double, after: Double, predicted: Double? = nil,
             roundTrips: (before: Double, after: Double)? = nil
         ) {
@@ -104,34 +104,34 @@ public struct FrameTransitionTracker: Sendable {
             self.roundTrips = roundTrips
         }
 
-        public static func == (a: Transition, b: Transition) -> Bool {
+        package static func == (a: Transition, b: Transition) -> Bool {
             a.index == b.index && a.pts == b.pts && a.before == b.before && a.after == b.after && a.predicted == b.predicted
                 && a.roundTrips?.before == b.roundTrips?.before && a.roundTrips?.after == b.roundTrips?.after
         }
 
-        public func hash(into hasher: inout Hasher) {
+        package func hash(into hasher: inout Hasher) {
             hasher.combine(index)
             hasher.combine(before)
             hasher.combine(after)
         }
 
         /// When the frame appeared: the midpoint of the bracket.
-        public var realtime: Double { (before + after) / 2 }
+        package var realtime: Double { (before + after) / 2 }
         /// The bracket's width (seconds): the frame appeared within it.
-        public var bracket: Double { after - before }
+        package var bracket: Double { after - before }
     }
 
     /// A change of `time-pos` that is not a presentation (a seek, a step back, a reload).
-    public struct Jump: Sendable, Hashable {
+    package struct Jump: Sendable, Hashable {
         /// The position before, seconds.
-        public var from: Double
+        package var from: Double
         /// The position after, seconds.
-        public var to: Double
+        package var to: Double
         /// The midpoint of the bracketing samples (CLOCK_REALTIME seconds).
-        public var realtime: Double
+        package var realtime: Double
 
         /// Creates a jump.
-        public init(from: Double, to: Double, realtime: Double) {
+        package init(from: Double, to: Double, realtime: Double) {
             self.from = from
             self.to = to
             self.realtime = realtime
@@ -139,7 +139,7 @@ public struct FrameTransitionTracker: Sendable {
     }
 
     /// What one sample showed.
-    public enum Change: Sendable, Hashable {
+    package enum Change: Sendable, Hashable {
         /// A frame was presented.
         case frame(Transition)
         /// The position jumped.
@@ -147,12 +147,12 @@ public struct FrameTransitionTracker: Sendable {
     }
 
     /// One sample: the position read, and when its request was written and its reply read.
-    public struct Sample: Sendable, Hashable {
-        public var position: Double
-        public var sent: Double
-        public var received: Double
+    package struct Sample: Sendable, Hashable {
+        package var position: Double
+        package var sent: Double
+        package var received: Double
         /// The sample's instant: the midpoint of request and reply.
-        public var instant: Double { (sent + received) / 2 }
+        package var instant: Double { (sent + received) / 2 }
     }
 
     /// Where playback is within the frame on screen: `progress` media seconds into it at `at`, the
@@ -165,25 +165,25 @@ public struct FrameTransitionTracker: Sendable {
     }
 
     /// The knobs.
-    public let configuration: Configuration
+    package let configuration: Configuration
     /// The last sample with a position.
-    public private(set) var last: Sample?
+    package private(set) var last: Sample?
     /// Whether mpv is paused, once known.
-    public private(set) var paused: Bool?
+    package private(set) var paused: Bool?
     /// mpv's playback speed.
-    public private(set) var speed: Double = 1
+    package private(set) var speed: Double = 1
     /// Predicted changes that did not come within their window.
-    public private(set) var missedPredictions = 0
+    package private(set) var missedPredictions = 0
     private var phase: Phase?
     private var resyncUntil: Double?
 
     /// Creates a tracker.
-    public init(configuration: Configuration) {
+    package init(configuration: Configuration) {
         self.configuration = configuration
     }
 
     /// The instant the next change is predicted at, if there is a prediction (CLOCK_REALTIME seconds).
-    public var predictedChange: Double? {
+    package var predictedChange: Double? {
         guard let phase, paused != true else { return nil }
         return phase.at + max(0, configuration.frameDuration - phase.progress) / speed
     }
@@ -192,7 +192,7 @@ public struct FrameTransitionTracker: Sendable {
     /// `sent` whose reply was read at `received`.
     ///
     /// - Returns: the presentation or jump the sample completes, if the position changed.
-    public mutating func record(position: Double?, sent: Double, received: Double) -> Change? {
+    package mutating func record(position: Double?, sent: Double, received: Double) -> Change? {
         guard let position, position.isFinite else {
             last = nil
             phase = nil
@@ -228,7 +228,7 @@ public struct FrameTransitionTracker: Sendable {
     }
 
     /// mpv's `pause` changed to `paused` at `instant` (when its notification was read).
-    public mutating func pauseChanged(_ paused: Bool, at instant: Double) {
+    package mutating func pauseChanged(_ paused: Bool, at instant: Double) {
         defer { self.paused = paused }
         guard paused != self.paused else { return }
         phase = nil
@@ -236,7 +236,7 @@ public struct FrameTransitionTracker: Sendable {
     }
 
     /// mpv's `speed` changed to `speed` at `instant`.
-    public mutating func speedChanged(_ speed: Double, at instant: Double) {
+    package mutating func speedChanged(_ speed: Double, at instant: Double) {
         guard speed > 0, speed.isFinite else { return }
         if var current = phase, instant > current.at {
             current.progress += (instant - current.at) * self.speed
@@ -252,7 +252,7 @@ public struct FrameTransitionTracker: Sendable {
     }
 
     /// mpv restarted playback (a seek completed, a file loaded) at `instant`.
-    public mutating func restarted(at instant: Double) {
+    package mutating func restarted(at instant: Double) {
         phase = nil
         resyncUntil = paused == true ? nil : instant + resyncSpan
     }
@@ -261,7 +261,7 @@ public struct FrameTransitionTracker: Sendable {
     private var resyncSpan: Double { configuration.frameDuration / speed + 0.005 }
 
     /// When to take the next sample (CLOCK_REALTIME seconds, never before `now`).
-    public func nextSample(after now: Double) -> Double {
+    package func nextSample(after now: Double) -> Double {
         let dense = max(now, (last?.sent ?? now) + configuration.denseInterval)
         let sparse = now + configuration.sparseInterval
         if let resyncUntil, now < resyncUntil { return dense }

@@ -10,7 +10,7 @@ import NIOConcurrencyHelpers
 /// `scripts/browser-driver.py`: its `sample` lines go through a ``BrowserFrameEstimator`` (each frame
 /// dated by its display time, `expectedDisplayTime`; the media clock measured beside), the page's own events (`play`, `pause`, `suspensionBegan`, the
 /// `stopped` the driver makes of the `<video>`'s pause, ...) through the translator as coplay's lines do.
-public final class LivePlayer: Sendable {
+package final class LivePlayer: Sendable {
     private struct State {
         var translator: CoplayStreamTranslator
         var events: [BenchEvent] = []
@@ -51,40 +51,40 @@ public final class LivePlayer: Sendable {
     }
 
     /// What a browser page's samples became.
-    public struct BrowserSummary: Sendable, Hashable {
+    package struct BrowserSummary: Sendable, Hashable {
         /// `requestVideoFrameCallback` samples received.
-        public var samples: Int
+        package var samples: Int
         /// Frames dated by their display time (samples of frames shown while playing).
-        public var displayedFrames: Int
+        package var displayedFrames: Int
         /// Samples inside a media-clock window.
-        public var usedSamples: Int
+        package var usedSamples: Int
         /// Samples of steady playback left out (run starts settling, run ends too short).
-        public var droppedSamples: Int
+        package var droppedSamples: Int
         /// Media-clock windows computed.
-        public var windows: Int
+        package var windows: Int
         /// The page's display latency: median of display origin minus clock origin (ms).
-        public var displayLatencyMs: Double?
+        package var displayLatencyMs: Double?
         /// Per window, how far display origin minus clock origin was from that median (ms): how loosely
         /// the pictures follow the media clock `currentTime` reports.
-        public var displayDecouplingMs: [Double]
+        package var displayDecouplingMs: [Double]
         /// Per window, largest minus smallest media-clock origin read (ms).
-        public var clockSpreadsMs: [Double]
+        package var clockSpreadsMs: [Double]
         /// The page's clock (performance.timeOrigin + now) minus CLOCK_REALTIME, and the round trip it
         /// was measured with (ms).
-        public var calibrationOffsetMs: Double?
-        public var calibrationRoundTripMs: Double?
+        package var calibrationOffsetMs: Double?
+        package var calibrationRoundTripMs: Double?
         /// Whether the page saw an audio track.
-        public var hasAudio: Bool?
+        package var hasAudio: Bool?
         /// Chromium's version, as the driver reported it.
-        public var chromium: String?
+        package var chromium: String?
         /// An experiment's overrides of the page's player.js thresholds / timing (JSON), if any.
-        public var playerOverride: String?
+        package var playerOverride: String?
     }
 
     /// The player's name (`p1`, `p2`, ...).
-    public let name: String
+    package let name: String
     /// CLOCK_REALTIME when its process was started.
-    public let startRealtime: Double
+    package let startRealtime: Double
     private let state: NIOLockedValueBox<State>
     private let processBox = NIOLockedValueBox<ChildProcess?>(nil)
     private let mpvBox = NIOLockedValueBox<(process: ChildProcess, sampler: MPVFrameSampler?)?>(nil)
@@ -98,7 +98,7 @@ public final class LivePlayer: Sendable {
     ///     its sampler runs, since the mpv adapter prints no `stopped` line for the initial pause).
     ///   - browserReferenceOffset: for a browser page (its process is the browser driver): the relay's
     ///     reference clock minus CLOCK_REALTIME, in seconds; nil for a coplay member.
-    public init(name: String, startRealtime: Double, drivesMPV: Bool = false, browserReferenceOffset: Double? = nil) {
+    package init(name: String, startRealtime: Double, drivesMPV: Bool = false, browserReferenceOffset: Double? = nil) {
         self.name = name
         self.startRealtime = startRealtime
         self.state = NIOLockedValueBox(
@@ -108,29 +108,29 @@ public final class LivePlayer: Sendable {
     }
 
     /// The player's process, once started.
-    public var process: ChildProcess? {
+    package var process: ChildProcess? {
         get { processBox.withLockedValue { $0 } }
         set { processBox.withLockedValue { $0 = newValue } }
     }
 
     /// The mpv this member drives, once started.
-    public var mpv: ChildProcess? {
+    package var mpv: ChildProcess? {
         get { mpvBox.withLockedValue { $0?.process } }
     }
 
     /// The benchmark's sampler of that mpv, once connected.
-    public var sampler: MPVFrameSampler? {
+    package var sampler: MPVFrameSampler? {
         mpvBox.withLockedValue { $0?.sampler }
     }
 
     /// Records the mpv process (and, once connected, its sampler).
-    public func attach(mpv: ChildProcess, sampler: MPVFrameSampler?) {
+    package func attach(mpv: ChildProcess, sampler: MPVFrameSampler?) {
         mpvBox.withLockedValue { $0 = (mpv, sampler) }
     }
 
     /// A frame the sampler saw this member's mpv present; its reference time is its realtime plus
     /// `referenceOffset` (the relay's reference clock minus CLOCK_REALTIME).
-    public func consumeSampled(_ frame: FrameTransitionTracker.Transition, referenceOffset: Double) {
+    package func consumeSampled(_ frame: FrameTransitionTracker.Transition, referenceOffset: Double) {
         state.withLockedValue { state in
             let events = state.translator.sampledFrame(
                 index: frame.index, pts: frame.pts, realtime: frame.realtime, referenceTime: frame.realtime + referenceOffset)
@@ -140,7 +140,7 @@ public final class LivePlayer: Sendable {
 
     /// Moves the frames the sampler saw to the dates ``FrameCadence`` gave them: `record`'s
     /// transitions, each frame event found by its index and its first date.
-    public func redateSampled(_ record: MPVFrameSampler.Record) {
+    package func redateSampled(_ record: MPVFrameSampler.Record) {
         guard record.dated.count == record.transitions.count else { return }
         var moves: [Int: [(from: Double, to: Double)]] = [:]
         for (frame, dated) in zip(record.transitions, record.dated) {
@@ -156,7 +156,7 @@ public final class LivePlayer: Sendable {
     }
 
     /// The latest effect of `action` on this player (CLOCK_REALTIME), if any.
-    public func lastEffect(_ action: String) -> Double? {
+    package func lastEffect(_ action: String) -> Double? {
         state.withLockedValue { state in
             state.events.last { $0.type == "effect" && $0.action == action }?.realtime
         }
@@ -164,10 +164,10 @@ public final class LivePlayer: Sendable {
 
     /// CLOCK_REALTIME of each re-anchoring seek the player reported (`correction` events with
     /// `detail: "seek"`), in order.
-    public var correctionSeeks: [Double] { state.withLockedValue { $0.correctionSeeks } }
+    package var correctionSeeks: [Double] { state.withLockedValue { $0.correctionSeeks } }
 
     /// Reads one line of the player's standard output.
-    public func consume(_ line: String) {
+    package func consume(_ line: String) {
         let correctionSeek = line.contains("\"correction\"") && line.contains("\"seek\"") ? Self.correctionSeekTime(line) : nil
         state.withLockedValue { state in
             if let correctionSeek { state.correctionSeeks.append(correctionSeek) }
@@ -264,7 +264,7 @@ public final class LivePlayer: Sendable {
     }
 
     /// A browser page: closes its last media-clock window (call once, at the end of the measurement).
-    public func finishBrowser() {
+    package func finishBrowser() {
         state.withLockedValue { state in
             guard state.browser?.estimator != nil else { return }
             let windows = state.browser!.estimator!.finish()
@@ -275,7 +275,7 @@ public final class LivePlayer: Sendable {
     /// A browser page's frames dated by its media clock instead (`currentTime`: the clock origin of each
     /// window plus the page's median display latency), for comparison with the frame events, which are
     /// dated by each frame's display time.
-    public var mediaClockFrames: [BenchEvent] {
+    package var mediaClockFrames: [BenchEvent] {
         state.withLockedValue { state in
             let windows = state.browser?.windows ?? []
             guard let latency = BrowserFrameEstimator.displayLatency(of: windows) else { return [] }
@@ -286,13 +286,13 @@ public final class LivePlayer: Sendable {
     }
 
     /// Whether this player is a browser page.
-    public var isBrowser: Bool { state.withLockedValue { $0.browser != nil } }
+    package var isBrowser: Bool { state.withLockedValue { $0.browser != nil } }
 
     /// A browser page's failure as its driver reported it.
-    public var browserError: String? { state.withLockedValue { $0.browser?.error } }
+    package var browserError: String? { state.withLockedValue { $0.browser?.error } }
 
     /// What a browser page's samples became; nil for a coplay member.
-    public var browserSummary: BrowserSummary? {
+    package var browserSummary: BrowserSummary? {
         state.withLockedValue { state in
             guard let browser = state.browser else { return nil }
             let estimator = browser.estimator
@@ -311,11 +311,11 @@ public final class LivePlayer: Sendable {
     }
 
     /// The events so far.
-    public var events: [BenchEvent] { state.withLockedValue { $0.events } }
+    package var events: [BenchEvent] { state.withLockedValue { $0.events } }
     /// Frame lines so far.
-    public var frames: Int { state.withLockedValue { $0.translator.frames } }
+    package var frames: Int { state.withLockedValue { $0.translator.frames } }
     /// Whether the player has applied the session's state (and, with mpv, its sampler runs).
-    public var isReady: Bool {
+    package var isReady: Bool {
         if let browser = state.withLockedValue({ $0.browser }) { return browser.ready }
         let translated = state.withLockedValue { $0.translator.isReady }
         guard translated else { return false }
@@ -323,9 +323,9 @@ public final class LivePlayer: Sendable {
         return mpv.sampler?.isReady ?? false
     }
     /// The session's item identifier, once the player printed it.
-    public var item: String? { state.withLockedValue { $0.translator.item } }
+    package var item: String? { state.withLockedValue { $0.translator.item } }
     /// CLOCK_REALTIME of its first presented frame.
-    public var firstFrameRealtime: Double? { state.withLockedValue { $0.translator.firstFrameRealtime } }
+    package var firstFrameRealtime: Double? { state.withLockedValue { $0.translator.firstFrameRealtime } }
     /// CLOCK_REALTIME of its latest presented frame.
-    public var lastFrameRealtime: Double? { state.withLockedValue { $0.translator.lastFrameRealtime } }
+    package var lastFrameRealtime: Double? { state.withLockedValue { $0.translator.lastFrameRealtime } }
 }

@@ -22,57 +22,57 @@ import NIOPosix
 /// try await sampler.screenshot(to: "/tmp/p1.png")
 /// let record = await sampler.stop()
 /// ```
-public final class MPVFrameSampler: Sendable {
+package final class MPVFrameSampler: Sendable {
     /// A change of mpv's `pause` property, stamped when its notification was read.
-    public struct PauseChange: Sendable, Hashable {
-        public var realtime: Double
-        public var paused: Bool
+    package struct PauseChange: Sendable, Hashable {
+        package var realtime: Double
+        package var paused: Bool
     }
 
     /// Everything the sampler saw.
-    public struct Record: Sendable {
+    package struct Record: Sendable {
         /// The player's name.
-        public var player: String
+        package var player: String
         /// The media's frame rate as mpv reported it (nil if it never loaded a file): the first file's.
-        public var frameRate: Double?
+        package var frameRate: Double?
         /// Each `file-loaded` mpv reported once the sampler ran (a playlist or queue moving on; the
         /// first file may be among them), when the sampler read it (CLOCK_REALTIME), with that file's
         /// frame rate; the tracker follows it.
-        public var fileChanges: [(realtime: Double, frameRate: Double)] = []
+        package var fileChanges: [(realtime: Double, frameRate: Double)] = []
         /// Frame presentations, in order.
-        public var transitions: [FrameTransitionTracker.Transition] = []
+        package var transitions: [FrameTransitionTracker.Transition] = []
         /// Position jumps (seeks, steps back, and another file's first position after `time-pos` was
         /// unavailable while it loaded), in order.
-        public var jumps: [FrameTransitionTracker.Jump] = []
+        package var jumps: [FrameTransitionTracker.Jump] = []
         /// `pause` changes, in order (the first is the value when the sampler connected).
-        public var pauses: [PauseChange] = []
+        package var pauses: [PauseChange] = []
         /// `speed` notifications (CLOCK_REALTIME when read, speed), in order.
-        public var speeds: [(realtime: Double, speed: Double)] = []
+        package var speeds: [(realtime: Double, speed: Double)] = []
         /// `time-pos` requests sent.
-        public var samples = 0
+        package var samples = 0
         /// Request-to-reply round trips (seconds), every sample's.
-        public var roundTrips: [Double] = []
+        package var roundTrips: [Double] = []
         /// How late each sample's request was written after the instant the tracker asked for
         /// (seconds): the sampler's own scheduling delay.
-        public var lateness: [Double] = []
+        package var lateness: [Double] = []
         /// Predicted frame changes that did not come within their dense window.
-        public var missedPredictions = 0
+        package var missedPredictions = 0
         /// CLOCK_REALTIME when sampling started and stopped.
-        public var started: Double?
-        public var stopped: Double?
+        package var started: Double?
+        package var stopped: Double?
         /// Why sampling ended early, if it did (mpv quit).
-        public var ended: String?
+        package var ended: String?
 
         /// The transitions' bracket widths, seconds.
-        public var brackets: [Double] { transitions.map(\.bracket) }
+        package var brackets: [Double] { transitions.map(\.bracket) }
         /// The transitions re-dated from their neighbours (``FrameCadence``), in the same order; filled
         /// when sampling stops.
-        public var dated: [FrameCadence.Dated] = []
+        package var dated: [FrameCadence.Dated] = []
 
         /// Everything seen, one JSON object per line in time order (`frame` with `index`, `pts`,
         /// `before`, `after`, and once stopped `dated`, `datingMs` (``FrameCadence``); `jump` with `from`, `to`; `pause` with `paused`; all with `realtime`),
         /// for looking into a run.
-        public func jsonLines() -> Data {
+        package func jsonLines() -> Data {
             var lines: [(Double, String)] = transitions.enumerated().map { k, frame in
                 (frame.realtime, String(
                     format: "{\"type\":\"frame\",\"realtime\":%.6f,\"index\":%d,\"pts\":%.6f,\"before\":%.6f,\"after\":%.6f,\"bracketMs\":%.3f%@}",
@@ -109,9 +109,9 @@ public final class MPVFrameSampler: Sendable {
     }
 
     /// The player's name.
-    public let player: String
+    package let player: String
     /// The sampler's own connection to mpv (also usable for commands such as screenshots).
-    public let connection: MPVConnection
+    package let connection: MPVConnection
     private let state: NIOLockedValueBox<State>
     private let waker: Waker
     private let tasks = NIOLockedValueBox<[Task<Void, Never>]>([])
@@ -121,7 +121,7 @@ public final class MPVFrameSampler: Sendable {
 
     /// The mpv command line (after the executable) of a player the benchmark starts: coplay's
     /// options (`MPVProcess.baseArguments`), no window or sound, its IPC on `socket`.
-    public static func mpvArguments(socket: String) -> [String] {
+    package static func mpvArguments(socket: String) -> [String] {
         MPVProcess.baseArguments + MPVProcess.headlessArguments + ["--input-ipc-server=\(socket)"]
     }
 
@@ -150,7 +150,7 @@ public final class MPVFrameSampler: Sendable {
     ///   - alive: whether the mpv is still running (a dead mpv ends the wait at once).
     ///   - onFrame: called with each presentation as it is detected (on a pool thread).
     /// - Throws: ``BenchError`` when mpv's socket does not answer in time.
-    public static func start(
+    package static func start(
         socket: String, player: String, configuration: FrameTransitionTracker.Configuration = .init(frameRate: 25),
         group: (any EventLoopGroup)? = nil, timeout: Double = 30, alive: @escaping @Sendable () -> Bool = { true },
         onFrame: @escaping @Sendable (FrameTransitionTracker.Transition) -> Void = { _ in }
@@ -185,13 +185,13 @@ public final class MPVFrameSampler: Sendable {
     }
 
     /// Whether sampling runs (mpv reported the media's frame rate).
-    public var isReady: Bool { state.withLockedValue { $0.tracker != nil } }
+    package var isReady: Bool { state.withLockedValue { $0.tracker != nil } }
 
     /// The media's frame rate, once known.
-    public var frameRate: Double? { state.withLockedValue { $0.record.frameRate } }
+    package var frameRate: Double? { state.withLockedValue { $0.record.frameRate } }
 
     /// The frame presentations so far.
-    public var transitions: [FrameTransitionTracker.Transition] { state.withLockedValue { $0.record.transitions } }
+    package var transitions: [FrameTransitionTracker.Transition] { state.withLockedValue { $0.record.transitions } }
 
     private func begin(onFrame: @escaping @Sendable (FrameTransitionTracker.Transition) -> Void) async throws {
         let events = connection.events()
@@ -326,13 +326,13 @@ public final class MPVFrameSampler: Sendable {
     }
 
     /// Asks mpv to write the video frame on screen (without OSD or subtitles) to `path` (PNG).
-    public func screenshot(to path: String) async throws {
+    package func screenshot(to path: String) async throws {
         try await connection.run(["screenshot-to-file", path, "video"])
     }
 
     /// Stops sampling and closes the connection; returns everything seen. Safe to call twice.
     @discardableResult
-    public func stop() async -> Record {
+    package func stop() async -> Record {
         let running = tasks.withLockedValue { tasks in
             defer { tasks.removeAll() }
             return tasks

@@ -13,15 +13,15 @@ import Glibc
 /// try processes.start("/usr/bin/syncplay-server", ["--port", "8999"], log: logURL)
 /// await processes.terminateAll()
 /// ```
-public final class ManagedProcesses: Sendable {
+package final class ManagedProcesses: Sendable {
     private let processes = NIOLockedValueBox<[Process]>([])
 
     /// Creates an empty set.
-    public init() {}
+    package init() {}
 
     /// Starts `executable` with `arguments`, standard output and error appended to `log`.
     @discardableResult
-    public func start(
+    package func start(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil, log: URL
     ) throws -> Int32 {
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
@@ -40,14 +40,14 @@ public final class ManagedProcesses: Sendable {
     }
 
     /// The started processes that have exited, with their status.
-    public var exited: [(pid: Int32, status: Int32)] {
+    package var exited: [(pid: Int32, status: Int32)] {
         processes.withLockedValue { list in
             list.filter { !$0.isRunning }.map { ($0.processIdentifier, $0.terminationStatus) }
         }
     }
 
     /// Sends SIGTERM to every process group, waits up to `grace` seconds, then SIGKILLs what is left.
-    public func terminateAll(grace: Double = 3) async {
+    package func terminateAll(grace: Double = 3) async {
         let list = processes.withLockedValue { $0 }
         for process in list where process.isRunning {
             kill(-process.processIdentifier, SIGTERM)

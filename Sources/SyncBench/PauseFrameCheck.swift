@@ -11,27 +11,27 @@ import Foundation
 /// let check = PauseFrameCheck.compare(label: "15.0 pause", shots: [("p1", url1, 3.6), ("p2", url2, 3.6)])
 /// check.identical   // true when every picture is the same
 /// ```
-public struct PauseFrameCheck: Sendable, Hashable, Codable {
+package struct PauseFrameCheck: Sendable, Hashable, Codable {
     /// The pause: script time and action (`15.0 pause`, `45.6 suspension`).
-    public var label: String
+    package var label: String
     /// Whether every player's picture was the same.
-    public var identical: Bool
+    package var identical: Bool
     /// One line: `identical (frame 94 on p1, p2, p3)` or what differed.
-    public var detail: String
+    package var detail: String
 
     /// Creates a result.
-    public init(label: String, identical: Bool, detail: String) {
+    package init(label: String, identical: Bool, detail: String) {
         self.label = label
         self.identical = identical
         self.detail = detail
     }
 
     /// `15.0 pause: identical (frame 94 on p1, p2, p3)`.
-    public var line: String { "\(label): \(detail)" }
+    package var line: String { "\(label): \(detail)" }
 
     /// One screenshot: the player, the file, and the `time-pos` and `pause` mpv reported right after
     /// it (nil if unknown).
-    public typealias Shot = (player: String, file: URL, position: Double?, paused: Bool?)
+    package typealias Shot = (player: String, file: URL, position: Double?, paused: Bool?)
 
     /// Compares the screenshots of one pause.
     ///
@@ -40,7 +40,7 @@ public struct PauseFrameCheck: Sendable, Hashable, Codable {
     ///   - shots: one per player; a missing file counts as a difference.
     ///   - frameRate: to name frames by index in the detail (nil: positions in seconds).
     ///   - failures: players whose screenshot could not be taken, with why.
-    public static func compare(label: String, shots: [Shot], frameRate: Double? = nil, failures: [String: String] = [:]) -> PauseFrameCheck {
+    package static func compare(label: String, shots: [Shot], frameRate: Double? = nil, failures: [String: String] = [:]) -> PauseFrameCheck {
         func frame(_ position: Double?) -> String {
             guard let position else { return "?" }
             if let frameRate { return "frame \(Int((position * frameRate).rounded()))" }
@@ -99,21 +99,21 @@ public struct PauseFrameCheck: Sendable, Hashable, Codable {
 }
 
 /// The pauses of one scenario: how many were checked and on how many every picture was the same.
-public struct PauseFrames: Sendable, Hashable, Codable {
+package struct PauseFrames: Sendable, Hashable, Codable {
     /// Pauses checked.
-    public var pauses: Int
+    package var pauses: Int
     /// Pauses on which every player showed the same picture.
-    public var identical: Int
+    package var identical: Int
     /// One line per pause.
-    public var checks: [String]
+    package var checks: [String]
 
     /// Summarizes checks.
-    public init(_ checks: [PauseFrameCheck]) {
+    package init(_ checks: [PauseFrameCheck]) {
         self.pauses = checks.count
         self.identical = checks.filter(\.identical).count
         self.checks = checks.map(\.line)
     }
 
     /// `identical frames on 2 of 2 pauses`.
-    public var summary: String { "identical frames on \(identical) of \(pauses) pauses" }
+    package var summary: String { "identical frames on \(identical) of \(pauses) pauses" }
 }

@@ -1,7 +1,7 @@
 /// One step of an action script: what to do to the controlling player, and when.
-public struct PlayerAction: Sendable, Hashable, Codable {
+package struct PlayerAction: Sendable, Hashable, Codable {
     /// What to do.
-    public enum Kind: Sendable, Hashable, Codable {
+    package enum Kind: Sendable, Hashable, Codable {
         /// Resume playback.
         case play
         /// Pause.
@@ -11,18 +11,18 @@ public struct PlayerAction: Sendable, Hashable, Codable {
     }
 
     /// Seconds after the script starts.
-    public var at: Double
+    package var at: Double
     /// The action.
-    public var kind: Kind
+    package var kind: Kind
 
     /// Creates an action.
-    public init(at: Double, _ kind: Kind) {
+    package init(at: Double, _ kind: Kind) {
         self.at = at
         self.kind = kind
     }
 
     /// The action's name in event streams: `play`, `pause` or `seek`.
-    public var name: String {
+    package var name: String {
         switch kind {
         case .play: "play"
         case .pause: "pause"
@@ -36,7 +36,7 @@ public struct PlayerAction: Sendable, Hashable, Codable {
     /// ```swift
     /// PlayerAction.defaultScript(duration: 30).map(\.name) // play, pause, play, seek, pause
     /// ```
-    public static func defaultScript(duration: Double) -> [PlayerAction] {
+    package static func defaultScript(duration: Double) -> [PlayerAction] {
         [
             PlayerAction(at: 1, .play),
             PlayerAction(at: 0.40 * duration, .pause),

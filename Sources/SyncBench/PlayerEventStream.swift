@@ -9,14 +9,14 @@ import Foundation
 /// ```swift
 /// let stream = try PlayerEventStream(player: "a", jsonLines: Data(contentsOf: url))
 /// ```
-public struct PlayerEventStream: Sendable, Hashable {
+package struct PlayerEventStream: Sendable, Hashable {
     /// The player's name.
-    public var player: String
+    package var player: String
     /// The player's events.
-    public var events: [BenchEvent]
+    package var events: [BenchEvent]
 
     /// Creates a stream from events already in memory.
-    public init(player: String, events: [BenchEvent]) {
+    package init(player: String, events: [BenchEvent]) {
         self.player = player
         self.events = events
     }
@@ -27,7 +27,7 @@ public struct PlayerEventStream: Sendable, Hashable {
     ///   - player: the player's name, used for events that do not name one.
     ///   - jsonLines: UTF-8 text, one JSON object per line.
     /// - Throws: ``BenchError`` naming the first malformed line.
-    public init(player: String, jsonLines: Data) throws {
+    package init(player: String, jsonLines: Data) throws {
         self.player = player
         var events: [BenchEvent] = []
         let decoder = JSONDecoder()
@@ -49,7 +49,7 @@ public struct PlayerEventStream: Sendable, Hashable {
     }
 
     /// The stream as JSON Lines (sorted keys, one event per line, a trailing newline).
-    public func jsonLines() throws -> Data {
+    package func jsonLines() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var data = Data()

@@ -30,31 +30,31 @@ import NIOPosix
 /// let run = try await runner.run { print($0.line) }
 /// print(run.figures.summaryLines.joined(separator: "\n"))
 /// ```
-public struct QueueScenarioRunner: Sendable {
+package struct QueueScenarioRunner: Sendable {
     /// What to run.
-    public struct Configuration: Sendable {
-        public var coplay: String
+    package struct Configuration: Sendable {
+        package var coplay: String
         /// Logs, sockets and the relay's data go here.
-        public var workDirectory: URL
+        package var workDirectory: URL
         /// The clips are made (or found) here.
-        public var mediaDirectory: URL
+        package var mediaDirectory: URL
         /// Measured headless and mpv members.
-        public var headless: Int
-        public var mpv: Int
+        package var headless: Int
+        package var mpv: Int
         /// Transitions to measure.
-        public var transitions: Int
+        package var transitions: Int
         /// Entries in the host's queue (the clips in turn).
-        public var queueEntries: Int
+        package var queueEntries: Int
         /// Seconds of each clip.
-        public var clipSeconds: Int
+        package var clipSeconds: Int
         /// Whether a late joiner follows the transitions.
-        public var lateJoiner: Bool
+        package var lateJoiner: Bool
         /// Whether to give each `coplay join` its own time namespace (when `unshare --time` works).
-        public var timeNamespaces: Bool
+        package var timeNamespaces: Bool
         /// The longest wait for a process to come up, in seconds.
-        public var startupTimeout: Double
+        package var startupTimeout: Double
 
-        public init(
+        package init(
             coplay: String, workDirectory: URL, mediaDirectory: URL, headless: Int = 3, mpv: Int = 3, transitions: Int = 50,
             queueEntries: Int = 1_000, clipSeconds: Int = 3, lateJoiner: Bool = true, timeNamespaces: Bool = true,
             startupTimeout: Double = 120
@@ -74,13 +74,13 @@ public struct QueueScenarioRunner: Sendable {
     }
 
     /// The clips' frame rates, as ffmpeg takes them, and their file names.
-    public static let clipRates: [(rate: String, name: String)] = [
+    package static let clipRates: [(rate: String, name: String)] = [
         ("25", "queue-25.mp4"), ("30", "queue-30.mp4"), ("24", "queue-24.mp4"), ("50", "queue-50.mp4"),
         ("30000/1001", "queue-29.97.mp4"),
     ]
 
     /// One step of the script.
-    public enum Step: Sendable, Hashable {
+    package enum Step: Sendable, Hashable {
         /// Wait for the playing entry to end.
         case end
         /// `coplay control INVITE next`.
@@ -92,7 +92,7 @@ public struct QueueScenarioRunner: Sendable {
         case shuffle(Bool)
 
         /// How the progress line names it.
-        public var name: String {
+        package var name: String {
             switch self {
             case .end: "wait for the end"
             case .next: "next"
@@ -115,21 +115,21 @@ public struct QueueScenarioRunner: Sendable {
 
     /// The script's cycle, repeated until enough transitions were seen: ends, next, previous, jumps,
     /// wrap-arounds (a jump to the last entry, which then ends) unshuffled and shuffled.
-    public static let plan: [Step] = [
+    package static let plan: [Step] = [
         .end, .next, .end, .previous, .jump(5), .end, .jump(nil), .end, .shuffle(true), .end, .next, .jump(nil), .end,
         .previous, .jump(3), .shuffle(false), .end, .next,
     ]
 
     /// What a run produced.
-    public struct Run: Sendable {
-        public var figures: QueueTransitions
-        public var notes: [String]
+    package struct Run: Sendable {
+        package var figures: QueueTransitions
+        package var notes: [String]
     }
 
-    public let configuration: Configuration
+    package let configuration: Configuration
     private let logger: Logger
 
-    public init(configuration: Configuration, logger: Logger) {
+    package init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
     }
@@ -206,7 +206,7 @@ public struct QueueScenarioRunner: Sendable {
     }
 
     /// Runs the scenario; every child is stopped when it returns, throws or is cancelled.
-    public func run(progress: @escaping @Sendable (ScenarioProgress) -> Void = { _ in }) async throws -> Run {
+    package func run(progress: @escaping @Sendable (ScenarioProgress) -> Void = { _ in }) async throws -> Run {
         guard FileManager.default.isExecutableFile(atPath: configuration.coplay) else {
             throw BenchError.scenarioFailed("coplay executable \(configuration.coplay) not found")
         }

@@ -29,24 +29,24 @@ import Foundation
 /// let figures = QueueTransitions.analyze(transitions: group, headless: frames, mpv: records, relayOffset: 0.0123)
 /// print(figures.headlessSpread?.p99Ms ?? .nan)
 /// ```
-public struct QueueTransitions: Codable, Sendable, Hashable {
-    public typealias Latency = ScenarioResult.Latency
+package struct QueueTransitions: Codable, Sendable, Hashable {
+    package typealias Latency = ScenarioResult.Latency
 
     /// A transition of the group, as the members' `itemChanged` events give it.
-    public struct GroupTransition: Codable, Sendable, Hashable {
+    package struct GroupTransition: Codable, Sendable, Hashable {
         /// The group's instant of the next entry's first frame (reference seconds).
-        public var referenceTime: Double
+        package var referenceTime: Double
         /// The next entry's item.
-        public var item: String
+        package var item: String
         /// The next entry's id.
-        public var entry: String?
+        package var entry: String?
         /// Why: `end`, `next`, `previous`, `jump`.
-        public var reason: String
+        package var reason: String
         /// What the benchmark calls it: the reason, `end (wrap-around)` at the end of the last entry,
         /// with ` (shuffled)` while shuffle is on.
-        public var label: String
+        package var label: String
 
-        public init(referenceTime: Double, item: String, entry: String?, reason: String, label: String? = nil) {
+        package init(referenceTime: Double, item: String, entry: String?, reason: String, label: String? = nil) {
             self.referenceTime = referenceTime
             self.item = item
             self.entry = entry
@@ -56,16 +56,16 @@ public struct QueueTransitions: Codable, Sendable, Hashable {
     }
 
     /// A frame a headless member presented.
-    public struct Frame: Codable, Sendable, Hashable {
+    package struct Frame: Codable, Sendable, Hashable {
         /// CLOCK_REALTIME when presented.
-        public var realtime: Double
+        package var realtime: Double
         /// The instant it was scheduled for (reference seconds).
-        public var referenceTime: Double
-        public var item: String
-        public var index: Int
-        public var pts: Double
+        package var referenceTime: Double
+        package var item: String
+        package var index: Int
+        package var pts: Double
 
-        public init(realtime: Double, referenceTime: Double, item: String, index: Int, pts: Double) {
+        package init(realtime: Double, referenceTime: Double, item: String, index: Int, pts: Double) {
             self.realtime = realtime
             self.referenceTime = referenceTime
             self.item = item
@@ -75,35 +75,35 @@ public struct QueueTransitions: Codable, Sendable, Hashable {
     }
 
     /// One transition's measurements (milliseconds; offsets are member minus the group's instant).
-    public struct Transition: Codable, Sendable, Hashable {
-        public var number: Int
-        public var label: String
-        public var item: String
+    package struct Transition: Codable, Sendable, Hashable {
+        package var number: Int
+        package var label: String
+        package var item: String
         /// Headless members: first frame minus the group's instant.
-        public var headlessOffsetMs: [String: Double] = [:]
+        package var headlessOffsetMs: [String: Double] = [:]
         /// Headless members: first frame minus the previous entry's last frame.
-        public var headlessGapMs: [String: Double] = [:]
+        package var headlessGapMs: [String: Double] = [:]
         /// The previous entry's frame interval (the gap's limit is this + 1 ms).
-        public var previousFrameIntervalMs: Double?
+        package var previousFrameIntervalMs: Double?
         /// mpv members: the switch (``QueueTransitions``) minus the group's instant.
-        public var mpvSwitchMs: [String: Double] = [:]
+        package var mpvSwitchMs: [String: Double] = [:]
         /// mpv members: the first frame's start by the motion minus the group's instant.
-        public var mpvStartMs: [String: Double] = [:]
+        package var mpvStartMs: [String: Double] = [:]
         /// mpv members: the switch minus the previous entry's last frame change.
-        public var mpvGapMs: [String: Double] = [:]
+        package var mpvGapMs: [String: Double] = [:]
         /// mpv members whose switch showed a position past the entry's first frame: that position (ms).
-        public var mpvEnteredAtMs: [String: Double] = [:]
+        package var mpvEnteredAtMs: [String: Double] = [:]
         /// Members where no first frame of the next entry was found, or another item's frame came first.
-        public var missing: [String] = []
+        package var missing: [String] = []
 
         /// Largest minus smallest first-frame instant over the headless members.
-        public var headlessSpreadMs: Double? { Self.spread(headlessOffsetMs.values) }
+        package var headlessSpreadMs: Double? { Self.spread(headlessOffsetMs.values) }
         /// Largest minus smallest start over the mpv members.
-        public var mpvSpreadMs: Double? { Self.spread(mpvStartMs.values) }
+        package var mpvSpreadMs: Double? { Self.spread(mpvStartMs.values) }
         /// Largest minus smallest switch over the mpv members.
-        public var mpvSwitchSpreadMs: Double? { Self.spread(mpvSwitchMs.values) }
+        package var mpvSwitchSpreadMs: Double? { Self.spread(mpvSwitchMs.values) }
         /// Over every member (headless first frames and mpv starts).
-        public var allSpreadMs: Double? { Self.spread(Array(headlessOffsetMs.values) + Array(mpvStartMs.values)) }
+        package var allSpreadMs: Double? { Self.spread(Array(headlessOffsetMs.values) + Array(mpvStartMs.values)) }
 
         static func spread(_ values: some Collection<Double>) -> Double? {
             guard values.count >= 2, let low = values.min(), let high = values.max() else { return nil }
@@ -112,22 +112,22 @@ public struct QueueTransitions: Codable, Sendable, Hashable {
     }
 
     /// A late joiner of the session (its queue the long one): how long from its start to what.
-    public struct LateJoiner: Codable, Sendable, Hashable {
+    package struct LateJoiner: Codable, Sendable, Hashable {
         /// Entries in the queue it received.
-        public var entries: Int
+        package var entries: Int
         /// Seconds from starting `coplay join` to its `queueChanged` (`received`) event.
-        public var queueSeconds: Double?
+        package var queueSeconds: Double?
         /// Seconds from starting it to its first frame.
-        public var firstFrameSeconds: Double?
+        package var firstFrameSeconds: Double?
         /// Seconds from starting it to its first frame that another member presented within half a
         /// frame interval (the same item and index): in step.
-        public var inStepSeconds: Double?
+        package var inStepSeconds: Double?
         /// That frame minus the other member's (ms).
-        public var inStepOffsetMs: Double?
+        package var inStepOffsetMs: Double?
         /// Whether its first frame was of the entry the group played.
-        public var rightEntry: Bool
+        package var rightEntry: Bool
 
-        public init(entries: Int, queueSeconds: Double?, firstFrameSeconds: Double?, inStepSeconds: Double?, inStepOffsetMs: Double?, rightEntry: Bool) {
+        package init(entries: Int, queueSeconds: Double?, firstFrameSeconds: Double?, inStepSeconds: Double?, inStepOffsetMs: Double?, rightEntry: Bool) {
             self.entries = entries
             self.queueSeconds = queueSeconds
             self.firstFrameSeconds = firstFrameSeconds
@@ -138,39 +138,39 @@ public struct QueueTransitions: Codable, Sendable, Hashable {
     }
 
     /// Every transition.
-    public var transitions: [Transition]
+    package var transitions: [Transition]
     /// The members measured.
-    public var headlessMembers: [String]
-    public var mpvMembers: [String]
+    package var headlessMembers: [String]
+    package var mpvMembers: [String]
     /// Entries in the group's queue.
-    public var queueEntries: Int?
+    package var queueEntries: Int?
     /// Transitions per label.
-    public var labels: [String: Int]
+    package var labels: [String: Int]
     /// Spread of the first frame per transition: headless members, mpv members (starts), mpv
     /// switches, everyone.
-    public var headlessSpread: Latency?
-    public var mpvSpread: Latency?
-    public var mpvSwitchSpread: Latency?
-    public var allSpread: Latency?
+    package var headlessSpread: Latency?
+    package var mpvSpread: Latency?
+    package var mpvSwitchSpread: Latency?
+    package var allSpread: Latency?
     /// |first frame - group's instant| of every headless member and transition.
-    public var headlessOffset: Latency?
+    package var headlessOffset: Latency?
     /// Every headless gap (ms), and how many exceeded the previous entry's frame interval + 1 ms.
-    public var headlessGap: Latency?
-    public var headlessGapsOverLimit: Int
+    package var headlessGap: Latency?
+    package var headlessGapsOverLimit: Int
     /// Every headless gap minus the previous entry's frame interval (ms): 0 is a seamless transition.
-    public var headlessGapExcess: Latency?
+    package var headlessGapExcess: Latency?
     /// mpv: gaps, |switch - instant|, switches more than 1 ms before the instant (the next entry
     /// shown early), |start - instant|.
-    public var mpvGap: Latency?
-    public var mpvSwitchOffset: Latency?
-    public var mpvEarlySwitches: Int
-    public var mpvStartOffset: Latency?
+    package var mpvGap: Latency?
+    package var mpvSwitchOffset: Latency?
+    package var mpvEarlySwitches: Int
+    package var mpvStartOffset: Latency?
     /// mpv member-transitions that began past the entry's first frame (``Transition/mpvEnteredAtMs``).
-    public var mpvLateEntries: Int
+    package var mpvLateEntries: Int
     /// Member-transitions without a first frame of the next entry.
-    public var missing: Int
+    package var missing: Int
     /// The late joiner, if the run had one.
-    public var lateJoiner: LateJoiner?
+    package var lateJoiner: LateJoiner?
 
     /// Measures every transition.
     ///
@@ -180,7 +180,7 @@ public struct QueueTransitions: Codable, Sendable, Hashable {
     ///   - mpv: each mpv member's sampler record, by name.
     ///   - relayOffset: the relay's reference clock minus CLOCK_REALTIME (seconds).
     ///   - frameIntervals: each item's frame interval (seconds), for the gap limit; else from its frames.
-    public static func analyze(
+    package static func analyze(
         transitions group: [GroupTransition], headless: [String: [Frame]], mpv: [String: MPVFrameSampler.Record],
         relayOffset: Double, frameIntervals: [String: Double] = [:]
     ) -> QueueTransitions {
@@ -276,7 +276,7 @@ public struct QueueTransitions: Codable, Sendable, Hashable {
     }
 
     /// The Markdown lines under the report's table.
-    public var summaryLines: [String] {
+    package var summaryLines: [String] {
         func figures(_ latency: Latency?) -> String {
             guard let latency else { return "–" }
             return "p50 \(BenchReport.ms(latency.p50Ms)) / p99 \(BenchReport.ms(latency.p99Ms)) / max \(BenchReport.ms(latency.maxMs)) ms"

@@ -12,14 +12,14 @@
 /// ```swift
 /// let streams = SampledPlayback().streams(records: records, commands: commands)
 /// ```
-public struct SampledPlayback: Sendable {
+package struct SampledPlayback: Sendable {
     /// How close to its target a position must be to count as a seek's effect (seconds).
-    public var seekTolerance: Double
+    package var seekTolerance: Double
 
     /// Creates a converter.
     ///
     /// - Parameter seekTolerance: seconds; default 0.5.
-    public init(seekTolerance: Double = 0.5) {
+    package init(seekTolerance: Double = 0.5) {
         self.seekTolerance = seekTolerance
     }
 
@@ -29,7 +29,7 @@ public struct SampledPlayback: Sendable {
     /// - Parameters:
     ///   - records: one sampler record per player.
     ///   - commands: `command` events (their `player` is the originator).
-    public func streams(records: [MPVFrameSampler.Record], commands: [BenchEvent]) -> [PlayerEventStream] {
+    package func streams(records: [MPVFrameSampler.Record], commands: [BenchEvent]) -> [PlayerEventStream] {
         records.map { record in
             // Each frame at the date its neighbours allow (FrameCadence), when the record has them.
             let dated = record.dated.count == record.transitions.count ? record.dated.map(\.realtime) : record.transitions.map(\.realtime)

@@ -9,9 +9,9 @@
 /// seek.controlArguments(item: nil) // ["seek", "2.0"]
 /// ScenarioAction(at: 45.6, .suspension(2)).controlArguments(item: nil) // ["suspend", "2.0"]
 /// ```
-public struct ScenarioAction: Sendable, Hashable, Codable, CustomStringConvertible {
+package struct ScenarioAction: Sendable, Hashable, Codable, CustomStringConvertible {
     /// What to do.
-    public enum Kind: Sendable, Hashable, Codable {
+    package enum Kind: Sendable, Hashable, Codable {
         /// Resume playback at rate 1.
         case play
         /// Pause.
@@ -32,18 +32,18 @@ public struct ScenarioAction: Sendable, Hashable, Codable, CustomStringConvertib
     }
 
     /// Seconds after the script starts.
-    public var at: Double
+    package var at: Double
     /// The action.
-    public var kind: Kind
+    package var kind: Kind
 
     /// Creates an action.
-    public init(at: Double, _ kind: Kind) {
+    package init(at: Double, _ kind: Kind) {
         self.at = at
         self.kind = kind
     }
 
     /// The action's name in event streams and reports.
-    public var name: String {
+    package var name: String {
         switch kind {
         case .play: "play"
         case .pause: "pause"
@@ -57,7 +57,7 @@ public struct ScenarioAction: Sendable, Hashable, Codable, CustomStringConvertib
     }
 
     /// The seek target, the rate or the suspension's length, if the action has one.
-    public var value: Double? {
+    package var value: Double? {
         switch kind {
         case let .seek(seconds): seconds
         case let .rate(rate): rate
@@ -70,7 +70,7 @@ public struct ScenarioAction: Sendable, Hashable, Codable, CustomStringConvertib
     /// other actions.
     ///
     /// - Parameter item: the session's item identifier (needed by `item`; nil makes `item` unrunnable).
-    public func controlArguments(item: String?) -> [String]? {
+    package func controlArguments(item: String?) -> [String]? {
         switch kind {
         case .play: ["play"]
         case .pause: ["pause"]
@@ -83,7 +83,7 @@ public struct ScenarioAction: Sendable, Hashable, Codable, CustomStringConvertib
     }
 
     /// `2.0 s` for a suspension, the plain value for a seek or a rate, nil otherwise.
-    public var valueLabel: String? {
+    package var valueLabel: String? {
         switch kind {
         case let .suspension(seconds): "\(seconds) s"
         default: value.map { "\($0)" }
@@ -91,7 +91,7 @@ public struct ScenarioAction: Sendable, Hashable, Codable, CustomStringConvertib
     }
 
     /// `  12.0 s  seek 2.0`.
-    public var description: String {
+    package var description: String {
         let time = String(format: "%6.1f s", at)
         let label: String
         switch kind {

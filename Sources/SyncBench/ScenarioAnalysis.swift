@@ -26,18 +26,18 @@ import BenchmarkSupport
 /// let analysis = ScenarioAnalysis(name: "quiet", streams: streams)
 /// print(analysis.result.p99SkewMs ?? .nan)
 /// ```
-public struct ScenarioAnalysis: Sendable {
+package struct ScenarioAnalysis: Sendable {
     /// Knobs of the analysis.
-    public struct Configuration: Sendable, Hashable {
+    package struct Configuration: Sendable, Hashable {
         /// The largest skew that still pairs presentations of one frame (seconds). Larger skews show up
         /// as unmatched frames, never silently as small ones.
-        public var pairingWindow: Double
+        package var pairingWindow: Double
         /// The media's frame duration in seconds; nil derives it from the frame events' pts steps.
-        public var frameDuration: Double?
+        package var frameDuration: Double?
         /// Each player's true clock offset (seconds), for clock events that do not carry one.
-        public var trueOffsets: [String: Double]
+        package var trueOffsets: [String: Double]
         /// How the frame events were obtained (`frames` or `sampled`), copied into the result.
-        public var method: String
+        package var method: String
 
         /// Creates a configuration.
         ///
@@ -46,7 +46,7 @@ public struct ScenarioAnalysis: Sendable {
         ///   - frameDuration: seconds; nil derives it from the streams.
         ///   - trueOffsets: true clock offsets by player name.
         ///   - method: `frames` (players report frames) or `sampled`.
-        public init(
+        package init(
             pairingWindow: Double = 5, frameDuration: Double? = nil, trueOffsets: [String: Double] = [:],
             method: String = "frames"
         ) {
@@ -58,12 +58,12 @@ public struct ScenarioAnalysis: Sendable {
     }
 
     /// The summary row.
-    public let result: ScenarioResult
+    package let result: ScenarioResult
     /// Skew over time, for the plot.
-    public let series: SkewSeries
+    package let series: SkewSeries
 
     /// Wraps a row amended after the analysis (extra fields) with its series.
-    public init(result: ScenarioResult, series: SkewSeries) {
+    package init(result: ScenarioResult, series: SkewSeries) {
         self.result = result
         self.series = series
     }
@@ -74,7 +74,7 @@ public struct ScenarioAnalysis: Sendable {
     ///   - name: the scenario's name.
     ///   - streams: one stream per player; the stream's `player` names the player.
     ///   - configuration: analysis knobs.
-    public init(name: String, streams: [PlayerEventStream], configuration: Configuration = Configuration()) {
+    package init(name: String, streams: [PlayerEventStream], configuration: Configuration = Configuration()) {
         let players = streams.map(\.player)
         var result = ScenarioResult(name: name, players: players.count)
         result.method = configuration.method

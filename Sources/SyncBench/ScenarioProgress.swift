@@ -4,22 +4,22 @@
 /// ScenarioProgress(scenario: "quiet", elapsed: 12, total: 60, frames: 812, p99SkewMs: 0.42).line
 /// // "bench quiet: 12/60 s, 812 frames, p99 skew 0.420 ms"
 /// ```
-public struct ScenarioProgress: Sendable, Hashable {
+package struct ScenarioProgress: Sendable, Hashable {
     /// The scenario's name.
-    public var scenario: String
+    package var scenario: String
     /// Seconds since the action script started (0 while setting up).
-    public var elapsed: Double
+    package var elapsed: Double
     /// The script's duration in seconds.
-    public var total: Double
+    package var total: Double
     /// Frames presented so far, over all players.
-    public var frames: Int
+    package var frames: Int
     /// The p99 inter-player skew of the recent frames, once there are shared frames.
-    public var p99SkewMs: Double?
+    package var p99SkewMs: Double?
     /// What the runner is doing, when it is not simply playing (`starting the relay`, ...).
-    public var stage: String?
+    package var stage: String?
 
     /// Creates a progress report.
-    public init(
+    package init(
         scenario: String, elapsed: Double, total: Double, frames: Int, p99SkewMs: Double? = nil, stage: String? = nil
     ) {
         self.scenario = scenario
@@ -31,7 +31,7 @@ public struct ScenarioProgress: Sendable, Hashable {
     }
 
     /// The one-line rendering.
-    public var line: String {
+    package var line: String {
         var text = "bench \(scenario): \(Int(elapsed.rounded(.down)))/\(Int(total.rounded())) s, \(frames) frames"
         if let p99SkewMs { text += ", p99 skew " + BenchReport.ms(p99SkewMs) + " ms" }
         if let stage { text += " (\(stage))" }

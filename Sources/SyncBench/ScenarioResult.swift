@@ -8,20 +8,20 @@ import BenchmarkSupport
 /// ```swift
 /// let failed = ScenarioResult.failed(name: "syncplay", players: 2, error: "mpv is not installed")
 /// ```
-public struct ScenarioResult: Codable, Sendable, Hashable {
+package struct ScenarioResult: Codable, Sendable, Hashable {
     /// Latency statistics (milliseconds).
-    public struct Latency: Codable, Sendable, Hashable {
+    package struct Latency: Codable, Sendable, Hashable {
         /// How many measurements.
-        public var count: Int
+        package var count: Int
         /// Median.
-        public var p50Ms: Double
+        package var p50Ms: Double
         /// 99th percentile (nearest rank).
-        public var p99Ms: Double
+        package var p99Ms: Double
         /// Largest.
-        public var maxMs: Double
+        package var maxMs: Double
 
         /// Creates latency statistics from values in milliseconds, or nil for none.
-        public init?(milliseconds values: [Double]) {
+        package init?(milliseconds values: [Double]) {
             let sorted = values.sorted()
             guard let p50 = Statistics.percentileOfSorted(sorted, 0.5),
                 let p99 = Statistics.percentileOfSorted(sorted, 0.99), let max = sorted.last
@@ -35,22 +35,22 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
 
     /// What the suspensions the group waited for did to the players, from their effects (CLOCK_REALTIME):
     /// a `suspension` effect where a player stopped presenting, a `resume` effect where it presented again.
-    public struct Suspensions: Codable, Sendable, Hashable {
+    package struct Suspensions: Codable, Sendable, Hashable {
         /// Suspensions the players stopped for (the most any one player stopped for).
-        public var count: Int
+        package var count: Int
         /// Stops not followed by a resume in the measured window.
-        public var unresumed: Int
+        package var unresumed: Int
         /// How long each player presented nothing: its resume minus its stop, per player and suspension.
-        public var held: Latency?
+        package var held: Latency?
         /// The largest spread of the players' stop instants in one suspension (latest minus earliest),
         /// over suspensions every player stopped for.
-        public var stopSpreadMs: Double?
+        package var stopSpreadMs: Double?
         /// The largest spread of the players' resume instants in one suspension, over suspensions
         /// every player resumed from.
-        public var resumeSpreadMs: Double?
+        package var resumeSpreadMs: Double?
 
         /// Creates the figures.
-        public init(count: Int, unresumed: Int, held: Latency?, stopSpreadMs: Double?, resumeSpreadMs: Double?) {
+        package init(count: Int, unresumed: Int, held: Latency?, stopSpreadMs: Double?, resumeSpreadMs: Double?) {
             self.count = count
             self.unresumed = unresumed
             self.held = held
@@ -61,27 +61,27 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
 
     /// How precisely the benchmark's own mpv sampler dated the frames it synthesized (milliseconds):
     /// the widths of the brackets around each `time-pos` change (see ``FrameTransitionTracker``).
-    public struct Sampler: Codable, Sendable, Hashable {
+    package struct Sampler: Codable, Sendable, Hashable {
         /// Bracket widths of the frames (count, p50, p99, max).
-        public var bracket: Latency?
+        package var bracket: Latency?
         /// Frames whose bracket was wider than 1 ms (after a resume, a seek or a missed prediction).
-        public var widerThan1ms: Int
+        package var widerThan1ms: Int
         /// The frames' dating error after re-dating them from their neighbours (``FrameCadence``):
         /// half the interval each change lies in (count, p50, p99, max). The skew is computed from
         /// those dates.
-        public var datingError: Latency?
+        package var datingError: Latency?
         /// IPC round trips of the samples (count, p50, p99, max).
-        public var roundTrip: Latency?
+        package var roundTrip: Latency?
         /// How late the sampler wrote its requests after the instants it planned (count, p50, p99, max):
         /// its own scheduling delay on a busy machine, which widens brackets.
-        public var lateness: Latency?
+        package var lateness: Latency?
         /// Samples per second and player, on average.
-        public var samplesPerSecond: Double?
+        package var samplesPerSecond: Double?
         /// Predicted frame changes that did not come within their dense window.
-        public var missedPredictions: Int
+        package var missedPredictions: Int
 
         /// Creates the figures from the samplers' records.
-        public init(records: [MPVFrameSampler.Record]) {
+        package init(records: [MPVFrameSampler.Record]) {
             let brackets = records.flatMap(\.brackets).map { $0 * 1000 }
             bracket = Latency(milliseconds: brackets)
             widerThan1ms = brackets.filter { $0 > 1 }.count
@@ -102,17 +102,17 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
     /// per-second display origins (``DisplaySpread``, the headline), the skew among the pages alone, and
     /// the same figures with the pages' frames dated by their media clock (`currentTime`) instead,
     /// labelled as such, for comparison.
-    public struct BrowserPages: Codable, Sendable, Hashable {
+    package struct BrowserPages: Codable, Sendable, Hashable {
         /// Skew figures of one population (milliseconds).
-        public struct Skew: Codable, Sendable, Hashable {
+        package struct Skew: Codable, Sendable, Hashable {
             /// Shared frame presentations.
-            public var frames: Int
-            public var p50Ms: Double
-            public var p99Ms: Double
-            public var maxMs: Double
+            package var frames: Int
+            package var p50Ms: Double
+            package var p99Ms: Double
+            package var maxMs: Double
 
             /// The figures of an analysis, or nil when it found no shared frames.
-            public init?(_ result: ScenarioResult?) {
+            package init?(_ result: ScenarioResult?) {
                 guard let result, let frames = result.frames, frames > 0, let p50 = result.p50SkewMs,
                     let p99 = result.p99SkewMs, let max = result.maxSkewMs
                 else { return nil }
@@ -124,47 +124,47 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
         }
 
         /// The pages' player names.
-        public var pages: [String]
+        package var pages: [String]
         /// Frame samples received from the pages.
-        public var samples: Int
+        package var samples: Int
         /// Frames dated by their display time (every frame shown while playing).
-        public var displayedFrames: Int
+        package var displayedFrames: Int
         /// Per second, where each member's pictures sit against the headless member's (its display
         /// origin), and the spread of those origins: the figure the browser goal is about.
-        public var displaySpread: DisplaySpread?
+        package var displaySpread: DisplaySpread?
         /// Samples inside a media-clock window.
-        public var usedSamples: Int
+        package var usedSamples: Int
         /// Samples of steady playback outside the media-clock windows (a run's first 0.3 s, run ends too
         /// short for a window).
-        public var droppedSamples: Int
+        package var droppedSamples: Int
         /// Media-clock windows computed.
-        public var windows: Int
+        package var windows: Int
         /// Per window, largest minus smallest media-clock origin read from `currentTime` (ms): the read's
         /// noise, plus the drift of a trim within the window.
-        public var clockSpread: Latency?
+        package var clockSpread: Latency?
         /// Each page's display latency (display origin minus clock origin, median over its windows; ms).
-        public var displayLatencyMs: [String: Double]
+        package var displayLatencyMs: [String: Double]
         /// |display origin − clock origin − the page's display latency| per window (ms): how far the
         /// pictures strayed from the media clock `currentTime` reports (after starts and trims).
-        public var displayDecoupling: Latency?
+        package var displayDecoupling: Latency?
         /// Skew among the pages only (the headless member left out), frames dated as in the row (by
         /// their display time).
-        public var pagesOnly: Skew?
+        package var pagesOnly: Skew?
         /// Every player, with the pages' frames dated by their media clock instead (the clock origin of
         /// each window, median of performance.now() − currentTime / rate, plus the page's display latency).
-        public var mediaClock: Skew?
+        package var mediaClock: Skew?
         /// The pages only, dated by their media clock.
-        public var mediaClockPagesOnly: Skew?
+        package var mediaClockPagesOnly: Skew?
         /// The largest |page clock − CLOCK_REALTIME| the driver measured (ms; `performance.timeOrigin +
         /// performance.now()` against Python's `time.time()`, least-delay round trip; not applied).
-        public var calibrationMaxMs: Double?
+        package var calibrationMaxMs: Double?
         /// Whether the pages saw an audio track in the media.
-        public var hasAudio: Bool?
+        package var hasAudio: Bool?
         /// Chromium's version.
-        public var chromium: String?
+        package var chromium: String?
 
         /// Creates the figures.
-        public init(
+        package init(
             pages: [String], samples: Int, displayedFrames: Int, displaySpread: DisplaySpread?, usedSamples: Int,
             droppedSamples: Int, windows: Int, clockSpread: Latency?,
             displayLatencyMs: [String: Double], displayDecoupling: Latency?, pagesOnly: Skew?, mediaClock: Skew?, mediaClockPagesOnly: Skew?,
@@ -190,98 +190,98 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
     }
 
     /// The scenario's name (`quiet`, `jitter`, `syncplay`, ...).
-    public var name: String
+    package var name: String
     /// The implementation measured: `coplay` or `syncplay`.
-    public var implementation: String?
+    package var implementation: String?
     /// The network condition between players and relay (`quiet`, `jitter`, ...).
-    public var network: String?
+    package var network: String?
     /// The action script, one label per action (`"1.2 play"`, `"30.0 seek 2.0"`, ...).
-    public var actions: [String]?
+    package var actions: [String]?
     /// `ok` or `failed`.
-    public var status: String
+    package var status: String
     /// Why the scenario failed.
-    public var error: String?
+    package var error: String?
     /// The number of players.
-    public var players: Int
+    package var players: Int
     /// The media player the members drive: `headless` (coplay's own), `mpv` or `browser` (a headless
     /// member and Chromium pages).
-    public var mediaPlayer: String?
+    package var mediaPlayer: String?
     /// Where the frame events come from: `frames` (players report each frame), `transitions`
     /// (changes of mpv's `time-pos` seen by the benchmark's own sampler) or `display` (browser pages'
     /// frames dated by their display time, `expectedDisplayTime`, beside the headless member's own
     /// frames; docs/benchmarks.md).
-    public var method: String?
+    package var method: String?
     /// Browser scenarios: how the pages were measured.
-    public var browser: BrowserPages?
+    package var browser: BrowserPages?
     /// The mpv sampler's resolution, when the frames come from it.
-    public var sampler: Sampler?
+    package var sampler: Sampler?
     /// Whether every player showed the same picture at each pause (mpv screenshots), when checked.
-    public var pauseFrames: PauseFrames?
+    package var pauseFrames: PauseFrames?
     /// The scenario's measured duration in seconds (first to last frame event).
-    public var durationSeconds: Double?
+    package var durationSeconds: Double?
     /// Frame presentations shared by every player (the skew population).
-    public var frames: Int?
+    package var frames: Int?
     /// Frame presentations left unpaired (shown by one player but not the others, or beyond the pairing window).
-    public var unmatchedFrames: Int?
+    package var unmatchedFrames: Int?
     /// The media's frame duration in milliseconds (median pts step).
-    public var frameDurationMs: Double?
+    package var frameDurationMs: Double?
     /// Median inter-player skew.
-    public var p50SkewMs: Double?
+    package var p50SkewMs: Double?
     /// 99th-percentile inter-player skew (nearest rank).
-    public var p99SkewMs: Double?
+    package var p99SkewMs: Double?
     /// Largest inter-player skew.
-    public var maxSkewMs: Double?
+    package var maxSkewMs: Double?
     /// Mean inter-player skew.
-    public var meanSkewMs: Double?
+    package var meanSkewMs: Double?
     /// Share of frames whose skew is at most 1 ms.
-    public var within1msShare: Double?
+    package var within1msShare: Double?
     /// Share of frames whose skew is at most half a frame duration.
-    public var withinHalfFrameShare: Double?
+    package var withinHalfFrameShare: Double?
     /// Command-to-effect latency over (command, other player) pairs.
-    public var commandLatency: Latency?
+    package var commandLatency: Latency?
     /// (command, other player) pairs with no matching effect before the next command.
-    public var missedEffects: Int?
+    package var missedEffects: Int?
     /// What the suspensions did (when the players stopped and resumed); nil without any.
-    public var suspensions: Suspensions?
+    package var suspensions: Suspensions?
     /// Absolute clock-offset error of the players' estimates.
-    public var clockOffsetError: Latency?
+    package var clockOffsetError: Latency?
     /// Least-squares slope of the inter-player skew over the measured window, in ms per minute: the
     /// drift check (a skew that grows has a clearly positive slope).
-    public var skewTrendMsPerMinute: Double?
+    package var skewTrendMsPerMinute: Double?
     /// p99 skew over the first third of the measured window.
-    public var firstThirdP99SkewMs: Double?
+    package var firstThirdP99SkewMs: Double?
     /// p99 skew over the last third of the measured window.
-    public var lastThirdP99SkewMs: Double?
+    package var lastThirdP99SkewMs: Double?
     /// Seconds from the late joiner's start to its first presented frame.
-    public var lateJoinSeconds: Double?
+    package var lateJoinSeconds: Double?
     /// What the relay restart did to the session: `resumed`, or `lost: …` (players exited or stopped).
-    public var relayRestart: String?
+    package var relayRestart: String?
     /// Software clock drift given to the players (ppm), when any.
-    public var driftPPM: [Double]?
+    package var driftPPM: [Double]?
     /// Re-anchoring seeks the players' controllers made in the measured window (`correction` events
     /// with `detail: "seek"`), by player; nil when not counted.
-    public var correctionSeeks: [String: Int]?
+    package var correctionSeeks: [String: Int]?
     /// Those seeks per player and minute of the measured window.
-    public var correctionSeeksPerMinute: Double?
+    package var correctionSeeksPerMinute: Double?
     /// The group's rate for the script, when it was not 1 (`coplay bench --rate`).
-    public var rate: Double?
+    package var rate: Double?
     /// mpv scenarios: how the mpvs were started (`configured` with coplay's options, or `plain`) and
     /// their audio output (`null`, `pulse`).
-    public var mpvLaunch: String?
-    public var audioOutput: String?
+    package var mpvLaunch: String?
+    package var audioOutput: String?
     /// The `queue` scenario's transitions (its row's skew columns are the spread of the next entry's
     /// first frame over every member, per transition).
-    public var queue: QueueTransitions?
+    package var queue: QueueTransitions?
 
     /// Creates an empty successful row; the analysis fills in the figures.
-    public init(name: String, players: Int) {
+    package init(name: String, players: Int) {
         self.name = name
         self.status = "ok"
         self.players = players
     }
 
     /// A row for a scenario that could not run.
-    public static func failed(name: String, players: Int, error: String) -> ScenarioResult {
+    package static func failed(name: String, players: Int, error: String) -> ScenarioResult {
         var result = ScenarioResult(name: name, players: players)
         result.status = "failed"
         result.error = error
@@ -289,5 +289,5 @@ public struct ScenarioResult: Codable, Sendable, Hashable {
     }
 
     /// Whether the scenario ran and was measured.
-    public var succeeded: Bool { status == "ok" }
+    package var succeeded: Bool { status == "ok" }
 }

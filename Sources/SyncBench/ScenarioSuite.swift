@@ -12,29 +12,29 @@ import NetworkEmulation
 /// let suite = ScenarioSuite(configuration: .init(scenarios: [try .named("quiet")], coplay: path, output: out), logger: logger)
 /// let report = await suite.run { print($0.line) }
 /// ```
-public struct ScenarioSuite: Sendable {
+package struct ScenarioSuite: Sendable {
     /// What to run.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// The scenarios, in order (their players and durations already overridden as wanted).
-        public var scenarios: [BenchScenario]
+        package var scenarios: [BenchScenario]
         /// The `coplay` executable to spawn.
-        public var coplay: String
+        package var coplay: String
         /// The media every player opens (coplay's, mpv's and Syncplay's); nil makes a 25 fps test clip
         /// per duration.
-        public var media: String?
+        package var media: String?
         /// The output directory (the work directory is `work/` inside it).
-        public var output: URL
+        package var output: URL
         /// Whether to restart the relay at the end of each coplay script.
-        public var relayRestart: Bool
+        package var relayRestart: Bool
         /// The impairment proxies' seed.
-        public var seed: UInt64
+        package var seed: UInt64
         /// Browser scenarios: `scripts/browser-driver.py` (nil: looked for near the executable).
-        public var browserDriver: String?
+        package var browserDriver: String?
         /// Browser scenarios: the Chromium executable.
-        public var chromium: String
+        package var chromium: String
 
         /// Creates a configuration.
-        public init(
+        package init(
             scenarios: [BenchScenario], coplay: String, media: String? = nil, output: URL, relayRestart: Bool = true,
             seed: UInt64 = 1, browserDriver: String? = nil, chromium: String = "/usr/bin/chromium"
         ) {
@@ -50,17 +50,17 @@ public struct ScenarioSuite: Sendable {
     }
 
     /// The configuration.
-    public let configuration: Configuration
+    package let configuration: Configuration
     private let logger: Logger
 
     /// Creates a suite.
-    public init(configuration: Configuration, logger: Logger) {
+    package init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
     }
 
     /// The action script of `scenario` under this suite's options.
-    public func script(for scenario: BenchScenario) -> ActionScript {
+    package func script(for scenario: BenchScenario) -> ActionScript {
         ActionScript.standard(
             duration: scenario.duration, lateJoiner: scenario.players >= 2,
             relayRestart: configuration.relayRestart, rate: scenario.rate)
@@ -70,7 +70,7 @@ public struct ScenarioSuite: Sendable {
     ///
     /// - Parameter progress: the progress of the scenario running.
     /// - Returns: the report, one entry per scenario; cancelled scenarios are FAILED rows too.
-    public func run(progress: @escaping @Sendable (ScenarioProgress) -> Void) async -> BenchReport {
+    package func run(progress: @escaping @Sendable (ScenarioProgress) -> Void) async -> BenchReport {
         var report = BenchReport()
         for scenario in configuration.scenarios {
             if Task.isCancelled {

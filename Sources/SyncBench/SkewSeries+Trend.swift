@@ -7,7 +7,7 @@ extension SkewSeries {
     /// ```swift
     /// if let trend = series.trend { print(trend.slopeMsPerMinute) }
     /// ```
-    public var trend: (slopeMsPerMinute: Double, firstThirdP99Ms: Double, lastThirdP99Ms: Double)? {
+    package var trend: (slopeMsPerMinute: Double, firstThirdP99Ms: Double, lastThirdP99Ms: Double)? {
         guard points.count >= 3, let first = points.first, let last = points.last, last.time > first.time else {
             return nil
         }

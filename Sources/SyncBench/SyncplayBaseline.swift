@@ -23,30 +23,30 @@ import NIOPosix
 /// let analysis = ScenarioAnalysis(name: "syncplay", streams: run.streams,
 ///                                 configuration: .init(frameDuration: 1 / run.frameRate, method: "transitions"))
 /// ```
-public struct SyncplayBaseline: Sendable {
+package struct SyncplayBaseline: Sendable {
     /// What to run.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// Seconds of action script and sampling.
-        public var duration: Double
+        package var duration: Double
         /// The sampler's sparse interval (seconds): the longest gap between two samples of one player
         /// away from a predicted frame change (``FrameTransitionTracker/Configuration/sparseInterval``).
-        public var sampleInterval: Double
+        package var sampleInterval: Double
         /// The media file; nil makes the scenarios' 25 fps clip of duration + 30 s in the work directory.
-        public var media: String?
+        package var media: String?
         /// The players' names; the first one receives the actions.
-        public var players: [String]
+        package var players: [String]
         /// Where to keep the media, sockets, configuration and logs; nil for a fresh temporary directory
         /// that is removed afterwards.
-        public var workDirectory: URL?
+        package var workDirectory: URL?
         /// The longest wait for the processes to come up (seconds).
-        public var startupTimeout: Double
+        package var startupTimeout: Double
         /// The network between the clients and the server: anything but `quiet` puts an
         /// `ImpairmentProxy` in front of syncplay-server (each client's TCP connection gets its own links).
-        public var network: NetworkCondition
+        package var network: NetworkCondition
         /// The impairment proxy's random seed.
-        public var seed: UInt64
+        package var seed: UInt64
         /// The action script run on the first client; nil for ``PlayerAction/defaultScript(duration:)``.
-        public var script: [PlayerAction]?
+        package var script: [PlayerAction]?
 
         /// Creates a configuration.
         ///
@@ -60,7 +60,7 @@ public struct SyncplayBaseline: Sendable {
         ///   - seed: the impairment proxy's seed.
         ///   - script: the action script; nil for the default one.
         ///   - media: the media file; nil for a generated clip.
-        public init(
+        package init(
             duration: Double = 30, sampleInterval: Double = 0.005, players: [String] = ["a", "b"],
             workDirectory: URL? = nil, startupTimeout: Double = 30, network: NetworkCondition = .quiet, seed: UInt64 = 1,
             script: [PlayerAction]? = nil, media: String? = nil
@@ -78,35 +78,35 @@ public struct SyncplayBaseline: Sendable {
     }
 
     /// What a run produced.
-    public struct Run: Sendable {
+    package struct Run: Sendable {
         /// The players' event streams (the sampler's frames, commands, effects).
-        public var streams: [PlayerEventStream]
+        package var streams: [PlayerEventStream]
         /// What each player's sampler saw.
-        public var samplerRecords: [MPVFrameSampler.Record]
+        package var samplerRecords: [MPVFrameSampler.Record]
         /// The command events issued.
-        public var commands: [BenchEvent]
+        package var commands: [BenchEvent]
         /// The media's frame rate as mpv reported it.
-        public var frameRate: Double
+        package var frameRate: Double
         /// The pictures compared at each pause.
-        public var pauseChecks: [PauseFrameCheck]
+        package var pauseChecks: [PauseFrameCheck]
         /// Syncplay's version line.
-        public var syncplayVersion: String
+        package var syncplayVersion: String
         /// mpv's version line.
-        public var mpvVersion: String
+        package var mpvVersion: String
     }
 
     /// The configuration.
-    public let configuration: Configuration
+    package let configuration: Configuration
     private let logger: Logger
 
     /// Creates a runner.
-    public init(configuration: Configuration = Configuration(), logger: Logger) {
+    package init(configuration: Configuration = Configuration(), logger: Logger) {
         self.configuration = configuration
         self.logger = logger
     }
 
     /// The programs the baseline needs, by name.
-    public static let requiredTools = ["syncplay", "syncplay-server", "mpv", "ffmpeg"]
+    package static let requiredTools = ["syncplay", "syncplay-server", "mpv", "ffmpeg"]
 
     /// The sampler's knobs under this configuration (the frame rate is mpv's).
     var samplerConfiguration: FrameTransitionTracker.Configuration {
@@ -114,7 +114,7 @@ public struct SyncplayBaseline: Sendable {
     }
 
     /// The path of `name` on `PATH`, or nil.
-    public static func findTool(_ name: String) -> String? {
+    package static func findTool(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         for directory in path.split(separator: ":") {
             let candidate = "\(directory)/\(name)"
@@ -128,7 +128,7 @@ public struct SyncplayBaseline: Sendable {
     /// - Parameter progress: called with a short line at each stage.
     /// - Throws: ``BenchError`` when a tool is missing, a process does not come up in time, or the
     ///   players never played together.
-    public func run(progress: @Sendable (String) -> Void = { _ in }) async throws -> Run {
+    package func run(progress: @Sendable (String) -> Void = { _ in }) async throws -> Run {
         var tools: [String: String] = [:]
         for name in Self.requiredTools {
             guard let path = Self.findTool(name) else { throw BenchError.missingTool(name) }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GroupChat
 import GroupSessions
 import Logging
 import MediaProbe
@@ -79,11 +80,25 @@ struct ControlCommand: AsyncParsableCommand {
               coplay control --invite-file invite.txt suspend 2
               coplay control --invite-file invite.txt remove bob
               COPLAY_INVITE="$(cat invite.txt)" coplay control suspend 1.5 --reason stallRecovery
+              coplay control --invite-file invite.txt grant bob     (a session hosted with --control hosts: the controller invite)
+              coplay control --invite-file invite.txt revoke bob
+
+            Where only hosts control (coplay host --control hosts), the commands above count only from \
+            the controller invite, or from a viewer invite whose --name a host granted control (its key \
+            from the state directory, as `coplay join --name` uses); with any other viewer invite the \
+            command fails before sending anything ("only hosts control this session"), exit non-zero. \
+            grant NAME gives the member named NAME control, revoke NAME takes it back (the controller \
+            invite only): NAME is a member's name as the others see it (alice, or alice#3f9a2c when two \
+            keys use the name), among the members present; the change counts from the next command on.
             """
     )
 
     enum Action: String, ExpressibleByArgument, CaseIterable {
+<<<<<<< HEAD
         case play, pause, seek, rate, item, suspend, next, previous, jump, `repeat`, shuffle, queue, remove
+=======
+        case play, pause, seek, rate, item, suspend, next, previous, jump, `repeat`, shuffle, queue, grant, revoke
+>>>>>>> main
     }
 
     /// The suspension reasons the group waits for (`PlaybackMember.coordinatorConfiguration`'s
@@ -211,6 +226,15 @@ struct ControlCommand: AsyncParsableCommand {
             }
         case .shuffle:
             guard let value, ["on", "off"].contains(value) else { throw ValidationError("shuffle needs on or off (got '\(value ?? "")')") }
+        case .grant, .revoke:
+            guard let value, !value.isEmpty else { throw ValidationError("\(parsed.action.rawValue) needs a member's name, as the others see it (alice, or alice#3f9a2c)") }
+            let invite = try inviteOptions.invite(argument: parsed.invite)
+            guard invite.onlyHostsControl else {
+                throw ValidationError("\(parsed.action.rawValue): this session lets everyone control (it was hosted without --control hosts): there is nothing to grant")
+            }
+            guard invite.controls else {
+                throw ValidationError("\(parsed.action.rawValue) needs the controller invite (the one coplay host --control hosts printed): this is a viewer invite")
+            }
         case .queue:
             if case .add(let files, _) = try QueueChange(words: parsed.queueWords, next: next) {
                 for file in files where !FileManager.default.fileExists(atPath: file) {
@@ -260,16 +284,65 @@ struct ControlCommand: AsyncParsableCommand {
                     }
                 }
             }
-            try await Self.withCommandMember(invite: invite, tls: try relayTLS.configuration(for: invite), logger: logger, name: name) {
-                member, coordinator in
+            try await Self.withCommandMember(
+                invite: invite, tls: try relayTLS.configuration(for: invite), logger: logger, name: name, commands: true
+            ) { member, coordinator in
                 try await Self.editQueue(change, items: items, through: coordinator, as: member.playback.channel.localParticipant)
             }
             return
         }
-        try await Self.withCommandMember(invite: invite, tls: try relayTLS.configuration(for: invite), logger: logger, name: name) {
-            member, coordinator in
+        if parsed.action == .grant || parsed.action == .revoke {
+            _ = try await Self.withCommandMember(invite: invite, tls: try relayTLS.configuration(for: invite), logger: logger, name: name) {
+                member, _ in
+                Console.out.line(try await Self.changeRole(parsed.action == .grant ? .grant : .revoke, of: parsed.value ?? "", in: member))
+            }
+            return
+        }
+        try await Self.withCommandMember(
+            invite: invite, tls: try relayTLS.configuration(for: invite), logger: logger, name: name, commands: true
+        ) { member, coordinator in
             try await send(parsed, through: coordinator, as: member.playback.channel.localParticipant)
         }
+    }
+
+    /// Grants or revokes control of the member the others see as `name`, signed by the host key;
+    /// returns the line to print once the relay confirmed it.
+    ///
+    /// - Throws: ``PlaybackSetupError/unknownMember(_:)`` when no member present, or several,
+    ///   answer to `name` (listing who is there).
+    static func changeRole(_ action: RoleStatement.Action, of name: String, in member: PlaybackMember) async throws -> String {
+        guard let roles = member.roles, let seed = member.invite.hostSeed else {
+            throw PlaybackSetupError.onlyHostsControl(name: name)
+        }
+        // The members announce who they are to each member that joins: give them a moment.
+        let local = member.session.localParticipant.id
+        let others = { member.session.activeParticipants.map(\.id).filter { $0 != local } }
+        _ = await poll(for: .seconds(3)) { Set(others()).isSubset(of: Set(roles.directory.identities.keys)) }
+        let directory = roles.directory
+        let present = Set(others())
+        // Label → (name, key) of the members present (one key can be present twice: one entry).
+        var labels: [String: (name: String, key: MemberPublicKey)] = [:]
+        for identity in directory.identities.values where present.contains(identity.participant) {
+            labels[directory.label(name: identity.name, key: identity.key)] = (identity.name, identity.key)
+        }
+        let known = labels.keys.sorted().joined(separator: ", ")
+        let there = known.isEmpty ? "no member has said who it is" : "here: \(known)"
+        // The label as shown (alice, alice#3f9a2c), or a plain name that several keys share.
+        var matches = labels.filter { $0.key == name }
+        if matches.isEmpty { matches = labels.filter { $0.value.name == name } }
+        guard matches.count == 1, let (label, (plainName, key)) = matches.first else {
+            if matches.isEmpty { throw PlaybackSetupError.unknownMember("no member named '\(name)' is in the session (\(there))") }
+            throw PlaybackSetupError.unknownMember(
+                "'\(name)' is more than one member (\(matches.keys.sorted().joined(separator: ", "))): name one of them")
+        }
+        let hostKey = try MemberKey(seed: seed)
+        if key == hostKey.publicKey { return "\(label) holds the controller invite: it always controls" }
+        let issuedAt = UInt64(max(0, Date().timeIntervalSince1970 * 1e9))
+        let statement = try RoleStatement(
+            signedBy: hostKey, session: member.session.id, action: action, key: key, name: plainName, issuedAt: issuedAt)
+        try await RoleGate.publish(statement, on: member.session)
+        return action == .grant
+            ? "grant accepted: \(label) controls the session from its next command" : "revoke accepted: \(label) no longer controls the session"
     }
 
     /// Proposes the (non-suspend) action through `coordinator` and prints the relay-confirmed state.
@@ -293,7 +366,11 @@ struct ControlCommand: AsyncParsableCommand {
         case .seek: try await coordinator.coordinateSeek(to: TimeText.seconds(parsed.value ?? "") ?? 0)
         case .rate: try await coordinator.coordinateRateChange(to: Double(parsed.value ?? "") ?? 0)
         case .item: try await coordinator.transitionToItem(identifier: parsed.value ?? "")
+<<<<<<< HEAD
         case .suspend, .next, .previous, .jump, .repeat, .shuffle, .queue, .remove: return  // handled by SuspendControl and below
+=======
+        case .suspend, .next, .previous, .jump, .repeat, .shuffle, .queue, .grant, .revoke: return  // handled by SuspendControl and below
+>>>>>>> main
         }
         guard await Self.poll(for: .seconds(10), { await coordinator.state?.originator == me }) else {
             throw PlaybackSetupError.commandNotConfirmed(action.rawValue)
@@ -407,13 +484,20 @@ struct ControlCommand: AsyncParsableCommand {
     /// runs a coordinator without a player, waits for the session's playback state, and leaves after.
     ///
     /// - Throws: the member's setup errors; ``PlaybackSetupError/noPlaybackState`` when the session
-    ///   has no playback state within 5 s; whatever `body` throws.
+    ///   has no playback state within 5 s; with `commands` (the member is to send commands),
+    ///   ``PlaybackSetupError/onlyHostsControl(name:)`` for a viewer without a grant; whatever
+    ///   `body` throws.
     static func withCommandMember<T: Sendable>(
-        invite: Invite, tls: TLSConfiguration? = nil, logger: Logger, name: String = "control",
+        invite: Invite, tls: TLSConfiguration? = nil, logger: Logger, name: String = "control", commands: Bool = false,
         _ body: (PlaybackMember, PlaybackCoordinator) async throws -> T
     ) async throws -> T {
+        // With a viewer invite, commands are signed with the name's own key (a host may have granted it control).
+        let viewer = invite.onlyHostsControl && !invite.controls
+        let memberKey = viewer ? MemberKeyStore.memberKey(name: name, persistent: true) : MemberKey()
         let member = try await PlaybackMember.open(
-            invite: invite, entry: .accept(expectedFingerprint: nil, file: nil), converge: false, tls: tls, logger: logger)
+            invite: invite, entry: .accept(expectedFingerprint: nil, file: nil), converge: false, tls: tls, memberKey: memberKey,
+            logger: logger)
+
         // One-shot: the others announce neither its joining nor its leaving (PresenceReport.oneShot).
         let coordinator = member.playback.makeCoordinator(delegate: CommandOnlyDelegate(), name: name, oneShot: true)
         let running = Task { await coordinator.run() }
@@ -423,6 +507,11 @@ struct ControlCommand: AsyncParsableCommand {
         do {
             guard await poll(for: .seconds(5), { await coordinator.state != nil }) else {
                 throw PlaybackSetupError.noPlaybackState
+            }
+            // A viewer without a grant: refused before its command goes (the retained statements
+            // come with the retained state; a grant may follow it by a moment).
+            if commands, let roles = member.roles, await !poll(for: .milliseconds(500), { roles.controls }) {
+                throw PlaybackSetupError.onlyHostsControl(name: name)
             }
             // Its name goes out before its command, so every member's event names it (`--name`), and
             // says it is one-shot, so nobody announces its joining and leaving.

@@ -13,6 +13,7 @@ struct Coplay: AsyncParsableCommand {
             ControlCommand.self,
             DemoCommand.self,
             HostCommand.self,
+            InviteCommand.self,
             JoinCommand.self,
             PeopleCommand.self,
             QueueCommand.self,

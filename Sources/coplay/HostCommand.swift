@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GroupChat
 import GroupSessions
 import PlaybackCoordinator
 import ServiceLifecycle
@@ -28,6 +29,13 @@ struct HostCommand: AsyncParsableCommand {
             the entry). `coplay control INVITE next`, `previous`, `jump N`, `repeat MODE`, `shuffle on|off` \
             move through it and `coplay queue INVITE` prints it. Members need a copy of each entry they \
             are to play (the files on their command line, --item or --media-dir).
+
+            --control hosts makes a session where only hosts control: the printed invite is the \
+            controller invite (whoever holds it controls, as a co-host); `coplay invite INVITE --viewer \
+            [--link]` derives the viewer invite (and its browser link) from it, offline: viewers watch in \
+            step, but their commands (play, pause, seek, queue) count nowhere until a host grants them \
+            control: `coplay control CONTROLLER_INVITE grant NAME` (revoke NAME takes it back). \
+            --control everyone (the default) lets everyone who holds the invite control.
 
             --player mpv plays in mpv instead of the headless player (see `coplay join --help`). \
             --item and --media-dir add media the group can switch to (coplay control INVITE item ID); the \
@@ -116,6 +124,17 @@ struct HostCommand: AsyncParsableCommand {
             discussion: "For installations a supervisor restarts: `coplay host A B C --repeat all --invite-file /var/lib/show/invite.txt --resume`. A relay that lost the session (no data directory) gets it again under the same invite."))
     var resume = false
 
+    /// Who may control the session.
+    enum Control: String, ExpressibleByArgument, CaseIterable {
+        case everyone, hosts
+    }
+
+    @Option(
+        help: ArgumentHelp(
+            "Who controls the session: everyone (whoever holds the invite) or hosts (the invite printed is the controller invite; `coplay invite INVITE --viewer` makes the viewers'; `coplay control INVITE grant NAME` gives a viewer control).",
+            valueName: "WHO"))
+    var control: Control = .everyone
+
     @Flag(
         name: .customLong("exact-copies"),
         help: "Accept only members whose copy has FILE's video packets (the same file, or a remux of it): refuse near copies (another encode of the same duration).")
@@ -176,6 +195,15 @@ struct HostCommand: AsyncParsableCommand {
             invite.otherRelays = otherRelays
             return control == .hosts ? invite.withNewHostKey() : invite
         }()
+        if let resumed {
+            // The invite file holds the session's invite: a controller invite keeps its host key.
+            if resumed.onlyHostsControl && !resumed.controls {
+                throw ValidationError("--resume: \(inviteFile ?? "the invite file") holds a viewer invite: a host comes back with the controller invite")
+            }
+            if resumed.onlyHostsControl != (control == .hosts) && control == .hosts {
+                throw ValidationError("--resume --control hosts: the session in \(inviteFile ?? "the invite file") lets everyone control (it was hosted without --control hosts)")
+            }
+        }
         let clientTLS = try relayTLS.configuration(for: invite)
         let activity = { () -> WatchTogetherActivity in
             var activity = WatchTogetherActivity(
@@ -186,9 +214,11 @@ struct HostCommand: AsyncParsableCommand {
         }()
         let output = options.output(media: media)
         let inviteFile = self.inviteFile
+        let name = options.name ?? "host"
         var runner = MemberRunner(
-            media: media, name: options.name ?? "host", publishInitialState: true, output: output,
+            media: media, name: name, publishInitialState: true, output: output,
             imperfections: simulation.imperfections, players: players, logger: logger)
+<<<<<<< HEAD
         runner.persistentKey = options.name != nil
         // A host removed someone: this member moved to the successor session; say where it is now.
         runner.moved = { [output] next in
@@ -207,6 +237,9 @@ struct HostCommand: AsyncParsableCommand {
                 if next.controls && next.onlyHostsControl { output.notice("viewer invite: \(next.viewer)") }
             }
         }
+=======
+        let memberKey = MemberKeyStore.memberKey(name: name, persistent: options.name != nil) { output.notice($0) }
+>>>>>>> main
         if files.count > 1 {
             runner.queue = copies.copies.prefix(files.count).map(\.queueItem)
             runner.repeatMode = repeatMode
@@ -216,7 +249,8 @@ struct HostCommand: AsyncParsableCommand {
         let reconnect = options.reconnectPolicy
         try await runner.run {
             let member = try await PlaybackMember.open(
-                invite: invite, entry: resumed == nil ? .create(activity) : .resume(activity), clockDriftPPM: drift, tls: clientTLS, reconnect: reconnect, logger: logger)
+                invite: invite, entry: resumed == nil ? .create(activity) : .resume(activity), clockDriftPPM: drift, tls: clientTLS, reconnect: reconnect,
+                memberKey: memberKey, logger: logger)
             if let inviteFile, resumed == nil { try InviteOptions.write(invite, to: inviteFile) }
             let page = invite.suite == .aes256GCM
                 ? invite.webPageURL() : "(browsers cannot join a \(invite.suite) session: host with --cipher aes-256-gcm)"
@@ -226,9 +260,16 @@ struct HostCommand: AsyncParsableCommand {
                 EventOutput.printLine("  \(invite)")
                 EventOutput.printLine("in a browser: \(page)")
                 EventOutput.printLine("others join with: coplay join --invite-file FILE THEIR-COPY   (FILE holding the invite)")
+                if invite.onlyHostsControl {
+                    EventOutput.printLine("only hosts control: this is the controller invite (whoever holds it controls); for viewers:")
+                    EventOutput.printLine("  coplay invite --invite-file FILE --viewer [--link]   (grant one control: coplay control --invite-file FILE grant NAME)")
+                }
             } else {
                 EventOutput.printLine("\(invite)")
                 EventOutput.printLine(page)
+                if invite.onlyHostsControl {
+                    output.notice("only hosts control: the invite above is the controller invite; `coplay invite INVITE --viewer [--link]` prints the viewers'")
+                }
             }
             return member
         }

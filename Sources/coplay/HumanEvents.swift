@@ -279,6 +279,11 @@ final class HumanEvents: Sendable {
                 : "\(removed) was removed: everyone else moved to a new session (playing on)"
         case .removed:
             return "you were removed from this session by \(bold(event.originatorName ?? "a host"))"
+        case .roleChanged:
+            let name = event.text ?? "a member"
+            return event.detail == "grant" ? "\(name) may control the session now" : "\(name) no longer controls the session"
+        case .messageRejected:
+            return frames ? "ignored a message from \(by): \(event.reason ?? "?") (\(event.count ?? 0) so far)" : nil
         case .joined, .left, .chat:
             return nil
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GroupChat
 import PlaybackCoordinator
 import ServiceLifecycle
 import Synchronization
@@ -121,7 +122,7 @@ struct JoinCommand: AsyncParsableCommand {
             }
             resolution.withLock { $0 = found }
         }
-        var runner = MemberRunner(
+        let runner = MemberRunner(
             media: copies.copies.filter(\.named).map { ($0.timeline, $0.path) }, name: name, publishInitialState: false,
             output: output, imperfections: simulation.imperfections, players: players, logger: logger,
             resolve: { member in
@@ -139,13 +140,14 @@ struct JoinCommand: AsyncParsableCommand {
                 }
                 return MemberRunner.ResolvedMedia(media: media, nearItems: near)
             })
-        runner.persistentKey = options.name != nil
+        let memberKey = MemberKeyStore.memberKey(name: name, persistent: options.name != nil) { output.notice($0) }
         let drift = simulation.clockDriftPPM
         let tls = try relayTLS.configuration(for: invite)
         let reconnect = options.reconnectPolicy
         try await runner.run {
             try await PlaybackMember.open(
-                invite: invite, entry: .acceptChecking(check), clockDriftPPM: drift, tls: tls, reconnect: reconnect, logger: logger)
+                invite: invite, entry: .acceptChecking(check), clockDriftPPM: drift, tls: tls, reconnect: reconnect,
+                memberKey: memberKey, logger: logger)
         }
     }
 }

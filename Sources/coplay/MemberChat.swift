@@ -13,24 +13,18 @@ import Glibc
 /// when its standard input is a terminal, sends each line typed there.
 enum MemberChat {
     /// Runs the chat of `member` until cancelled or the session ends (following the member to
-    /// each successor session it moves to).
+    /// each successor session it moves to), and prints the session's role changes (where only
+    /// hosts control).
     ///
     /// - Parameters:
     ///   - name: the member's name (``ChatText`` cleans it).
-    ///   - persistentKey: sign with the name's key from the state directory (``MemberKeyStore``);
-    ///     otherwise with a fresh key (a member without a name of its own).
     ///   - moved: called with the successor's invite when this member moved there (a host removed someone).
     static func run(
-        member: PlaybackMember, name: String, persistentKey: Bool, output: EventOutput, logger: Logger,
-        moved: (@Sendable (Invite) -> Void)? = nil
+        member: PlaybackMember, name: String, output: EventOutput, logger: Logger, moved: (@Sendable (Invite) -> Void)? = nil
     ) async {
-        let key: MemberKey
-        do {
-            key = persistentKey ? try MemberKeyStore.key(for: try ChatText.name(name)) : MemberKey()
-        } catch {
-            output.notice("chat: \(error): signing with a key for this run only")
-            key = MemberKey()
-        }
+        // The member's key (the name's key from the state directory when the person gave a name,
+        // ``MemberKeyStore``), the same one that signs its commands where only hosts control.
+        let key = member.memberKey
         var session = member.session
         while !Task.isCancelled {
             await run(in: session, member: member, key: key, name: name, output: output, logger: logger, moved: moved)
@@ -57,6 +51,14 @@ enum MemberChat {
         let local = PlaybackParticipantID(name)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await chat.run() }
+            if let roles = member.roles {
+                group.addTask {
+                    for await var event in roles.events {
+                        event.player = local
+                        output.print(event)
+                    }
+                }
+            }
             group.addTask {
                 for await entry in chat.entries {
                     output.print(event(entry, player: local))

@@ -62,6 +62,18 @@ enum MemberKeyStore {
         return stored
     }
 
+    /// The key a member signs with: `name`'s stored key when the person gave a name (`persistent`),
+    /// a key for this run otherwise (or when the stored one cannot be had, with a notice).
+    static func memberKey(name: String, persistent: Bool, notice: (String) -> Void = { _ in }) -> MemberKey {
+        guard persistent else { return MemberKey() }
+        do {
+            return try key(for: try ChatText.name(name))
+        } catch {
+            notice("signing key: \(error): signing with a key for this run only")
+            return MemberKey()
+        }
+    }
+
     private static func read(_ path: String) throws -> MemberKey? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -22,8 +22,8 @@ struct CoplayMemberCard: Codable, Sendable, Hashable {
     /// Answers every ``Request`` in `session` with `card` until the subscription is cancelled.
     static func answer<Activity>(_ card: CoplayMemberCard, in session: GroupSession<Activity>) -> GroupSessionMessenger.Subscription {
         let messenger = GroupSessionMessenger(session: session, deliveryMode: .reliable)
-        // Handlers run on the session's read loop, under its lock: answer from a task of its own.
-        return messenger.receive(Request.self) { _, _ in Task { try? messenger.send(card) } }
+        // Handlers run on the session's read loop, never under its lock: a handler may send.
+        return messenger.receive(Request.self) { _, _ in try? messenger.send(card) }
     }
 }
 
@@ -97,6 +97,9 @@ struct PeopleCommand: AsyncParsableCommand {
     /// The whole listing (`--json`).
     struct Listing: Codable, Sendable {
         var title: String
+        /// Where only hosts control: the members the host granted control (by their names when
+        /// granted); the holders of the controller invite control too (nothing tells them apart).
+        var granted: [String]?
         var item: String?
         var state: String
         var itemTime: Double?
@@ -193,9 +196,13 @@ struct PeopleCommand: AsyncParsableCommand {
                 delayMs: report.map { Double($0.observedDelay.components.attoseconds) / 1e15 + Double($0.observedDelay.components.seconds) * 1000 },
                 nearCopy: near ? true : nil, missingEntry: missing))
         }
+        let granted = member.roles.map { roles in
+            let book = roles.book
+            return book.granted.compactMap { book.statements[$0]?.name }.sorted()
+        }
         return Listing(
-            title: activity.title, item: group?.item ?? activity.item, state: groupState, itemTime: position, rate: group?.rate,
-            members: members)
+            title: activity.title, granted: granted, item: group?.item ?? activity.item, state: groupState, itemTime: position,
+            rate: group?.rate, members: members)
     }
 
     /// A member's delay for a person. Above the coordinator's largest lead (2 s) it is no path's delay
@@ -211,6 +218,9 @@ struct PeopleCommand: AsyncParsableCommand {
         if let rate = listing.rate, rate != 0, rate != 1 { head += " (\(HumanEvents.number(rate))×)" }
         let count = listing.members.count
         head += count == 0 ? ", nobody else here" : ", \(count) \(count == 1 ? "member" : "members")"
+        if let granted = listing.granted {
+            head += "; only hosts control" + (granted.isEmpty ? "" : " (and \(granted.joined(separator: ", ")), granted control)")
+        }
         guard count > 0 else { return [head] }
         let rows = [["NAME", "PLAYER", "STATE", "DELAY"]] + listing.members.map { member in
             [

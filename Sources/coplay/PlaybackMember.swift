@@ -1,6 +1,6 @@
-import BenchmarkSupport
 import ClockSync
 import Foundation
+import GroupChat
 import GroupSessions
 import Logging
 import MediaProbe
@@ -16,6 +16,11 @@ struct PlaybackMember: Sendable {
     let invite: Invite
     let playback: GroupPlayback<WatchTogetherActivity, MemberClock>
     let logger: Logger
+    /// The member's signing key (its identity, its chat, its commands where it was granted control).
+    let memberKey: MemberKey
+    /// Where only hosts control (the invite names a host key): who controls, and the gate between
+    /// the channel and the coordinator (docs/protocol.md, "Roles").
+    let roles: RoleGate<WatchTogetherActivity>?
     /// The session the member is in now, and where it moves when a host removes someone.
     let sessions: MemberSessions
     /// How it reached the relay (a successor session is reached the same way).
@@ -59,9 +64,10 @@ struct PlaybackMember: Sendable {
     ///     (`coplay control`) needs no more than a rough clock.
     ///   - tls: client TLS settings for a `coplays://` invite (`--ca`); the system's trust store by default.
     ///   - reconnect: how long the member keeps trying after losing the relay (`--reconnect-for`).
+    ///   - memberKey: the member's signing key (a fresh one by default).
     static func open(
         invite: Invite, entry: Entry, clockDriftPPM: Double = 0, converge: Bool = true, tls: TLSConfiguration? = nil,
-        reconnect: ReconnectPolicy = ReconnectPolicy(), logger: Logger
+        reconnect: ReconnectPolicy = ReconnectPolicy(), memberKey: MemberKey = MemberKey(), logger: Logger
     ) async throws -> PlaybackMember {
         let address = "\(invite.host):\(invite.port)"
         let center = GroupActivityCenter<WatchTogetherActivity>(
@@ -106,6 +112,8 @@ struct PlaybackMember: Sendable {
                 throw error
             }
         }
+        // Before joining: the role statements and the members' identities that come on joining.
+        let roles = RoleGate(session: session, invite: invite, memberKey: memberKey, logger: logger)
         do {
             try await session.join()
         } catch {
@@ -116,9 +124,10 @@ struct PlaybackMember: Sendable {
         options.converge = converge
         let playback = try await GroupPlayback.prepare(
             session: session, timeServer: invite, clock: MemberClock(ContinuousClock(), driftPPM: clockDriftPPM),
-            options: options, logger: logger)
+            options: options, gate: roles, logger: logger)
         return PlaybackMember(
-            invite: invite, playback: playback, logger: logger, sessions: MemberSessions(session), tls: tls, reconnect: reconnect)
+            invite: invite, playback: playback, logger: logger, memberKey: memberKey, roles: roles, sessions: MemberSessions(session),
+            tls: tls, reconnect: reconnect)
     }
 
     /// Opens and joins the successor session `invite` names (a host removed someone and sealed

@@ -24,6 +24,8 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
         case mpvUnreachable
         case unknownSession
         case unplayableMedia
+        case onlyHostsControl
+        case unknownMember
     }
 
     private let code: Code
@@ -127,6 +129,16 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A control command found no playback state in the session.
+    /// A command from a member without control in a session where only hosts control: nothing was sent.
+    static func onlyHostsControl(name: String) -> Self {
+        Self(
+            .onlyHostsControl,
+            "only hosts control this session: this is a viewer invite, and '\(name)' has no grant (a host can give it: coplay control CONTROLLER_INVITE grant \(name)); nothing was sent")
+    }
+
+    /// `control … grant NAME` / `revoke NAME`: no member, or more than one, answers to NAME.
+    static func unknownMember(_ detail: String) -> Self { Self(.unknownMember, detail) }
+
     static var noPlaybackState: Self {
         Self(.noPlaybackState, "the session has no playback state yet (is its host running?)")
     }

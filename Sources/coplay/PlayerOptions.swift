@@ -83,9 +83,6 @@ struct MemberRunner {
     /// What the member plays once its session's activity is known (`join`: its copies resolved
     /// against the session's item), in place of ``media``, and the items it plays from near copies.
     var resolve: (@Sendable (PlaybackMember) async throws -> ResolvedMedia)?
-    /// Chat with the name's own signing key from the state directory (the person gave `--name`);
-    /// otherwise with a key for this run only (``MemberChat``).
-    var persistentKey = false
     /// Called with the successor's invite when the member moved there (a host removed someone):
     /// `coplay host` prints it and rewrites its invite file.
     var moved: (@Sendable (Invite) -> Void)?
@@ -131,11 +128,11 @@ struct MemberRunner {
             tap?(event)
             chatNotices.send(event)
         }
-        let open: @Sendable () async throws -> PlaybackMember = { [chatOutput, output, name, persistentKey, logger, moved] in
+        let open: @Sendable () async throws -> PlaybackMember = { [chatOutput, output, name, logger, moved] in
             let member = try await open()
             opened.set(member)
             let chat = Task {
-                await MemberChat.run(member: member, name: name, persistentKey: persistentKey, output: chatOutput, logger: logger, moved: moved)
+                await MemberChat.run(member: member, name: name, output: chatOutput, logger: logger, moved: moved)
             }
             chats.withLock { $0.append(chat) }
             output.human?.joined(

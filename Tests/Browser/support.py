@@ -1,5 +1,6 @@
-"""Shared pieces of the browser tests: coplay processes, a CORS media server, a recording proxy,
-a raw WebSocket client and headless Chromium (Playwright for Python on Debian's /usr/bin/chromium).
+"""Shared pieces of the browser tests: coplay processes, a recording proxy, a raw WebSocket client and
+headless Chromium (Playwright for Python on Debian's /usr/bin/chromium). Chromium's launch, the CORS
+media server and the page link are scripts/browserlib.py's, which scripts/browser-driver.py uses too.
 
 Every process a test starts is registered with the test (``self.addCleanup``) and terminated at
 its end (SIGTERM, then SIGKILL after 5 s); every wait is bounded and fails with what it waited
@@ -10,16 +11,15 @@ from __future__ import annotations
 
 import atexit
 import base64
-import http.server
 import json
 import os
 import re
 import shutil
 import signal
 import socket
-import socketserver
 import struct
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -28,9 +28,10 @@ import urllib.parse
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+from browserlib import CHROMIUM, MediaServer, launch, missing_browser, page_link  # noqa: E402,F401
+
 SAMPLES = ROOT / "samples"
-CHROMIUM = os.environ.get("COPLAY_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--mute-audio", "--autoplay-policy=no-user-gesture-required"]
 VIEWPORT = {"width": 1280, "height": 800}
 # The page the relay serves: this tree's Web/static (COPLAY_WEB_ROOT=builtin: the copy built into coplay).
 WEB_ROOT = os.environ.get("COPLAY_WEB_ROOT", str(ROOT / "Web" / "static"))
@@ -71,14 +72,9 @@ def coplay_binary() -> str:
 
 def require_browser():
     """Fails with an install hint when Chromium or Playwright is missing."""
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError as error:
-        raise AssertionError(
-            "Playwright for Python is missing: `pip install playwright` (scripts/install-deps.sh does it; "
-            "never `playwright install`, the tests use Debian's chromium)") from error
-    if not os.access(CHROMIUM, os.X_OK):
-        raise AssertionError(f"{CHROMIUM} is missing: `apt-get install -y chromium` (scripts/install-deps.sh does it)")
+    reason = missing_browser(CHROMIUM)
+    if reason is not None:
+        raise AssertionError(reason)
 
 
 def wait_until(predicate, timeout: float, what: str, describe=None, interval: float = 0.05):
@@ -287,17 +283,6 @@ class Host:
         return self.invite.rsplit("#", 1)[1]
 
 
-def page_link(link: str, *, origin: str | None = None, media: str | None = None, name: str | None = None) -> str:
-    """The page link `coplay host` printed, on another origin and with `media` / `name` added."""
-    if origin is not None:
-        link = origin.rstrip("/") + "/#" + link.split("#", 1)[1]
-    if media is not None:
-        link += "&media=" + urllib.parse.quote(media, safe="")
-    if name is not None:
-        link += "&name=" + urllib.parse.quote(name, safe="")
-    return link
-
-
 def secret_forms(secret: str) -> list[bytes]:
     """The invite secret as text (as printed, percent-encoded) and as its raw and hex bytes."""
     forms = {secret, urllib.parse.quote(secret, safe="")}
@@ -340,96 +325,6 @@ def sample(name: str) -> Path:
     if not path.exists():
         subprocess.run([str(ROOT / "scripts" / "make-samples.sh")], check=True, timeout=300)
     return path
-
-
-class _MediaHandler(http.server.SimpleHTTPRequestHandler):
-    """Files with CORS + CORP headers (the page is cross-origin isolated) and byte ranges."""
-
-    def log_message(self, format, *args):  # noqa: A002 - quiet
-        self.server.requests.append(self.path)
-
-    def end_headers(self):
-        self.send_header("Access-Control-Allow-Origin", "*")
-        self.send_header("Access-Control-Expose-Headers", "Content-Range, Content-Length, Accept-Ranges")
-        self.send_header("Cross-Origin-Resource-Policy", "cross-origin")
-        self.send_header("Accept-Ranges", "bytes")
-        super().end_headers()
-
-    def do_OPTIONS(self):  # noqa: N802
-        self.send_response(204)
-        self.send_header("Access-Control-Allow-Headers", "Range")
-        self.send_header("Access-Control-Allow-Methods", "GET, HEAD")
-        self.end_headers()
-
-    def send_head(self):
-        match = re.fullmatch(r"bytes=(\d*)-(\d*)", self.headers.get("Range", "").strip())
-        if match is None:
-            return super().send_head()
-        path = self.translate_path(self.path)
-        if not os.path.isfile(path):
-            self.send_error(404)
-            return None
-        size = os.path.getsize(path)
-        first, last = match.groups()
-        if first == "":
-            start, end = max(0, size - int(last or 0)), size - 1
-        else:
-            start, end = int(first), min(size - 1, int(last) if last else size - 1)
-        if start >= size or start > end:
-            self.send_response(416)
-            self.send_header("Content-Range", f"bytes */{size}")
-            self.end_headers()
-            return None
-        handle = open(path, "rb")
-        handle.seek(start)
-        self.send_response(206)
-        self.send_header("Content-Type", self.guess_type(path))
-        self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
-        self.send_header("Content-Length", str(end - start + 1))
-        self.end_headers()
-        self._range_left = end - start + 1
-        return handle
-
-    def copyfile(self, source, outputfile):
-        left = getattr(self, "_range_left", None)
-        if left is None:
-            return super().copyfile(source, outputfile)
-        try:
-            while left > 0:
-                chunk = source.read(min(65536, left))
-                if not chunk:
-                    break
-                outputfile.write(chunk)
-                left -= len(chunk)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-        finally:
-            self._range_left = None
-
-
-class _QuietServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address):
-        pass  # browsers drop media connections mid-body
-
-
-class MediaServer:
-    """Serves `directory` on a free port with CORS, CORP and Range (media for pages on another origin)."""
-
-    def __init__(self, directory: Path):
-        handler = lambda *a, **k: _MediaHandler(*a, directory=str(directory), **k)  # noqa: E731
-        self.server = _QuietServer(("127.0.0.1", 0), handler)
-        self.server.requests = []
-        self.thread = threading.Thread(target=self.server.serve_forever, name="media-server", daemon=True)
-        self.thread.start()
-
-    def url(self, name: str) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/{urllib.parse.quote(name)}"
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 # MARK: A recording proxy
@@ -674,7 +569,7 @@ class Browser:
         from playwright.sync_api import sync_playwright
         self.manager = sync_playwright().start()
         try:
-            self.browser = self.manager.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=60_000)
+            self.browser = launch(self.manager, CHROMIUM)
         except Exception:
             self.manager.stop()
             raise

@@ -1,4 +1,5 @@
 import ClockSync
+import Logging
 import Testing
 
 /// Manual-clock tests of the whole client loop (poll schedule, filter, SyncedClock) against a
@@ -27,7 +28,7 @@ struct ConvergenceTests {
         ) {
             timescale = LocalTimescale(clock: clock, anchorTime: NTPTimestamp(unixSeconds: 1_800_000_000))
             network = SimulatedNetwork(timescale: timescale, offset: offset, driftPPM: driftPPM, path: path, seed: seed)
-            synced = SyncedClock(timescale: timescale, configuration: syncedConfiguration)
+            synced = SyncedClock(timescale: timescale, configuration: syncedConfiguration, logger: Logger(label: "test"))
             client = TimeClient(transport: network, syncedClock: synced, configuration: configuration)
         }
 

@@ -1,4 +1,6 @@
 import ClockSync
+import Logging
+import TestSupport
 import Testing
 
 /// Manual-clock tests of a playback member's start: ``TimeClient/converge(target:minimumSamples:maximumSamples:interval:)``
@@ -64,7 +66,7 @@ struct InitialBurstTests {
         }
         let network = SimulatedNetwork(
             timescale: timescale, offset: 3, driftPPM: 0, path: slow, seed: 9, waitsForRoundTrip: true)
-        let synced = SyncedClock(timescale: timescale, configuration: .playback)
+        let synced = SyncedClock(timescale: timescale, configuration: .playback, logger: Logger(label: "test"))
         let client = TimeClient(transport: network, syncedClock: synced, configuration: .playback)
         let start = clock.now
         _ = try await simulate(clock: clock) { try await client.converge() }

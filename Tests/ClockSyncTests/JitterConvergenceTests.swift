@@ -1,4 +1,5 @@
 import ClockSync
+import TestSupport
 import Testing
 
 /// Manual-clock tests of the client under heavy delay jitter (issue 6: 20 ms ± 10 ms each way), of

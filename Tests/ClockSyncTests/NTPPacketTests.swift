@@ -1,5 +1,6 @@
 import ClockSync
 import PropertyBased
+import TestSupport
 import Testing
 
 @Suite("NTP packet wire format")

@@ -8,7 +8,7 @@ struct TimeClientTests {
         let clock = ManualClock()
         let timescale = LocalTimescale(clock: clock, anchorTime: NTPTimestamp(unixSeconds: 1_800_000_000))
         let network = SimulatedNetwork(timescale: timescale, offset: offset, driftPPM: 0, path: ConvergenceTests.lan)
-        let client = TimeClient(transport: network, syncedClock: SyncedClock(timescale: timescale))
+        let client = TimeClient(transport: network, syncedClock: SyncedClock(timescale: timescale, logger: Logger(label: "test")))
         return (clock, network, client)
     }
 
@@ -75,7 +75,7 @@ struct TimeClientTests {
     func realServer() async throws {
         try await TimeServerTests.withServer(offset: -3600.75) { server, port in
             let timescale = LocalTimescale(clock: ContinuousClock())
-            let synced = SyncedClock(timescale: timescale)
+            let synced = SyncedClock(timescale: timescale, logger: Logger(label: "test"))
             let transport = try await UDPTimeTransport.connect(host: "127.0.0.1", port: port, timescale: timescale)
             let client = TimeClient(transport: transport, syncedClock: synced)
             let estimate = try await client.measure(samples: 8, interval: .milliseconds(50))

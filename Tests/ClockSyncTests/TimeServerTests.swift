@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)

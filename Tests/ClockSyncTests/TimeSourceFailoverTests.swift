@@ -1,4 +1,5 @@
 import ClockSync
+import Logging
 import Synchronization
 import Testing
 
@@ -119,12 +120,12 @@ struct TimeSourceFailoverTests {
             }
             self.timescale = timescale
             self.servers = servers
-            synced = SyncedClock(timescale: timescale, configuration: .playback)
+            synced = SyncedClock(timescale: timescale, configuration: .playback, logger: Logger(label: "test"))
             var configuration = TimeClient<ManualClock>.Configuration.playback
             configuration.timeout = .milliseconds(500)
             client = TimeClient(
                 sources: servers.enumerated().map { index, server in TimeSource(name: "n\(index + 1)", transport: server) }, syncedClock: synced,
-                configuration: configuration)
+                configuration: configuration, logger: Logger(label: "test"))
         }
 
         /// The synced clock's reading minus node `index`'s true time, now, in seconds.

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import GroupChat
 import GroupSessions
 import PlaybackCoordinator
@@ -32,7 +33,7 @@ struct ChatCLITests {
 
         static func join(_ invite: String) async throws -> RawMember {
             let parsed = try Invite(parsing: invite)
-            let center = GroupActivityCenter<WatchTogetherActivity>(transport: RelayTransport(invite: parsed))
+            let center = GroupActivityCenter<WatchTogetherActivity>(transport: RelayTransport(invite: parsed), logger: Logger(label: "test"))
             let session = try await center.accept(parsed)
             try await session.join()
             let member = RawMember(session: session)
@@ -73,7 +74,7 @@ struct ChatCLITests {
         let media = try await Session.makeMedia(in: directory)
         var children: [Session.Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let (_, host, invite) = try await Session.startRelayAndHost(media: media, children: &children)
+        let (_, _, host, invite) = try await Session.startRelayAndHost(media: [media], children: &children)
         let bob = try await Session.Child(["join", invite, media, "--name", "bob"])
         children.append(bob)
         #expect(await bob.out.wait(for: .seconds(60)) { Session.lastStopped($0) != nil }, "bob did not start: \(bob.err.snapshot.suffix(5))")
@@ -174,7 +175,7 @@ struct ChatCLITests {
         let media = try await Session.makeMedia(in: directory)
         var children: [Session.Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let (_, host, invite) = try await Session.startRelayAndHost(media: media, children: &children)
+        let (_, _, host, invite) = try await Session.startRelayAndHost(media: [media], children: &children)
         // script(1) runs the member on a pseudo-terminal and copies its own standard input there: the
         // line is typed (and buffered by the terminal) whether or not the member is ready for it.
         let join = [CoplayProcess.binary.path, "join", invite, media, "--name", "erin"].map { "'\($0)'" }.joined(separator: " ")

@@ -26,13 +26,10 @@ struct ControlLeavesCLITests {
         let media = try await Session.makeMedia(in: directory)
         var children: [Session.Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let (relay, port) = try await Session.startRelay(["--metrics", "127.0.0.1:0"], children: &children)
+        let (relay, _, host, invite) = try await Session.startRelayAndHost(
+            media: [media], relayArguments: ["--metrics", "127.0.0.1:0"], children: &children)
         #expect(await relay.out.wait(for: .seconds(30)) { $0.contains { $0.contains("/metrics") } })
         let metricsPort = try #require(CoplayProcess.port(in: relay.out.snapshot.first { $0.contains("/metrics") }?.replacingOccurrences(of: "/metrics", with: "")))
-        let host = try await Session.Child(["host", media, "--relay", "127.0.0.1:\(port)", "--name", "host"])
-        children.append(host)
-        #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
-        let invite = try #require(host.out.snapshot.first)
         var hostOnly = false
         for _ in 0..<200 where !hostOnly {
             hostOnly = await Self.participants(metricsPort: metricsPort) == 1

@@ -185,7 +185,7 @@ struct FirstHourCLITests {
         defer { try? FileManager.default.removeItem(at: directory) }
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let (port, _, invite) = try await PlaybackSessionCLITests.startRelayAndHost(media: media, children: &children)
+        let (_, port, _, invite) = try await PlaybackSessionCLITests.startRelayAndHost(media: [media], children: &children)
         _ = port
         let inviteFile = directory.appendingPathComponent("invite").path
         try invite.write(toFile: inviteFile, atomically: true, encoding: .utf8)
@@ -202,7 +202,7 @@ struct FirstHourCLITests {
     @Test("errors say what happened and what to do", .timeLimit(.minutes(3)))
     func clearErrors() async throws {
         // Nothing listens at the relay's address.
-        let port = CoplayProcess.freePort()
+        let port = freePort()
         let invite = "coplay://127.0.0.1:\(port)/0123456789abcdef0123456789abcdef#eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHg"
         let down = try await CoplayProcess.run(["control", invite, "play"], timeout: 60)
         #expect(down.status != 0)

@@ -19,7 +19,7 @@ struct HostWebLinkCLITests {
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
 
-        let (port, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(media: media, children: &children)
+        let (_, port, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(media: [media], children: &children)
         #expect(invite.contains("?aead=aes-256-gcm#"))
         #expect(await host.out.wait(for: .seconds(30)) { $0.count >= 2 })
         let link = host.out.snapshot[1]

@@ -35,7 +35,7 @@ struct ItemEndCLITests {
         let media = try await Self.makeMedia(in: directory)
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let (_, host, invite) = try await Session.startRelayAndHost(media: media, children: &children)
+        let (_, _, host, invite) = try await Session.startRelayAndHost(media: [media], children: &children)
         let joiner = try await Child(["join", invite, media, "--name", "bob"] + joinArguments)
         children.append(joiner)
         try await body(directory, media, host, joiner, invite, &children)

@@ -32,12 +32,9 @@ struct LateJoinAfterWaitCLITests {
 
         var children: [Session.Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let started = try await Session.startRelay(["--data-dir", dataDir], children: &children)
+        let started = try await Session.startRelayAndHost(media: [media], relayArguments: ["--data-dir", dataDir], children: &children)
         var relay = started.relay
-        let host = try await Session.Child(["host", media, "--relay", "127.0.0.1:\(started.port)", "--name", "host"])
-        children.append(host)
-        #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
-        let invite = try #require(host.out.snapshot.first)
+        let invite = started.invite
         let p1 = try await Session.Child(["join", invite, media, "--name", "p1", "--frames"])
         children.append(p1)
         #expect(await p1.out.wait(for: .seconds(60)) { Session.lastStopped($0) != nil })

@@ -111,8 +111,8 @@ struct MPVPlainCLITests {
         #expect(before["keep-open"] == .bool(false) && before["idle"] == .bool(false), "\(before)")
         #expect(!MPVAttachment.hasTempoFilter(before["af"]), "\(before)")
 
-        let (_, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(
-            media: media, hostArguments: ["--name", "host"], children: &children)
+        let (_, _, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(
+            media: [media], hostArguments: ["--name", "host"], children: &children)
         let member = try await Child(["join", invite, media, "--mpv-socket", socket, "--name", "ma"])
         children.append(member)
         #expect(await Self.joined(member), "the member did not join: \(member.err.snapshot.suffix(5))")
@@ -188,7 +188,7 @@ struct MPVPlainCLITests {
         let before = try await Self.settings(person)
         #expect(before["video-sync"] == .string("display-resample") && before["hr-seek"] == .bool(false), "\(before)")
 
-        let (_, _, invite) = try await PlaybackSessionCLITests.startRelayAndHost(media: media, children: &children)
+        let (_, _, _, invite) = try await PlaybackSessionCLITests.startRelayAndHost(media: [media], children: &children)
         let member = try await Child(["join", invite, media, "--mpv-socket", socket, "--name", "mo"])
         children.append(member)
         #expect(await Self.joined(member), "the member did not join: \(member.err.snapshot.suffix(5))")
@@ -236,8 +236,8 @@ struct MPVPlainCLITests {
         let media = try await Self.makeMedia(in: directory, fps: 25, audio: false)
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let (_, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(
-            media: media, hostArguments: ["--name", "host", "--frames"], children: &children)
+        let (_, _, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(
+            media: [media], hostArguments: ["--name", "host", "--frames"], children: &children)
         let socket = directory.appendingPathComponent("s.sock").path
         children.append(try await Self.startPlainMPV(socket: socket, files: [media]))
         let person = try await MPVConnection.connect(path: socket, waitingUpTo: .seconds(30))
@@ -389,7 +389,7 @@ struct MPVPlainCLITests {
         let media = try await Self.makeMedia(in: directory, fps: 25, audio: true, size: "640x360", keyframeInterval: 250)
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let (_, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(media: media, children: &children)
+        let (_, _, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(media: [media], children: &children)
         var people: [MPVConnection] = []
         var members: [Child] = []
         for name in ["k1", "k2"] {
@@ -473,7 +473,7 @@ struct MPVPlainCLITests {
         while !FileManager.default.fileExists(atPath: native), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
         try #require(FileManager.default.fileExists(atPath: native), "pulseaudio did not start: \(server.err.snapshot.suffix(5))")
 
-        let (_, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(media: media, children: &children)
+        let (_, _, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(media: [media], children: &children)
         var people: [MPVConnection] = []
         var members: [Child] = []
         for name in ["a1", "a2"] {

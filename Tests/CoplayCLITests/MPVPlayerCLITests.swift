@@ -46,8 +46,8 @@ struct MPVPlayerCLITests {
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
 
-        let (_, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(
-            media: media, hostArguments: ["--name", "host", "--frames"], children: &children)
+        let (_, _, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(
+            media: [media], hostArguments: ["--name", "host", "--frames"], children: &children)
 
         // One mpv the person runs (attached with --mpv-socket), one that coplay starts itself.
         let socket = directory.appendingPathComponent("person.sock").path
@@ -157,7 +157,7 @@ struct MPVPlayerCLITests {
             try await Task.sleep(for: .milliseconds(50))
         }
 
-        let (_, _, invite) = try await PlaybackSessionCLITests.startRelayAndHost(media: media, children: &children)
+        let (_, _, _, invite) = try await PlaybackSessionCLITests.startRelayAndHost(media: [media], children: &children)
 
         // Two windowed mpvs side by side on the virtual screen, each driven by its own member.
         var connections: [MPVConnection] = []

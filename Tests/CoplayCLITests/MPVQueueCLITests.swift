@@ -97,11 +97,8 @@ struct MPVQueueCLITests {
         let rates = [25.0, 30.0, 24.0]
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let (_, relayPort) = try await Session.startRelay(children: &children)
-        let host = try await Child(["host"] + clips + ["--repeat", "all", "--relay", "127.0.0.1:\(relayPort)", "--name", "host", "--frames"])
-        children.append(host)
-        #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
-        let invite = try #require(host.out.snapshot.first)
+        let (_, _, host, invite) = try await Session.startRelayAndHost(
+            media: clips, hostArguments: ["--repeat", "all", "--name", "host", "--frames"], children: &children)
 
         // Two mpv with coplay's options (as coplay starts them), one plain mpv playing the first clip.
         var sockets: [String] = []

@@ -35,7 +35,7 @@ struct NoticesCLITests {
         while !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(display.dropFirst())"), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
         }
-        let (_, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(media: media, children: &children)
+        let (_, _, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(media: [media], children: &children)
 
         // The person's mpv, with a window; and one started headless whose member shows no notices.
         let windowSocket = directory.appendingPathComponent("window.sock").path

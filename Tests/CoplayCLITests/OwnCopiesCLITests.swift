@@ -67,8 +67,8 @@ struct OwnCopiesCLITests {
         #expect(identities[1] == item, "the remux has the host's video packets")
         #expect(identities[2] != item, "another encode has other packets")
 
-        let (port, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(
-            media: copies.host, hostArguments: ["--name", "host", "--events", "jsonl"], children: &children)
+        let (_, port, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(
+            media: [copies.host], hostArguments: ["--name", "host", "--events", "jsonl"], children: &children)
 
         // --media-dir: the remux is found two folders down and identified; the second start reads it from the cache.
         let first = try await Child(["join", invite, "--media-dir", copies.folder, "--name", "first-scan", "--events", "jsonl"])

@@ -57,15 +57,11 @@ struct PlaybackControlCLITests {
 
         var children: [Session.Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let (_, port) = try await Session.startRelay(children: &children)
         // The host simulates an imperfect decoder (80 ms start latency, 300 ppm fast): its sync
         // controller must correct it (seek, then trims), and say so in its events.
-        let host = try await Session.Child(
-            ["host", media, "--relay", "127.0.0.1:\(port)", "--name", "host", "--item", second,
-             "--start-latency", "80", "--decoder-drift-ppm", "300"])
-        children.append(host)
-        #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
-        let invite = try #require(host.out.snapshot.first)
+        let (_, _, host, invite) = try await Session.startRelayAndHost(
+            media: [media], hostArguments: ["--name", "host", "--item", second, "--start-latency", "80", "--decoder-drift-ppm", "300"],
+            children: &children)
 
         let drifts = ["100", "-100", "0"]  // the last one is the undrifted reference
         var joiners: [Session.Child] = []

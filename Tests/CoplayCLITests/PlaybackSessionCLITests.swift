@@ -111,33 +111,6 @@ struct PlaybackSessionCLITests {
         events(lines).last { $0["type"] as? String == "stopped" }
     }
 
-    /// `coplay serve --listen 127.0.0.1:PORT ARGUMENTS` (port 0: the kernel picks a free one, with no
-    /// window for another process to take it) appended to `children`; waits for its listening line
-    /// and returns the relay and the port it listens on.
-    static func startRelay(
-        _ arguments: [String] = [], port: Int = 0, children: inout [Child]
-    ) async throws -> (relay: Child, port: Int) {
-        let relay = try await Child(["serve", "--listen", "127.0.0.1:\(port)"] + arguments)
-        children.append(relay)
-        let listening = await relay.process.waitForLine(timeout: .seconds(60)) { $0.hasPrefix("coplay relay listening on") }
-        let bound = try #require(CoplayProcess.port(in: listening), "the relay did not start: \(relay.err.snapshot.suffix(5))")
-        return (relay, bound)
-    }
-
-    /// `coplay serve` on a free loopback port and `coplay host MEDIA` on it (both appended to `children`,
-    /// which the caller stops); returns the port, the host and the invite it printed.
-    static func startRelayAndHost(
-        media: String, hostArguments: [String] = ["--name", "host"], children: inout [Child]
-    ) async throws -> (port: Int, host: Child, invite: String) {
-        let (_, port) = try await startRelay(children: &children)
-        let host = try await Child(["host", media, "--relay", "127.0.0.1:\(port)"] + hostArguments)
-        children.append(host)
-        #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
-        let invite = try #require(host.out.snapshot.first)
-        #expect(invite.hasPrefix("coplay://127.0.0.1:\(port)/"))
-        return (port, host, invite)
-    }
-
     @Test("three joiners present every frame together (p99 within half a frame) and pause on the same frame", .timeLimit(.minutes(6)))
     func threeJoinersInStep() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-cli-\(UUID().uuidString)")
@@ -152,7 +125,7 @@ struct PlaybackSessionCLITests {
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
 
-        let (_, _, invite) = try await Self.startRelayAndHost(media: media, children: &children)
+        let (_, _, _, invite) = try await Self.startRelayAndHost(media: [media], children: &children)
 
         var joiners: [Child] = []
         for number in 1...3 {
@@ -242,7 +215,7 @@ struct PlaybackSessionCLITests {
 
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let (port, _, invite) = try await Self.startRelayAndHost(media: media, hostArguments: [], children: &children)
+        let (_, port, _, invite) = try await Self.startRelayAndHost(media: [media], hostArguments: [], children: &children)
 
         // A wrong secret: flip one character of the secret.
         let hash = try #require(invite.firstIndex(of: "#"))
@@ -260,7 +233,7 @@ struct PlaybackSessionCLITests {
         #expect(mismatch.stderr.contains("is not the session's media"), "\(mismatch.stderr)")
 
         // A relay that is down: a port nobody listens on.
-        let downPort = CoplayProcess.freePort()
+        let downPort = freePort()
         let down = invite.replacingOccurrences(of: "127.0.0.1:\(port)/", with: "127.0.0.1:\(downPort)/")
         let unreachable = try await CoplayProcess.run(["join", down, media], timeout: 60)
         #expect(unreachable.status != 0)

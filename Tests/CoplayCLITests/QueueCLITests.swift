@@ -41,11 +41,8 @@ struct QueueCLITests {
         let second = try await Self.makeClip("second-30.mp4", seconds: 3, fps: 30, in: directory)
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let (_, relayPort) = try await Session.startRelay(children: &children)
-        let host = try await Child(["host", first, second, "--repeat", "all", "--relay", "127.0.0.1:\(relayPort)", "--name", "host", "--frames"])
-        children.append(host)
-        #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
-        let invite = try #require(host.out.snapshot.first)
+        let (_, _, host, invite) = try await Session.startRelayAndHost(
+            media: [first, second], hostArguments: ["--repeat", "all", "--name", "host", "--frames"], children: &children)
         var members = [host]
         for name in ["ana", "bo"] {
             let joiner = try await Child(["join", invite, first, "--item", second, "--name", name, "--frames"])
@@ -126,11 +123,7 @@ struct QueueCLITests {
         try Data("not a video".utf8).write(to: URL(fileURLWithPath: notMedia))
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let (_, relayPort) = try await Session.startRelay(children: &children)
-        let host = try await Child(["host", a, b, "--relay", "127.0.0.1:\(relayPort)", "--name", "Hana"])
-        children.append(host)
-        #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
-        let invite = try #require(host.out.snapshot.first)
+        let (_, _, host, invite) = try await Session.startRelayAndHost(media: [a, b], hostArguments: ["--name", "Hana"], children: &children)
         #expect(await host.out.wait(for: .seconds(60)) { Session.events($0).contains { $0["type"] as? String == "pause" } })
 
         func control(_ words: [String]) async throws -> CoplayProcess.Result {
@@ -193,11 +186,8 @@ struct QueueCLITests {
         let three = try await Self.makeClip("three.mp4", seconds: 4, fps: 25, in: directory)
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let (_, relayPort) = try await Session.startRelay(children: &children)
-        let host = try await Child(["host", one, two, three, "--relay", "127.0.0.1:\(relayPort)", "--name", "host", "--frames"])
-        children.append(host)
-        #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
-        let invite = try #require(host.out.snapshot.first)
+        let (_, _, host, invite) = try await Session.startRelayAndHost(
+            media: [one, two, three], hostArguments: ["--name", "host", "--frames"], children: &children)
         // ana has every entry; bo has the first and the third (two files on its command line).
         let ana = try await Child(["join", invite, one, two, three, "--name", "ana", "--frames"])
         let bo = try await Child(["join", invite, one, three, "--name", "bo", "--frames"])

@@ -45,17 +45,11 @@ struct QueueResumeCLITests {
 
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let started = try await Session.startRelay(["--data-dir", dataDir], children: &children)
+        let hostArguments = ["--repeat", "all", "--invite-file", inviteFile, "--resume", "--name", "host", "--frames"]
+        let started = try await Session.startRelayAndHost(
+            media: [first, second], hostArguments: hostArguments, relayArguments: ["--data-dir", dataDir], children: &children)
         var relay = started.relay
-        let port = started.port
-        let hostArguments = [
-            "host", first, second, "--repeat", "all", "--relay", "127.0.0.1:\(port)", "--invite-file", inviteFile, "--resume",
-            "--name", "host", "--frames",
-        ]
-        let host = try await Child(hostArguments)
-        children.append(host)
-        #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
-        let invite = try #require(host.out.snapshot.first)
+        let (port, host, invite) = (started.port, started.host, started.invite)
         #expect(try InviteFileText.read(inviteFile) == invite, "the first start writes the invite to the file")
         let member = try await Child(["join", invite, first, "--item", second, "--name", "ana", "--frames"])
         children.append(member)
@@ -85,7 +79,7 @@ struct QueueResumeCLITests {
         await host.process.wait()
         let pausesBefore = Session.events(member.out.snapshot).filter { $0["type"] as? String == "pause" }.count
         let restartedAt = Date().timeIntervalSince1970
-        let again = try await Child(hostArguments)
+        let again = try await Child(["host", first, second, "--relay", "127.0.0.1:\(port)"] + hostArguments)
         children.append(again)
         #expect(await again.out.wait(for: .seconds(60)) { $0.first == invite }, "the restarted host is not in the same session: \(again.out.snapshot.prefix(2))")
         #expect(await again.out.wait(for: .seconds(60)) { Self.frames(of: secondItem, in: $0, after: restartedAt).count >= 50 },
@@ -121,14 +115,11 @@ extension QueueResumeCLITests {
         let inviteFile = directory.appendingPathComponent("show.txt").path
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let (_, port) = try await Session.startRelay(children: &children)
-        let arguments = ["host"] + files + ["--shuffle", "--relay", "127.0.0.1:\(port)", "--invite-file", inviteFile, "--resume", "--name", "host"]
-        let host = try await Child(arguments + ["--events", "jsonl"])
-        children.append(host)
+        let hostArguments = ["--shuffle", "--invite-file", inviteFile, "--resume", "--name", "host", "--events", "jsonl"]
+        let (_, port, host, invite) = try await Session.startRelayAndHost(media: files, hostArguments: hostArguments, children: &children)
         #expect(await host.out.wait(for: .seconds(60)) { lines in
             Session.events(lines).contains { $0["type"] as? String == "queueChanged" && $0["detail"] as? String == "shuffle on" }
         }, "no shuffle: \(host.out.snapshot.suffix(4)) \(host.err.snapshot.suffix(4))")
-        let invite = try #require(host.out.snapshot.first)
         let listed = try await CoplayProcess.run(["queue", invite, "--json"], timeout: 60)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any])
         #expect(object["shuffle"] as? Bool == true, "\(listed.stdout)")
@@ -141,7 +132,7 @@ extension QueueResumeCLITests {
         try await Task.sleep(for: .seconds(2))
         host.process.kill()
         await host.process.wait()
-        let again = try await Child(arguments + ["--events", "jsonl"])
+        let again = try await Child(["host"] + files + ["--relay", "127.0.0.1:\(port)"] + hostArguments)
         children.append(again)
         #expect(await again.out.wait(for: .seconds(60)) { $0.first == invite })
         try await Task.sleep(for: .seconds(3))

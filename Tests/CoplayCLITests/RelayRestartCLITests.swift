@@ -17,14 +17,10 @@ struct RelayRestartCLITests {
 
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let first = try await PlaybackSessionCLITests.startRelay(["--data-dir", dataDir], children: &children)
+        let first = try await PlaybackSessionCLITests.startRelayAndHost(
+            media: [media], relayArguments: ["--data-dir", dataDir], children: &children)
         var relay = first.relay
-        let port = first.port
-
-        let host = try await Child(["host", media, "--relay", "127.0.0.1:\(port)", "--name", "host"])
-        children.append(host)
-        #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
-        let invite = try #require(host.out.snapshot.first)
+        let (port, invite) = (first.port, first.invite)
         // It gives up 5 s after losing the relay (--reconnect-for; 30 s by default), which the end of the test waits for.
         let joiner = try await Child(["join", invite, media, "--name", "p1", "--frames", "--reconnect-for", "5"])
         children.append(joiner)

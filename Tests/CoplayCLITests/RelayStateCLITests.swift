@@ -29,7 +29,7 @@ struct RelayStateCLITests {
         let state = directory.appendingPathComponent("state")
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let port = CoplayProcess.freePort()
+        let port = freePort()
         var relay = try await Self.startRelay(port: port, state: state)
         defer { relay.kill() }
         let expected = state.appendingPathComponent("coplay/relay-127.0.0.1-\(port)").path
@@ -99,7 +99,7 @@ struct RelayStateCLITests {
         let state = directory.appendingPathComponent("state")
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let port = CoplayProcess.freePort()
+        let port = freePort()
         var relay = try await Self.startRelay(port: port, state: state, ["--memory-only"])
         defer { relay.kill() }
         #expect(relay.stdoutLines.contains("coplay relay keeps sessions in memory only (a restart ends them)"), "\(relay.stdoutLines)")
@@ -147,7 +147,7 @@ struct RelayStateCLITests {
         let line = await relay.waitForLine(timeout: .seconds(60)) { $0.hasPrefix("coplay relay keeps sessions") }
         #expect(line?.hasPrefix("coplay relay keeps sessions in memory only") == true, "\(relay.stdoutLines)")
         if geteuid() != 0 {
-            let port = CoplayProcess.freePort()
+            let port = freePort()
             let home = try await CoplayProcess.start(["serve", "--listen", "127.0.0.1:\(port)"], environment: environment)
             defer { home.kill() }
             let kept = await home.waitForLine(timeout: .seconds(60)) { $0.hasPrefix("coplay relay keeps sessions") }

@@ -35,10 +35,9 @@ struct RelayTLSCLITests {
         #expect(line.contains("https://") == false && line.contains("(TLS, key pin "))
 
         // Pinned: no CA needed anywhere.
-        let host = try await Child(["host", media, "--relay", "127.0.0.1:\(port)", "--pin", pin, "--name", "host"])
-        children.append(host)
-        #expect(await host.out.wait(for: .seconds(60)) { $0.count >= 2 }, "the host printed no invite: \(host.err.snapshot.suffix(8))")
-        let invite = try #require(host.out.snapshot.first)
+        let (host, invite) = try await PlaybackSessionCLITests.startHost(
+            media: [media], relayPort: port, arguments: ["--pin", pin, "--name", "host"], children: &children)
+        #expect(await host.out.wait(for: .seconds(60)) { $0.count >= 2 }, "the host printed no web link: \(host.err.snapshot.suffix(8))")
         #expect(invite.hasPrefix("coplays://127.0.0.1:\(port)/") && invite.contains("pin=\(pin)"))
         #expect(host.out.snapshot[1].hasPrefix("https://127.0.0.1:\(port)/#invite=coplays%3A"))
         let joiner = try await Child(["join", invite, media, "--name", "p1", "--frames"])

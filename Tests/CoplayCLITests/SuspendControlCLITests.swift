@@ -18,11 +18,8 @@ struct SuspendControlCLITests {
 
     static func startPlaying(media: String) async throws -> Group {
         var group = Group()
-        let (_, port) = try await Session.startRelay(children: &group.children)
-        let host = try await Session.Child(["host", media, "--relay", "127.0.0.1:\(port)", "--name", "host", "--frames"])
-        group.children.append(host)
-        #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
-        group.invite = try #require(host.out.snapshot.first)
+        group.invite = try await Session.startRelayAndHost(
+            media: [media], hostArguments: ["--name", "host", "--frames"], children: &group.children).invite
         let joiner = try await Session.Child(["join", group.invite, media, "--name", "p1", "--frames"])
         group.children.append(joiner)
         let ready = await joiner.out.wait(for: .seconds(60)) { Session.lastStopped($0) != nil }

@@ -50,7 +50,7 @@ struct TimeCommandTests {
     @Test("coplay time query against a local chronyd server reports |offset| < 100 µs",
           .enabled(if: chronyd != nil && getuid() == 0, "needs chronyd and root"))
     func queryChronyServer() async throws {
-        let port = CoplayProcess.freePort()
+        let port = freePort()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-chrony-\(port)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -124,7 +124,7 @@ struct TimeCommandTests {
 
     @Test("querying a port nobody serves fails with a clear error")
     func noServer() async throws {
-        let result = try await CoplayProcess.run(["time", "query", "127.0.0.1:\(CoplayProcess.freePort())", "--samples", "2", "--timeout", "0.3", "--interval", "0"])
+        let result = try await CoplayProcess.run(["time", "query", "127.0.0.1:\(freePort())", "--samples", "2", "--timeout", "0.3", "--interval", "0"])
         #expect(result.status != 0)
         #expect(result.stderr.contains("no usable response"), "\(result.stderr)")
     }

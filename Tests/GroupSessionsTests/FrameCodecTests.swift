@@ -2,6 +2,7 @@ import GroupSessions
 import NIOCore
 import NIOEmbedded
 import PropertyBased
+import TestSupport
 import Testing
 
 @Suite("Frame codec")

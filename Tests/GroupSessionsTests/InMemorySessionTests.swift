@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import GroupSessions
 import Testing
 import TestSupport
@@ -8,7 +9,7 @@ struct InMemorySessionTests {
     @Test("activate, accept, join, message, activity, end")
     func lifecycle() async throws {
         let transport = InMemoryTransport()
-        let center = GroupActivityCenter<WatchMovie>(transport: transport)
+        let center = GroupActivityCenter<WatchMovie>(transport: transport, logger: Logger(label: "test"))
         let invite = Invite.generate(host: "local", port: 1)
         let host = try await center.activate(WatchMovie(movie: "A"), invite: invite)
         #expect(host.state == .waiting)
@@ -50,7 +51,7 @@ struct InMemorySessionTests {
     func appleSpellings() async throws {
         #expect(Unnamed.activityIdentifier == "GroupSessionsTests.InMemorySessionTests.Unnamed")
         let transport = InMemoryTransport()
-        let center = GroupActivityCenter<Unnamed>(transport: transport)
+        let center = GroupActivityCenter<Unnamed>(transport: transport, logger: Logger(label: "test"))
         let invite = Invite.generate(host: "local", port: 1)
         let host = try await center.activate(Unnamed(), invite: invite)
         try await host.join()
@@ -72,7 +73,7 @@ struct InMemorySessionTests {
     @Test("a wrong secret is refused")
     func wrongSecret() async throws {
         let transport = InMemoryTransport()
-        let center = GroupActivityCenter<WatchMovie>(transport: transport)
+        let center = GroupActivityCenter<WatchMovie>(transport: transport, logger: Logger(label: "test"))
         let invite = Invite.generate(host: "local", port: 1)
         let host = try await center.activate(WatchMovie(movie: "A"), invite: invite)
         try await host.join()
@@ -80,5 +81,40 @@ struct InMemorySessionTests {
         wrong.secret[5] ^= 1
         await #expect(throws: GroupSessionError.self) { _ = try await center.accept(wrong) }
         #expect(host.activeParticipants.count == 1)
+    }
+
+    struct Ping: Codable, Sendable { var n: Int }
+    struct Reply: Codable, Sendable { var n: Int }
+
+    @Test("a handler may send and cancel its own subscription: handlers never run under the session's lock")
+    func handlerCallsBack() async throws {
+        let transport = InMemoryTransport()
+        let center = GroupActivityCenter<WatchMovie>(transport: transport, logger: Logger(label: "test"))
+        let invite = Invite.generate(host: "local", port: 1)
+        let host = try await center.activate(WatchMovie(movie: "A"), invite: invite)
+        try await host.join()
+        let guest = try await center.accept(invite)
+        try await guest.join()
+        let hostMessenger = GroupSessionMessenger(session: host)
+        let guestMessenger = GroupSessionMessenger(session: guest)
+        let replies = Collector(hostMessenger.messages(of: Reply.self))
+        let own = LockedBox<GroupSessionMessenger.Subscription?>(nil)
+        let subscription = guestMessenger.receive(Ping.self) { ping, _ in
+            try? guestMessenger.send(Reply(n: ping.n))  // back into the session, from its read loop
+            own.value?.cancel()  // and off: the next ping is not answered
+        }
+        own.mutate { $0 = subscription }
+        // Registered second, so it runs after the first for the same message: a marker behind
+        // whatever the first handler sent for the second ping.
+        let marker = guestMessenger.receive(Ping.self) { ping, _ in
+            if ping.n == 2 { try? guestMessenger.send(Reply(n: -1)) }
+        }
+        try hostMessenger.send(Ping(n: 1))
+        try hostMessenger.send(Ping(n: 2))
+        await eventually("the marker") { replies.values.contains { $0.0.n == -1 } }
+        #expect(replies.values.map(\.0.n) == [1, -1])
+        marker.cancel()
+        host.leave()
+        guest.leave()
     }
 }

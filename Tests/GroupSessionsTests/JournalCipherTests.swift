@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import GroupSessions
 import NIOCore
 import PropertyBased
@@ -121,7 +122,7 @@ struct JournalCipherTests {
         var limits = HubLimits()
         limits.journal.quota = 300_000
         let transport = InMemoryTransport(limits: limits)
-        let center = GroupActivityCenter<WatchMovie>(transport: transport)
+        let center = GroupActivityCenter<WatchMovie>(transport: transport, logger: Logger(label: "test"))
         let invite = Invite.generate(host: "127.0.0.1", port: 1, suite: suite)
         let a = try await center.activate(WatchMovie(movie: "mem"), invite: invite)
         try await a.join()
@@ -144,7 +145,7 @@ struct JournalCipherTests {
     @Test("GroupActivities' spellings: attachment.load(Data.self), attachment.load(Value.self), journal.remove(attachment:)")
     func appleSpellings() async throws {
         let transport = InMemoryTransport()
-        let center = GroupActivityCenter<WatchMovie>(transport: transport)
+        let center = GroupActivityCenter<WatchMovie>(transport: transport, logger: Logger(label: "test"))
         let invite = Invite.generate(host: "127.0.0.1", port: 1)
         let a = try await center.activate(WatchMovie(movie: "spell"), invite: invite)
         try await a.join()

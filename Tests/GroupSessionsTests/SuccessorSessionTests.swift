@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import GroupSessions
 import Testing
 import TestSupport
@@ -11,7 +12,7 @@ struct SuccessorSessionTests {
         let delivered: Collector<GroupSession<WatchMovie>>
 
         init(_ transport: InMemoryTransport) {
-            center = GroupActivityCenter<WatchMovie>(transport: transport)
+            center = GroupActivityCenter<WatchMovie>(transport: transport, logger: Logger(label: "test"))
             delivered = Collector(center.sessions)
         }
     }

@@ -1,5 +1,6 @@
 import MPVControl
 import PlaybackCoordinator
+import TestSupport
 import Testing
 
 @Suite("CommandSchedule: the coordinator's commands in reference-time order")
@@ -91,7 +92,7 @@ struct FrameClockTests {
     @Test("only wide brackets (3-5 ms, at random phases, as on a busy machine): the envelope still measures the error within about a ms", arguments: [0.004, -0.012, 0])
     func envelope(offset: Double) throws {
         var clock = FrameClock()
-        var generator = SplitMix(seed: 7)
+        var generator = SplitMix64(seed: 7)
         var t = 0.001
         while t < 1 {
             let shown = ((t + offset) * 25).rounded(.down) / 25
@@ -101,19 +102,6 @@ struct FrameClockTests {
         #expect(clock.changes.allSatisfy { $0.uncertainty > clock.maximumUncertainty })
         let error = try #require(clock.error(for: Self.motion))
         #expect(abs(error - offset) <= 2 * clock.maximumUncertainty + FrameClock.envelopeJitter)
-    }
-
-    /// A small deterministic generator for the sample spacing.
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func unit() -> Double {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
-        }
     }
 
     @Test("a jump backwards (a seek) starts afresh")

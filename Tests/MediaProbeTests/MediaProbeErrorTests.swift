@@ -1,6 +1,7 @@
 import Foundation
 import MediaProbe
 import Testing
+import TestSupport
 
 @Suite("MediaProbe errors")
 struct MediaProbeErrorTests {
@@ -46,7 +47,7 @@ struct MediaProbeErrorTests {
         // input must be the same on every run. Several seeds keep it "noise", not one lucky file.
         var noises: [URL] = []
         for seed in Self.noiseSeeds {
-            var generator = MutatedInputTests.SplitMix64(state: seed)
+            var generator = SplitMix64(seed: seed)
             let noise = dir.appendingPathComponent("noise-\(seed).mkv")
             try Data((0..<50_000).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: noise)
             noises.append(noise)

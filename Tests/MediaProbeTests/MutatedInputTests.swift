@@ -1,5 +1,6 @@
 import Foundation
 import MediaProbe
+import TestSupport
 import Testing
 
 /// Thousands of mutated and truncated samples through the full probe (with packet scan): every one
@@ -7,18 +8,6 @@ import Testing
 /// no file descriptors or memory pile up.
 @Suite("MediaProbe on mutated input")
 struct MutatedInputTests {
-    /// A small deterministic generator (SplitMix64) so a failing case can be replayed from its seed.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let seed: UInt64 = 0xC0FFEE
     static let cases = 4000
     static let workers = 4
@@ -90,7 +79,7 @@ struct MutatedInputTests {
                         var outcome = Outcome()
                         let file = dir.appendingPathComponent("mutant-\(worker)")
                         for index in range where index % Self.workers == worker {
-                            var rng = SplitMix64(state: Self.seed &+ UInt64(index))
+                            var rng = SplitMix64(seed: Self.seed &+ UInt64(index))
                             let source = Int.random(in: 0..<sources.count, using: &rng)
                             let other = sources[Int.random(in: 0..<sources.count, using: &rng)]
                             let (bytes, what) = Self.mutate(sources[source], with: other, rng: &rng)

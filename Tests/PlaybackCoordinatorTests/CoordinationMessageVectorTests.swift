@@ -282,7 +282,7 @@ import TestSupport
                 phases.insert(notice.phase)
                 reasons.insert(notice.reason.description)
                 for entry in notice.history?.suspensions ?? [] { reasons.insert(entry.reason.description) }
-            case .presence, .queueEdit, .queueRequest, .queueSnapshot, .unsupported: break
+            case .presence, .queueEdit, .queueRequest, .queueSnapshot, .signed, .unsupported: break
             }
         }
         #expect(commands == Set(CommandLabel.allCases))

@@ -48,7 +48,7 @@ extension CoordinationMessage {
     var isTimeline: Bool {
         switch self {
         case .state, .suspension: true
-        case .presence, .queueEdit, .queueRequest, .queueSnapshot, .unsupported: false
+        case .presence, .queueEdit, .queueRequest, .queueSnapshot, .signed, .unsupported: false
         }
     }
 }

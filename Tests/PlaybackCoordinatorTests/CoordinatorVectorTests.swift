@@ -16,7 +16,7 @@ import struct GroupSessions.SessionKeys
 @testable import PlaybackCoordinator
 /// Runs the shared coordinator vectors in `Tests/Vectors/coordinator/*.json` against ``CoordinatorCore``.
 ///
-/// The same files are run against the browser's JavaScript port (`Web/static/coordinator.js`) by
+/// The same files are run against the browser's JavaScript port (`Web/static/sync/coordinator.js`) by
 /// `Tests/Web/coordinator.test.mjs`, so the two implementations cannot drift apart unnoticed.
 ///
 /// A vector is a participant, a configuration and steps (channel events, ticks, API calls, each

@@ -1,4 +1,6 @@
+import ClockSync
 import Testing
+import Logging
 
 @testable import PlaybackCoordinator
 
@@ -20,7 +22,7 @@ struct HeadlessPlayerTests {
     func manualClock() async throws {
         let clock = ManualClock()
         let reference = ManualReference(clock: clock)
-        let player = HeadlessPlayer(participant: "p", items: [Self.clip], reference: reference, clock: clock, spinWindow: .zero)
+        let player = HeadlessPlayer(participant: "p", items: [Self.clip], reference: reference, clock: clock, spinWindow: .zero, logger: Logger(label: "test"))
         let collector = Collector<PlaybackEvent>()
         let collecting = collector.start(player.events)
         let running = Task { await player.run() }
@@ -170,7 +172,7 @@ struct HeadlessPlayerTests {
         let timeline = MediaTimeline(identifier: "clip", duration: 2, frameRate: 50)
         let player = HeadlessPlayer(
             participant: "p", items: [timeline], reference: reference,
-            presentationThread: dedicatedThread ? PresentationThread.Configuration() : nil)
+            presentationThread: dedicatedThread ? PresentationThread.Configuration() : nil, logger: Logger(label: "test"))
         let collector = Collector<PlaybackEvent>()
         let collecting = collector.start(player.events)
         let running = Task { await player.run() }

@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import TestSupport
 import Testing
 
 @testable import PlaybackCoordinator
@@ -165,18 +167,18 @@ struct ParticipantStateTests {
         configuration.minimumLead = .milliseconds(100)
         let player = PlaybackCoordinator(
             channel: await hub.connect("player"), reference: reference, delegate: RecordingDelegate(), configuration: configuration,
-            localItem: "clip", name: "Pia")
+            localItem: "clip", name: "Pia", logger: Logger(label: "test"))
         let other = PlaybackCoordinator(
             channel: await hub.connect("other"), reference: reference, delegate: RecordingDelegate(), configuration: configuration,
-            localItem: "clip", name: "Oz")
+            localItem: "clip", name: "Oz", logger: Logger(label: "test"))
         let tasks = [Task { await player.run() }, Task { await other.run() }]
         defer { for task in tasks { task.cancel() } }
-        #expect(try await PlaybackCoordinatorTests.eventually { await player.otherParticipants.first?.name == "Oz" })
+        await eventually { await player.otherParticipants.first?.name == "Oz" }
         #expect(await player.otherParticipants.map(\.id) == ["other"])
 
         #expect(await player.expectedItemTime(at: reference.now()!) == nil)
         try await player.play()
-        #expect(try await PlaybackCoordinatorTests.eventually { await player.state?.rate == 1 })
+        await eventually { await player.state?.rate == 1 }
         let anchor = try #require(await player.state?.anchorReferenceTime)
         #expect(await player.expectedItemTime(at: anchor + .seconds(3)) == 3)
         #expect(await player.expectedItemTime(at: anchor + .seconds(3)) == player.core.effectiveItemTime(at: anchor + .seconds(3)))
@@ -187,7 +189,7 @@ struct ParticipantStateTests {
         await other.setSuspensionReasonsThatTriggerWaiting([.userChangingTime, .buffering])
         let after = try await other.beginSuspension(.userChangingTime)
         #expect(await other.suspensionReasons == [.userChangingTime, .userChangingTime])
-        #expect(try await PlaybackCoordinatorTests.eventually { await player.suspensionStatus(after.id) != nil })
+        await eventually { await player.suspensionStatus(after.id) != nil }
         #expect(await player.suspensionStatus(before.id)?.waits == false)  // begun before the change: keeps its decision
         #expect(await player.suspensionStatus(after.id)?.waits == true)
         #expect(await player.otherParticipants.first?.suspensions.map(\.id) == [before.id, after.id])
@@ -196,13 +198,13 @@ struct ParticipantStateTests {
         await other.setParticipantLimit(1, forWaitingOutSuspensionsWithReason: .buffering)
         #expect(await other.participantLimitForWaitingOutSuspensions(withReason: .buffering) == 1)
         let limited = try await other.beginSuspension(.buffering)
-        #expect(try await PlaybackCoordinatorTests.eventually { await player.suspensionStatus(limited.id) != nil })
+        await eventually { await player.suspensionStatus(limited.id) != nil }
         #expect(await player.suspensionStatus(limited.id)?.waits == false)
         await other.setParticipantLimit(nil, forWaitingOutSuspensionsWithReason: .buffering)
         #expect(await other.participantLimitForWaitingOutSuspensions(withReason: .buffering) == nil)
 
         for suspension in [before, after, limited] { try await suspension.end() }
         #expect(await other.suspensionReasons.isEmpty)
-        #expect(try await PlaybackCoordinatorTests.eventually { await player.otherParticipants.first?.isSuspended == false })
+        await eventually { await player.otherParticipants.first?.isSuspended == false }
     }
 }

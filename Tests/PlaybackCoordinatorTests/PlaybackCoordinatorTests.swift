@@ -1,4 +1,6 @@
+import TestSupport
 import Testing
+import Logging
 
 @testable import PlaybackCoordinator
 
@@ -11,16 +13,6 @@ actor RecordingDelegate: PlaybackControlDelegate {
 @Suite("PlaybackCoordinator over the in-memory hub")
 struct PlaybackCoordinatorTests {
     static let clip = MediaTimeline(identifier: "clip", duration: 30, frameRate: 25)
-
-    /// Polls `condition` every 20 ms for up to `seconds` (generous; never a timing assertion).
-    static func eventually(_ seconds: Double = 20, _ condition: () async -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if await condition() { return true }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return await condition()
-    }
 
     @Test("the hub gives one total order, retained state to joiners, and membership")
     func hub() async throws {
@@ -52,12 +44,12 @@ struct PlaybackCoordinatorTests {
         var tasks: [Task<Void, Never>] = []
         let collector = Collector<PlaybackEvent>()
         for name in ["ana", "ben", "cy"] {
-            let player = HeadlessPlayer(participant: PlaybackParticipantID(name), items: [Self.clip], reference: reference, spinWindow: .milliseconds(1))
+            let player = HeadlessPlayer(participant: PlaybackParticipantID(name), items: [Self.clip], reference: reference, spinWindow: .milliseconds(1), logger: Logger(label: "test"))
             var configuration = CoordinatorConfiguration()
             configuration.minimumLead = .milliseconds(150)  // generous: this machine is shared
             let coordinator = PlaybackCoordinator(
                 channel: await hub.connect(PlaybackParticipantID(name)), reference: reference, delegate: player,
-                configuration: configuration, localItem: "clip")
+                configuration: configuration, localItem: "clip", logger: Logger(label: "test"))
             players.append(player)
             coordinators.append(coordinator)
             tasks.append(Task { await player.run() })
@@ -67,13 +59,13 @@ struct PlaybackCoordinatorTests {
         }
         defer { for task in tasks { task.cancel() } }
 
-        #expect(try await Self.eventually { await coordinators[0].members.count == 3 })
+        await eventually { await coordinators[0].members.count == 3 }
         try await coordinators[0].play()
-        #expect(try await Self.eventually { await collector.items.filter { $0.type == .frame }.count >= 3 * 10 })
+        await eventually { await collector.items.filter { $0.type == .frame }.count >= 3 * 10 }
         try await coordinators[1].coordinateSeek(to: 20)
-        #expect(try await Self.eventually { await collector.items.contains { $0.type == .frame && ($0.pts ?? 0) >= 20.4 } })
+        await eventually { await collector.items.contains { $0.type == .frame && ($0.pts ?? 0) >= 20.4 } }
         try await coordinators[2].pause()
-        #expect(try await Self.eventually { await collector.items.filter { $0.type == .stopped }.count >= 3 })
+        await eventually { await collector.items.filter { $0.type == .stopped }.count >= 3 }
 
         let events = await collector.items
         // Every player accepted the same three commands in the same order.
@@ -106,22 +98,22 @@ struct PlaybackCoordinatorTests {
         let hub = InMemoryCoordinationHub()
         let reference = MonotonicReferenceTimeSource()
         let delegate = RecordingDelegate()
-        let coordinator = PlaybackCoordinator(channel: await hub.connect("solo"), reference: reference, delegate: delegate, localItem: "clip")
+        let coordinator = PlaybackCoordinator(channel: await hub.connect("solo"), reference: reference, delegate: delegate, localItem: "clip", logger: Logger(label: "test"))
         let running = Task { await coordinator.run() }
         defer { running.cancel() }
-        #expect(try await Self.eventually { await coordinator.members.count == 1 })
+        await eventually { await coordinator.members.count == 1 }
         try await coordinator.play()
-        #expect(try await Self.eventually { await coordinator.state?.rate == 1 })
+        await eventually { await coordinator.state?.rate == 1 }
         let suspension = try await coordinator.beginSuspension(.stallRecovery)
-        #expect(try await Self.eventually { await delegate.commands.contains { if case .buffer = $0.kind { true } else { false } } })
+        await eventually { await delegate.commands.contains { if case .buffer = $0.kind { true } else { false } } }
         try await suspension.end(proposingNewTime: 12)
-        #expect(try await Self.eventually { await coordinator.state?.anchorItemTime == 12 })
+        await eventually { await coordinator.state?.anchorItemTime == 12 }
         // The command task hands the state's command to the delegate after the state changes: wait
         // for it (reading it at once failed on a loaded machine).
-        #expect(try await Self.eventually {
+        await eventually {
             let last = await delegate.commands.last
             return last?.itemTime == 12 && last?.rate == 1
-        })
+        }
         await #expect(throws: PlaybackCoordinatorError.self) { try await coordinator.coordinateRateChange(to: -2) }
     }
 
@@ -133,16 +125,16 @@ struct PlaybackCoordinatorTests {
         var configuration = CoordinatorConfiguration()
         configuration.minimumLead = .milliseconds(100)
         let player = PlaybackCoordinator(
-            channel: await hub.connect("player"), reference: reference, delegate: delegate, configuration: configuration, localItem: "clip")
+            channel: await hub.connect("player"), reference: reference, delegate: delegate, configuration: configuration, localItem: "clip", logger: Logger(label: "test"))
         let suspender = PlaybackCoordinator(
-            channel: await hub.connect("control"), reference: reference, delegate: RecordingDelegate(), configuration: configuration)
+            channel: await hub.connect("control"), reference: reference, delegate: RecordingDelegate(), configuration: configuration, logger: Logger(label: "test"))
         let tasks = [Task { await player.run() }, Task { await suspender.run() }]
-        #expect(try await Self.eventually {
+        await eventually {
             let counts = (await player.members.count, await suspender.members.count)
             return counts == (2, 2)
-        })
+        }
         try await player.play()
-        #expect(try await Self.eventually { await suspender.state?.rate == 1 })
+        await eventually { await suspender.state?.rate == 1 }
         return (suspender, player, delegate, tasks)
     }
 
@@ -158,13 +150,13 @@ struct PlaybackCoordinatorTests {
         #expect(!status.timedOut(at: status.waitEnd))
         // Never shorter than asked; longer only by a late wake-up (generous bound: shared machine).
         #expect(status.waited >= .milliseconds(400) && status.waited < .seconds(5), "waited \(status.waited)")
-        #expect(try await Self.eventually { await began.items.count == 1 })
+        await eventually { await began.items.count == 1 }
         #expect(await began.items.first?.begin == status.begin)
         // The other member has the same record, and its player was told to wait, then to play at the end.
-        #expect(try await Self.eventually { await player.suspensionStatus(status.id)?.end == status.end })
-        #expect(try await Self.eventually {
+        await eventually { await player.suspensionStatus(status.id)?.end == status.end }
+        await eventually {
             await delegate.commands.contains { if case .play(_, let at, _) = $0.kind { at == status.end } else { false } }
-        })
+        }
         let commands = await delegate.commands
         let buffer = commands.firstIndex { if case .buffer(_, let at, _) = $0.kind { at == status.begin } else { false } }
         let resume = commands.lastIndex { if case .play(_, let at, _) = $0.kind { at == status.end } else { false } }
@@ -179,13 +171,13 @@ struct PlaybackCoordinatorTests {
         let hold = Task {
             try await suspender.holdSuspension(.stallRecovery, for: .seconds(8)) { status in Task { await began.append(status.id) } }
         }
-        #expect(try await Self.eventually { await began.items.count == 1 })
+        await eventually { await began.items.count == 1 }
         let id = try #require(await began.items.first)
-        #expect(try await Self.eventually { await player.suspensionStatus(id) != nil })
+        await eventually { await player.suspensionStatus(id) != nil }
         hold.cancel()
         let status = try await hold.value
         #expect(status.isEnded && status.waited < .seconds(8))
-        #expect(try await Self.eventually { await player.suspensionStatus(id)?.isEnded == true })
+        await eventually { await player.suspensionStatus(id)?.isEnded == true }
         #expect(await player.suspensionStatus(id)?.timedOut(at: status.waitEnd) == false)
     }
 

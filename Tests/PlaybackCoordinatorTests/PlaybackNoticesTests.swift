@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import TestSupport
 import Testing
 
 @testable import PlaybackCoordinator
@@ -179,28 +181,28 @@ struct PlaybackNoticesTests {
         let hub = InMemoryCoordinationHub()
         let reference = MonotonicReferenceTimeSource()
         let watcher = PlaybackCoordinator(
-            channel: await hub.connect("w"), reference: reference, delegate: RecordingDelegate(), localItem: "clip", name: "watcher")
+            channel: await hub.connect("w"), reference: reference, delegate: RecordingDelegate(), localItem: "clip", name: "watcher", logger: Logger(label: "test"))
         let events = Collector<PlaybackEvent>()
         var tasks = [Task { await watcher.run() }, events.start(watcher.events)]
         defer { for task in tasks { task.cancel() } }
         try await watcher.pause()
-        #expect(try await PlaybackCoordinatorTests.eventually { await watcher.state != nil })
+        await eventually { await watcher.state != nil }
 
         let control = PlaybackCoordinator(
-            channel: await hub.connect("c1"), reference: reference, delegate: RecordingDelegate(), name: "alice", oneShot: true)
+            channel: await hub.connect("c1"), reference: reference, delegate: RecordingDelegate(), name: "alice", oneShot: true, logger: Logger(label: "test"))
         tasks.append(Task { await control.run() })
-        #expect(try await PlaybackCoordinatorTests.eventually { await control.state != nil })
+        await eventually { await control.state != nil }
         try await control.announce()
         try await control.play()
-        #expect(try await PlaybackCoordinatorTests.eventually { await events.items.contains { $0.type == .play } })
+        await eventually { await events.items.contains { $0.type == .play } }
         await hub.disconnect("c1")
 
         let dave = PlaybackCoordinator(
-            channel: await hub.connect("d4"), reference: reference, delegate: RecordingDelegate(), localItem: "clip", name: "dave")
+            channel: await hub.connect("d4"), reference: reference, delegate: RecordingDelegate(), localItem: "clip", name: "dave", logger: Logger(label: "test"))
         tasks.append(Task { await dave.run() })
-        #expect(try await PlaybackCoordinatorTests.eventually { await events.items.contains { $0.type == .joined && $0.originator == "d4" } })
+        await eventually { await events.items.contains { $0.type == .joined && $0.originator == "d4" } }
         await hub.disconnect("d4")
-        #expect(try await PlaybackCoordinatorTests.eventually { await events.items.contains { $0.type == .left && $0.originator == "d4" } })
+        await eventually { await events.items.contains { $0.type == .left && $0.originator == "d4" } }
 
         let seen = await events.items
         let play = try #require(seen.first { $0.type == .play })

@@ -1,4 +1,6 @@
+import TestSupport
 import Testing
+import Logging
 
 @testable import PlaybackCoordinator
 
@@ -16,7 +18,7 @@ struct ReadinessTests {
             configuration.readinessGrace = grace
             let coordinator = PlaybackCoordinator(
                 channel: await hub.connect(PlaybackParticipantID(name)), reference: reference, delegate: RecordingDelegate(),
-                configuration: configuration, localItem: "clip", name: name)
+                configuration: configuration, localItem: "clip", name: name, logger: Logger(label: "test"))
             coordinators.append(coordinator)
             tasks.append(Task { await coordinator.run() })
             tasks.append(collector.start(coordinator.events))
@@ -28,20 +30,20 @@ struct ReadinessTests {
     func notReadySuspends() async throws {
         let (coordinators, collector, tasks) = await Self.makeGroup(grace: .milliseconds(20))
         defer { for task in tasks { task.cancel() } }
-        #expect(try await PlaybackCoordinatorTests.eventually { await coordinators[0].members.count == 2 })
+        await eventually { await coordinators[0].members.count == 2 }
         try await coordinators[0].play()
-        #expect(try await PlaybackCoordinatorTests.eventually { await coordinators[1].state?.rate == 1 })
+        await eventually { await coordinators[1].state?.rate == 1 }
 
         coordinators[1].reportReadiness(.seeking)
-        #expect(try await PlaybackCoordinatorTests.eventually {
+        await eventually {
             await collector.items.filter { $0.type == .suspensionBegan && $0.reason == "buffering" && $0.waits == true }.count == 2
-        })
-        #expect(try await PlaybackCoordinatorTests.eventually { await coordinators[0].isWaiting })
+        }
+        await eventually { await coordinators[0].isWaiting }
         coordinators[1].reportReadiness(.ready)
-        #expect(try await PlaybackCoordinatorTests.eventually {
+        await eventually {
             await collector.items.filter { $0.type == .suspensionEnded && $0.reason == "buffering" }.count == 2
-        })
-        #expect(try await PlaybackCoordinatorTests.eventually { await !coordinators[0].isWaiting })
+        }
+        await eventually { await !coordinators[0].isWaiting }
         // Both members name the same member as suspended.
         let began = await collector.items.filter { $0.type == .suspensionBegan }
         #expect(Set(began.map(\.originator)) == ["ben"])
@@ -51,23 +53,23 @@ struct ReadinessTests {
     func starvedIsStallRecovery() async throws {
         let (coordinators, collector, tasks) = await Self.makeGroup(grace: .zero)
         defer { for task in tasks { task.cancel() } }
-        #expect(try await PlaybackCoordinatorTests.eventually { await coordinators[0].members.count == 2 })
+        await eventually { await coordinators[0].members.count == 2 }
         try await coordinators[0].play()
         coordinators[0].reportReadiness(.starved)
-        #expect(try await PlaybackCoordinatorTests.eventually {
+        await eventually {
             await collector.items.contains { $0.type == .suspensionBegan && $0.reason == "stallRecovery" }
-        })
+        }
         coordinators[0].reportReadiness(.ready)
-        #expect(try await PlaybackCoordinatorTests.eventually {
+        await eventually {
             await collector.items.contains { $0.type == .suspensionEnded && $0.reason == "stallRecovery" }
-        })
+        }
     }
 
     @Test("a player ready again within the grace period costs the group nothing")
     func shortSeekIsFree() async throws {
         let (coordinators, collector, tasks) = await Self.makeGroup(grace: .milliseconds(300))
         defer { for task in tasks { task.cancel() } }
-        #expect(try await PlaybackCoordinatorTests.eventually { await coordinators[0].members.count == 2 })
+        await eventually { await coordinators[0].members.count == 2 }
         try await coordinators[0].play()
         coordinators[1].reportReadiness(.seeking)
         coordinators[1].reportReadiness(.ready)
@@ -77,7 +79,7 @@ struct ReadinessTests {
         // and a later event proves the channel was delivering meanwhile: no suspension was begun.
         try await Task.sleep(for: .milliseconds(900))
         try await coordinators[0].pause()
-        #expect(try await PlaybackCoordinatorTests.eventually { await collector.items.filter { $0.type == .pause }.count == 2 })
+        await eventually { await collector.items.filter { $0.type == .pause }.count == 2 }
         #expect(await !collector.items.contains { $0.type == .suspensionBegan })
     }
 }

@@ -17,18 +17,18 @@ struct ChannelOrderTests {
     func strictlyIncreasingUnderConcurrentSenders() async throws {
         try await withLocalRelay(withTime: false) { invite in
             var sessions: [GroupSession<TestActivity>] = []
-            let host = GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite))
+            let host = GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite), logger: Logger(label: "test"))
             sessions.append(try await host.activate(TestActivity(item: "a"), invite: invite))
             try await sessions[0].join()
             for _ in 1..<Self.members {
-                let center = GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite))
+                let center = GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite), logger: Logger(label: "test"))
                 let session = try await center.accept(invite)
                 try await session.join()
                 sessions.append(session)
             }
             defer { for session in sessions { session.leave() } }
 
-            let channels = sessions.map { GroupSessionCoordinationChannel(session: $0) }
+            let channels = sessions.map { GroupSessionCoordinationChannel(session: $0, logger: Logger(label: "test")) }
             let collectors = channels.map { Collector($0.events()) }
             await eventually("every member sees every member") {
                 collectors.allSatisfy { collector in

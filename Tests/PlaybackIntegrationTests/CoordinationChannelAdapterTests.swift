@@ -1,4 +1,5 @@
 import GroupSessions
+import Logging
 import PlaybackCoordinator
 import Testing
 import TestSupport
@@ -24,15 +25,15 @@ struct CoordinationChannelAdapterTests {
     @Test("every member, the sender included, sees each message once with the same relay sequence")
     func sameSequenceEverywhere() async throws {
         let transport = InMemoryTransport()
-        let center = GroupActivityCenter<TestActivity>(transport: transport)
+        let center = GroupActivityCenter<TestActivity>(transport: transport, logger: Logger(label: "test"))
         let invite = Invite.generate(host: "local", port: 1)
         let hostSession = try await center.activate(TestActivity(item: "a"), invite: invite)
         try await hostSession.join()
         let guestSession = try await center.accept(invite)
         try await guestSession.join()
 
-        let host = GroupSessionCoordinationChannel(session: hostSession)
-        let guest = GroupSessionCoordinationChannel(session: guestSession)
+        let host = GroupSessionCoordinationChannel(session: hostSession, logger: Logger(label: "test"))
+        let guest = GroupSessionCoordinationChannel(session: guestSession, logger: Logger(label: "test"))
         #expect(host.localParticipant != guest.localParticipant)
         #expect(host.localParticipant == GroupSessionCoordinationChannel<TestActivity>.participant(hostSession.localParticipant))
         let hostEvents = Collector(host.events())
@@ -79,17 +80,17 @@ struct CoordinationChannelAdapterTests {
     @Test("a message of a newer coplay arrives as unsupported, and the channel carries on")
     func unsupportedMessageArrives() async throws {
         let transport = InMemoryTransport()
-        let center = GroupActivityCenter<TestActivity>(transport: transport)
+        let center = GroupActivityCenter<TestActivity>(transport: transport, logger: Logger(label: "test"))
         let invite = Invite.generate(host: "local", port: 1)
         let newerSession = try await center.activate(TestActivity(item: "a"), invite: invite)
         try await newerSession.join()
         let session = try await center.accept(invite)
         try await session.join()
-        let channel = GroupSessionCoordinationChannel(session: session)
+        let channel = GroupSessionCoordinationChannel(session: session, logger: Logger(label: "test"))
         let events = Collector(channel.events())
 
         try GroupSessionMessenger(session: newerSession).send(Newer.CoordinationMessage())
-        let newer = GroupSessionCoordinationChannel(session: newerSession)
+        let newer = GroupSessionCoordinationChannel(session: newerSession, logger: Logger(label: "test"))
         try await newer.send(Self.proposal("a", rate: 1, by: newer.localParticipant), retainingUnder: nil)
         await eventually("both messages") { Self.messages(events.values).count == 2 }
         let received = Self.messages(events.values)
@@ -104,11 +105,11 @@ struct CoordinationChannelAdapterTests {
     @Test("a retained state reaches a late joiner; a member leaving is reported")
     func retainedAndPresence() async throws {
         let transport = InMemoryTransport()
-        let center = GroupActivityCenter<TestActivity>(transport: transport)
+        let center = GroupActivityCenter<TestActivity>(transport: transport, logger: Logger(label: "test"))
         let invite = Invite.generate(host: "local", port: 1)
         let hostSession = try await center.activate(TestActivity(item: "a"), invite: invite)
         try await hostSession.join()
-        let host = GroupSessionCoordinationChannel(session: hostSession)
+        let host = GroupSessionCoordinationChannel(session: hostSession, logger: Logger(label: "test"))
         let hostEvents = Collector(host.events())
         let message = Self.proposal("a", rate: 1, by: host.localParticipant)
         try await host.send(message, retainingUnder: CoordinationMessage.stateKey)
@@ -117,7 +118,7 @@ struct CoordinationChannelAdapterTests {
 
         let lateSession = try await center.accept(invite)
         try await lateSession.join()
-        let late = GroupSessionCoordinationChannel(session: lateSession)
+        let late = GroupSessionCoordinationChannel(session: lateSession, logger: Logger(label: "test"))
         let lateEvents = Collector(late.events())
         await eventually("late joiner gets the retained state") { Self.messages(lateEvents.values).count == 1 }
         let received = try #require(Self.messages(lateEvents.values).first)

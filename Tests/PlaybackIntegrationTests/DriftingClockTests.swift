@@ -1,4 +1,4 @@
-import BenchmarkSupport
+import Logging
 import ClockSync
 import PlaybackCoordinator
 import Testing
@@ -30,7 +30,7 @@ struct DriftingClockTests {
 
         init(truth: ManualClock, driftPPM: Double, anchorSeconds: Int64, correcting: Bool = true) {
             clock = DriftingClock(truth, driftPPM: driftPPM)
-            synced = SyncedClock(timescale: LocalTimescale(clock: clock, anchorTime: NTPTimestamp(unixSeconds: anchorSeconds, nanoseconds: 0)))
+            synced = SyncedClock(timescale: LocalTimescale(clock: clock, anchorTime: NTPTimestamp(unixSeconds: anchorSeconds, nanoseconds: 0)), logger: Logger(label: "test"))
             source = SyncedReferenceTimeSource(synced)
             self.correcting = correcting
         }

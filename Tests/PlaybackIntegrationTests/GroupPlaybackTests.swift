@@ -34,10 +34,10 @@ struct GroupPlaybackTests {
     @Test("host and guest play in step through GroupPlayback; a player that ends makes its member leave")
     func playAndPlayerEnds() async throws {
         try await withLocalRelay { invite in
-            let hostSession = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite))
+            let hostSession = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite), logger: Logger(label: "test"))
                 .activate(TestActivity(item: "clip"), invite: invite)
             try await hostSession.join()
-            let guestSession = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite)).accept(invite)
+            let guestSession = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite), logger: Logger(label: "test")).accept(invite)
             try await guestSession.join()
 
             let hostEvents = LockedBox<[PlaybackEvent]>([])
@@ -45,7 +45,7 @@ struct GroupPlaybackTests {
             let host = Task {
                 try await GroupPlayback.coordinate(
                     session: hostSession, timeServer: invite, clock: ContinuousClock(),
-                    player: { HeadlessPlayer(participant: "host", items: [Self.clip], reference: $0) },
+                    player: { HeadlessPlayer(participant: "host", items: [Self.clip], reference: $0, logger: Logger(label: "test")) },
                     localItem: Self.clip.identifier, name: "host", publishInitialState: true,
                     onEvent: { event in hostEvents.mutate { $0.append(event) } }, started: { coordinator in controller.mutate { $0 = coordinator } })
             }
@@ -98,7 +98,7 @@ struct GroupPlaybackTests {
             }
             var invite = relayOnly
             invite.otherRelays = ports.map { RelayAddress(host: "127.0.0.1", port: $0) }
-            let session = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite))
+            let session = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite), logger: Logger(label: "test"))
                 .activate(TestActivity(item: "clip"), invite: invite)
             try await session.join()
 
@@ -112,7 +112,7 @@ struct GroupPlaybackTests {
             let events = LockedBox<[PlaybackEvent]>([])
             let run = Task {
                 try await playback.run(
-                    HeadlessPlayer(participant: "host", items: [Self.clip], reference: playback.reference),
+                    HeadlessPlayer(participant: "host", items: [Self.clip], reference: playback.reference, logger: Logger(label: "test")),
                     localItem: Self.clip.identifier, name: "host", publishInitialState: true,
                     onEvent: { event in events.mutate { $0.append(event) } })
             }

@@ -51,14 +51,14 @@ func waitUntil(_ condition: () async -> Bool) async throws {
 /// then Ben stalls and the group waits for him. Returns the others as Ben's coordinator sees them.
 func movieNight(invite: Invite) async throws -> [CoordinatedPlaybackParticipant] {
     // Ana activates the activity (Apple: `try await MovieNight(movie:).activate()`).
-    let anaCenter = GroupActivityCenter<MovieNight>(transport: RelayTransport(invite: invite))
+    let anaCenter = GroupActivityCenter<MovieNight>(transport: RelayTransport(invite: invite), logger: .current)
     let anaSession = try await anaCenter.activate(MovieNight(movie: "clip"), invite: invite)
     try await anaSession.join()
     defer { anaSession.leave() }
 
     // Ben gets the session from the invite Ana sent him (Apple: `for await session in
     // MovieNight.sessions()`), and joins it.
-    let benCenter = GroupActivityCenter<MovieNight>(transport: RelayTransport(invite: invite))
+    let benCenter = GroupActivityCenter<MovieNight>(transport: RelayTransport(invite: invite), logger: .current)
     let benSession = try await benCenter.accept(invite)
     try await benSession.join()
     defer { benSession.leave() }

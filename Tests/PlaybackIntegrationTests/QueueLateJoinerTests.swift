@@ -1,4 +1,5 @@
 import GroupSessions
+import Logging
 import PlaybackCoordinator
 import SessionRelay
 import Testing
@@ -34,7 +35,7 @@ struct QueueLateJoinerTests {
                     item: item.identifier, title: "Episode \(number + 1) of a rather long series.mkv", duration: item.duration,
                     frameRate: Double(item.frameCount) / item.duration)
             }
-            let hostSession = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite))
+            let hostSession = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite), logger: Logger(label: "test"))
                 .activate(TestActivity(item: items[0].identifier), invite: invite)
             try await hostSession.join()
             let hostPlayback = try await GroupPlayback.prepare(session: hostSession, timeServer: invite)
@@ -44,7 +45,7 @@ struct QueueLateJoinerTests {
                 try await hostPlayback.run(
                     HeadlessPlayer(
                         participant: "host", items: items, reference: hostPlayback.reference,
-                        presentationThread: PresentationThread.Configuration()),
+                        presentationThread: PresentationThread.Configuration(), logger: Logger(label: "test")),
                     localItem: items[0].identifier, canPresent: { known.contains($0) }, name: "host", items: summaries,
                     publishInitialState: true, queue: queue, repeatMode: .all,
                     onEvent: { event in hostEvents.mutate { $0.append(event) } },
@@ -69,7 +70,7 @@ struct QueueLateJoinerTests {
             // The late joiner: from its first connection to its first frame.
             let clock = ContinuousClock()
             let connecting = clock.now
-            let joinerSession = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite)).accept(invite)
+            let joinerSession = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite), logger: Logger(label: "test")).accept(invite)
             try await joinerSession.join()
             let joinerPlayback = try await GroupPlayback.prepare(session: joinerSession, timeServer: invite)
             let clockSynchronized = clock.now
@@ -79,7 +80,7 @@ struct QueueLateJoinerTests {
                 try await joinerPlayback.run(
                     HeadlessPlayer(
                         participant: "joiner", items: items, reference: joinerPlayback.reference,
-                        presentationThread: PresentationThread.Configuration()),
+                        presentationThread: PresentationThread.Configuration(), logger: Logger(label: "test")),
                     localItem: items[0].identifier, canPresent: { known.contains($0) }, name: "joiner", items: summaries,
                     onEvent: { event in joinerEvents.mutate { $0.append((event, clock.now)) } },
                     started: { coordinator in joinerBox.mutate { $0 = coordinator } })

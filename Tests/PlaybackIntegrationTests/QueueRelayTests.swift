@@ -1,4 +1,5 @@
 import GroupSessions
+import Logging
 import PlaybackCoordinator
 import SessionRelay
 import Testing
@@ -23,12 +24,12 @@ struct QueueRelayTests {
     func concurrentEdits() async throws {
         try await withLocalRelay { invite in
             var sessions: [GroupSession<TestActivity>] = []
-            let first = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite))
+            let first = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite), logger: Logger(label: "test"))
                 .activate(TestActivity(item: "clip"), invite: invite)
             try await first.join()
             sessions.append(first)
             for _ in 0..<2 {
-                let session = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite)).accept(invite)
+                let session = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite), logger: Logger(label: "test")).accept(invite)
                 try await session.join()
                 sessions.append(session)
             }
@@ -117,7 +118,7 @@ struct QueueRelayTests {
             let longQueue = await coordinators[0].queue
 
             // A late joiner receives the same queue.
-            let late = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite)).accept(invite)
+            let late = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite), logger: Logger(label: "test")).accept(invite)
             try await late.join()
             let playback = try await GroupPlayback.prepare(session: late, timeServer: invite)
             let box = LockedBox<PlaybackCoordinator?>(nil)

@@ -1,4 +1,5 @@
 import ClockSync
+import Logging
 import PlaybackCoordinator
 import PropertyBased
 import Testing
@@ -24,7 +25,7 @@ struct ReferenceTimeAdapterTests {
     func followsSyncedClock() {
         let clock = ManualClock()
         let anchor = NTPTimestamp(unixSeconds: 1_800_000_000, nanoseconds: 0)
-        let synced = SyncedClock(timescale: LocalTimescale(clock: clock, anchorTime: anchor))
+        let synced = SyncedClock(timescale: LocalTimescale(clock: clock, anchorTime: anchor), logger: Logger(label: "test"))
         let source = SyncedReferenceTimeSource(synced)
         #expect(source.now() == nil)
         #expect(source.errorBound == nil)

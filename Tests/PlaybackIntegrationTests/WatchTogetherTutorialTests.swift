@@ -19,7 +19,7 @@ func watchTogether(
     // 1. What the group watches: the host publishes it, a guest reads it.
     let activity = WatchTogetherActivity(item: clip.identifier, fingerprint: "", title: "Movie night")
     // 2. A session on the relay the invite names, created or accepted, then joined.
-    let center = GroupActivityCenter<WatchTogetherActivity>(transport: RelayTransport(invite: invite))
+    let center = GroupActivityCenter<WatchTogetherActivity>(transport: RelayTransport(invite: invite), logger: .current)
     let session = host
         ? try await center.activate(activity, invite: invite)
         : try await center.accept(invite)
@@ -27,7 +27,7 @@ func watchTogether(
     // 3. A player on the group's reference clock, coordinated until the session ends.
     try await GroupPlayback.coordinate(
         session: session, timeServer: invite, clock: ContinuousClock(),
-        player: { reference in HeadlessPlayer(items: [clip], reference: reference) },
+        player: { reference in HeadlessPlayer(items: [clip], reference: reference, logger: .current) },
         localItem: clip.identifier,
         publishInitialState: host,
         onEvent: onEvent,

@@ -58,7 +58,7 @@ struct FleetTests {
     ) async throws -> (sessions: [GroupSession<WatchMovie>], collectors: [Collector<(Chat, MessageContext)>]) {
         var sessions: [GroupSession<WatchMovie>] = []
         for number in 0...players {
-            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: invite), reconnectPolicy: policy)
+            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: invite), logger: Logger(label: "test"), reconnectPolicy: policy)
             if number == 0 {
                 sessions.append(try await center.activate(WatchMovie(movie: "fleet"), invite: invite))
                 try await sessions[0].join()
@@ -140,7 +140,7 @@ struct FleetTests {
             #expect(session.activeParticipants.count == sessions.count)
         }
         // A member joining afterwards (through any node) gets the retained message and the attachment.
-        let late = try await GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: invite), reconnectPolicy: Self.policy)
+        let late = try await GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: invite), logger: Logger(label: "test"), reconnectPolicy: Self.policy)
             .accept(invite)
         let retained = Collector(GroupSessionMessenger(session: late).messages(of: Chat.self))
         await eventually("retained state") { retained.values.contains { $0.0.text == "state" && $0.1.isRetained } }
@@ -259,7 +259,7 @@ struct FleetNode {
     }
 
     static func start(store: String) async throws -> FleetNode {
-        let port = TemporaryPostgres.freePort()
+        let port = freePort()
         let process = Process()
         process.executableURL = binary
         process.arguments = ["serve", "--listen", "127.0.0.1:\(port)", "--store", store, "--lease-seconds", "2", "--log-level", "notice"]
@@ -275,20 +275,5 @@ struct FleetNode {
         guard process.isRunning else { return }
         Glibc.kill(process.processIdentifier, signal)
         if signal == SIGKILL { process.waitUntilExit() }
-    }
-
-    static func canConnect(port: Int) -> Bool {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
     }
 }

@@ -11,11 +11,7 @@ struct PostgresSessionStoreTests {
     static func commit(
         _ store: PostgresSessionStore, _ events: [SessionStoreEvent], of session: SessionID, lease: SessionLease?
     ) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            store.commit(events, of: session, lease: lease) { error in
-                if let error { continuation.resume(throwing: error) } else { continuation.resume() }
-            }
-        }
+        try await store.commit(events, of: session, lease: lease)
     }
 
     static func store(_ url: String, _ address: String) throws -> PostgresSessionStore {

@@ -38,7 +38,7 @@ struct LivenessTests {
 
     /// A session created through `relay` (whose welcome, if it sends one, arrives within 10 s).
     static func activate(on relay: StuckRelay) async throws -> GroupSession<WatchMovie> {
-        let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: relay.port))
+        let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: relay.port), logger: Logger(label: "test"))
         return try await center.activate(
             WatchMovie(movie: "m"), invite: Invite.generate(host: "127.0.0.1", port: relay.port), timeout: .seconds(10))
     }
@@ -47,7 +47,7 @@ struct LivenessTests {
     func silentRelay() async throws {
         let relay = try await StuckRelay.start(.silent)
         defer { relay.stop() }
-        let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: relay.port))
+        let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: relay.port), logger: Logger(label: "test"))
         let invite = Invite.generate(host: "127.0.0.1", port: relay.port)
         let accepted = await outcome(of: "accept") { try await center.accept(invite, timeout: .seconds(1)) }
         #expect(failed(accepted, like: Self.timedOut), "\(String(describing: accepted))")
@@ -70,7 +70,7 @@ struct LivenessTests {
         let joined = await outcome(of: "join") { try await session.join(timeout: .seconds(1)) }
         #expect(failed(joined, like: Self.timedOut), "\(String(describing: joined))")
         #expect(session.state == .waiting)
-        #expect(session.engine.inner.withLock { $0.joinWaiter == nil && $0.welcomeWaiter == nil })
+        #expect(session.engine.inner.withLock { $0.machine.joinWaiter == nil && $0.machine.welcomeWaiter == nil && $0.signals.isEmpty })
         session.leave()
     }
 
@@ -81,7 +81,7 @@ struct LivenessTests {
         let session = try await Self.activate(on: relay)
         let joined = await outcome(of: "join") { try await session.join(timeout: .seconds(1)) }
         #expect(failed(joined, like: Self.timedOut), "\(String(describing: joined))")
-        #expect(session.engine.inner.withLock { $0.activityWaiter == nil && $0.joinWaiter == nil })
+        #expect(session.engine.inner.withLock { $0.machine.activityWaiter == nil && $0.machine.joinWaiter == nil && $0.signals.isEmpty })
         session.leave()
     }
 
@@ -99,7 +99,7 @@ struct LivenessTests {
             return
         }
         #expect(error is CancellationError)
-        #expect(session.engine.inner.withLock { $0.joinWaiter == nil })
+        #expect(session.engine.inner.withLock { $0.machine.joinWaiter == nil && $0.signals.isEmpty })
         session.leave()
     }
 
@@ -134,7 +134,7 @@ struct LivenessTests {
         var sessions: [GroupSession<WatchMovie>] = []
         for number in 0..<3 {
             let center = GroupActivityCenter<WatchMovie>(
-                transport: RelayTransport(host: "127.0.0.1", port: port), reconnectPolicy: policy)
+                transport: RelayTransport(host: "127.0.0.1", port: port), logger: Logger(label: "test"), reconnectPolicy: policy)
             if number == 0 {
                 sessions.append(try await center.activate(WatchMovie(movie: "m"), invite: invite))
             } else {
@@ -166,9 +166,9 @@ struct LivenessTests {
             let invite = Invite.generate(host: "127.0.0.1", port: port)
             // A goes through the proxy; B straight to the relay.
             let centerA = GroupActivityCenter<WatchMovie>(
-                transport: RelayTransport(host: "127.0.0.1", port: proxy.port), reconnectPolicy: policy)
+                transport: RelayTransport(host: "127.0.0.1", port: proxy.port), logger: Logger(label: "test"), reconnectPolicy: policy)
             let centerB = GroupActivityCenter<WatchMovie>(
-                transport: RelayTransport(host: "127.0.0.1", port: port), reconnectPolicy: policy)
+                transport: RelayTransport(host: "127.0.0.1", port: port), logger: Logger(label: "test"), reconnectPolicy: policy)
             let a = try await centerA.activate(WatchMovie(movie: "m"), invite: invite)
             try await a.join()
             let b = try await centerB.accept(invite)
@@ -236,7 +236,7 @@ struct LivenessTests {
             policy.livenessTimeout = .seconds(5)
             let invite = Invite.generate(host: "127.0.0.1", port: port)
             let center = GroupActivityCenter<WatchMovie>(
-                transport: RelayTransport(host: "127.0.0.1", port: port), reconnectPolicy: policy)
+                transport: RelayTransport(host: "127.0.0.1", port: port), logger: Logger(label: "test"), reconnectPolicy: policy)
             let member = try await center.activate(WatchMovie(movie: "m"), invite: invite)
             try await member.join()
             let states = Collector(member.connectionStates)

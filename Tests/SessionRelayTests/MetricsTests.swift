@@ -32,7 +32,7 @@ struct MetricsTests {
 
     /// Two members, one message, one refused hello: the counters and gauges that should move.
     func makeTraffic(port: Int) async throws -> (GroupSession<WatchMovie>, GroupSession<WatchMovie>) {
-        let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port))
+        let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port), logger: Logger(label: "test"))
         let invite = Invite.generate(host: "127.0.0.1", port: port)
         let a = try await center.activate(WatchMovie(movie: "m"), invite: invite)
         try await a.join()
@@ -88,7 +88,7 @@ struct MetricsTests {
                     static_configs:
                       - targets: ['127.0.0.1:\(metricsPort)']
                 """.write(to: config, atomically: true, encoding: .utf8)
-            let webPort = RelayProcess.freePort()
+            let webPort = freePort()
             var options = PlatformOptions()
             options.teardownSequence = [.send(signal: .terminate, allowedDurationToNextStep: .seconds(5))]
             let outcome = try await Subprocess.run(

@@ -46,7 +46,7 @@ func filesUnder(_ directory: String) -> [String] {
 @Suite("Group session journal over the relay (TCP on loopback)", .timeLimit(.minutes(10)))
 struct RelayJournalTests {
     static func center(_ port: Int) -> GroupActivityCenter<WatchMovie> {
-        GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port))
+        GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port), logger: Logger(label: "test"))
     }
 
     @Test("a late joiner loads a 50 MB attachment after its uploader left; messages flow during the upload")

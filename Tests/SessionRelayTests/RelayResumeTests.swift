@@ -49,7 +49,7 @@ struct RelayResumeTests {
             let invite = Invite.generate(host: "127.0.0.1", port: port)
             var sessions: [GroupSession<WatchMovie>] = []
             for (number, transport) in transports.enumerated() {
-                let center = GroupActivityCenter<WatchMovie>(transport: transport)
+                let center = GroupActivityCenter<WatchMovie>(transport: transport, logger: Logger(label: "test"))
                 if number == 0 {
                     sessions.append(try await center.activate(WatchMovie(movie: "m"), invite: invite))
                     try await sessions[0].join()
@@ -104,7 +104,7 @@ struct RelayResumeTests {
         var policy = ReconnectPolicy()
         policy.giveUpAfter = .seconds(2)
         let center = GroupActivityCenter<WatchMovie>(
-            transport: RelayTransport(host: "127.0.0.1", port: port), reconnectPolicy: policy)
+            transport: RelayTransport(host: "127.0.0.1", port: port), logger: Logger(label: "test"), reconnectPolicy: policy)
         let session = try await center.activate(WatchMovie(movie: "m"), invite: Invite.generate(host: "127.0.0.1", port: port))
         try await session.join()
         let states = Collector(session.states)
@@ -132,7 +132,7 @@ struct RelayResumeTests {
         let invite = Invite.generate(host: "127.0.0.1", port: port)
         var sessions: [GroupSession<WatchMovie>] = []
         for number in 0..<3 {
-            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port))
+            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port), logger: Logger(label: "test"))
             if number == 0 {
                 sessions.append(try await center.activate(WatchMovie(movie: "before"), invite: invite))
                 try await sessions[0].join()
@@ -175,7 +175,7 @@ struct RelayResumeTests {
         // A late joiner after the restart gets the activity and the retained message at once.
         try sessions[0].setActivity(WatchMovie(movie: "after"))
         await eventually("activity converged") { sessions.allSatisfy { $0.activity.movie == "after" } }
-        let late = try await GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port))
+        let late = try await GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port), logger: Logger(label: "test"))
             .accept(invite)
         #expect(late.activity.movie == "after")
         let retained = Collector(GroupSessionMessenger(session: late).messages(of: Chat.self))
@@ -248,31 +248,5 @@ struct RelayProcess {
     func stop(_ signal: Int32) async {
         child.send(signal)
         await child.wait()
-    }
-
-    /// A free TCP port on loopback for a server that cannot bind port 0 and say which port it got.
-    /// Below Linux's ephemeral range (32768-60999), so no outgoing connection or port-0 bind takes it
-    /// between this check and the server's bind.
-    static func freePort() -> Int {
-        for _ in 0..<100 {
-            let port = Int.random(in: 20000..<32768)
-            if canBind(port: port) { return port }
-        }
-        return 31_123
-    }
-
-    private static func canBind(port: Int) -> Bool {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
     }
 }

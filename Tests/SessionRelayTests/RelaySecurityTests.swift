@@ -45,7 +45,7 @@ struct RelaySecurityTests {
         let logger = Logger(label: "relay") { _ in CapturingLogHandler(records: records) }
         let canary = "CANARY-7f3a9c-\(UUID().uuidString)"
         try await withRelay(logger: logger) { _, port in
-            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port))
+            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port), logger: Logger(label: "test"))
             let invite = Invite.generate(host: "127.0.0.1", port: port)
             let a = try await center.activate(WatchMovie(movie: canary), invite: invite)
             try await a.join()
@@ -79,7 +79,7 @@ struct RelaySecurityTests {
     @Test("a wrong secret cannot join; the members are not affected")
     func wrongSecret() async throws {
         try await withRelay { _, port in
-            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port))
+            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port), logger: Logger(label: "test"))
             let invite = Invite.generate(host: "127.0.0.1", port: port)
             let a = try await center.activate(WatchMovie(movie: "m"), invite: invite)
             try await a.join()
@@ -99,7 +99,7 @@ struct RelaySecurityTests {
     @Test("tampered, forged and replayed frames are rejected and never delivered")
     func tamperAndReplay() async throws {
         try await withRelay { relay, port in
-            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port))
+            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port), logger: Logger(label: "test"))
             let invite = Invite.generate(host: "127.0.0.1", port: port)
             let a = try await center.activate(WatchMovie(movie: "m"), invite: invite)
             try await a.join()
@@ -151,7 +151,7 @@ struct RelaySecurityTests {
         var configuration = RelayConfiguration(host: "127.0.0.1", port: 0)
         configuration.maximumFrameLength = 512 * 1024
         try await withRelay(configuration) { _, port in
-            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port))
+            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port), logger: Logger(label: "test"))
             let invite = Invite.generate(host: "127.0.0.1", port: port)
             let a = try await center.activate(WatchMovie(movie: "m"), invite: invite)
             try await a.join()
@@ -195,7 +195,7 @@ struct RelaySecurityTests {
         configuration.limits.ratePerSecond = 100
         configuration.limits.burst = 200
         try await withRelay(configuration) { relay, port in
-            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port))
+            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port), logger: Logger(label: "test"))
             let invite = Invite.generate(host: "127.0.0.1", port: port)
             let flooder = try await center.activate(WatchMovie(movie: "m"), invite: invite)
             try await flooder.join()

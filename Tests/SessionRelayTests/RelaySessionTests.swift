@@ -11,7 +11,7 @@ struct RelaySessionTests {
     @Test("lifecycle, participant deltas and end() with three members")
     func lifecycle() async throws {
         try await withRelay { relay, port in
-            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port))
+            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port), logger: Logger(label: "test"))
             let invite = Invite.generate(host: "127.0.0.1", port: port)
             let a = try await center.activate(WatchMovie(movie: "A"), invite: invite)
             let aStates = Collector(a.states)
@@ -55,7 +55,7 @@ struct RelaySessionTests {
     @Test("two members setting the activity at the same moment converge on the relay's order")
     func activityConvergence() async throws {
         try await withRelay { _, port in
-            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port))
+            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port), logger: Logger(label: "test"))
             let invite = Invite.generate(host: "127.0.0.1", port: port)
             let a = try await center.activate(WatchMovie(movie: "start"), invite: invite)
             try await a.join()
@@ -82,7 +82,7 @@ struct RelaySessionTests {
     @Test("3 senders x 10,000 reliable messages: every member gets all, in each sender's order")
     func reliableFIFO() async throws {
         try await withRelay { relay, port in
-            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port))
+            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port), logger: Logger(label: "test"))
             let invite = Invite.generate(host: "127.0.0.1", port: port)
             var sessions = [try await center.activate(WatchMovie(movie: "load"), invite: invite)]
             try await sessions[0].join()
@@ -125,7 +125,7 @@ struct RelaySessionTests {
     @Test("a late joiner gets retained messages at once, without anyone re-sending")
     func retained() async throws {
         try await withRelay { _, port in
-            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port))
+            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port), logger: Logger(label: "test"))
             let invite = Invite.generate(host: "127.0.0.1", port: port)
             let a = try await center.activate(WatchMovie(movie: "m"), invite: invite)
             try await a.join()

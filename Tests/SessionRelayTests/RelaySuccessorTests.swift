@@ -14,7 +14,7 @@ struct RelaySuccessorTests {
         let canary = "CANARY-successor-\(UUID().uuidString)"
         try await withRelay(logger: logger) { _, port in
             let transport = RelayTransport(host: "127.0.0.1", port: port)
-            let centers = (0..<3).map { _ in GroupActivityCenter<WatchMovie>(transport: transport) }
+            let centers = (0..<3).map { _ in GroupActivityCenter<WatchMovie>(transport: transport, logger: Logger(label: "test")) }
             let delivered = centers.map { Collector($0.sessions) }
             let invite = Invite.generate(host: "127.0.0.1", port: port)
             let oldA = try await centers[0].activate(WatchMovie(movie: "first"), invite: invite)

@@ -58,7 +58,7 @@ struct RelayTLSClientTests {
 
     /// Two members meet over the relay the invite names; returns what the second received.
     func exchange(_ invite: Invite, tls: TLSConfiguration? = nil) async throws -> String? {
-        let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: invite, tls: tls))
+        let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: invite, tls: tls), logger: Logger(label: "test"))
         let a = try await center.activate(WatchMovie(movie: "m"), invite: invite)
         defer { a.leave() }
         try await a.join()
@@ -100,7 +100,7 @@ struct RelayTLSClientTests {
             // Without the pin the system trust store does not know a self-signed certificate.
             let unpinned = Invite.generate(host: "127.0.0.1", port: port, usesTLS: true)
             let rejected = await transportError {
-                _ = try await GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: unpinned)).accept(unpinned)
+                _ = try await GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: unpinned), logger: Logger(label: "test")).accept(unpinned)
             }
             #expect(rejected?.code == .certificateRejected)
             #expect(rejected?.description.contains("--ca FILE") == true)
@@ -109,7 +109,7 @@ struct RelayTLSClientTests {
             wrong[0] ^= 1
             let impostor = Invite.generate(host: "127.0.0.1", port: port, relayKeyPin: wrong)
             let mismatch = await transportError {
-                _ = try await GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: impostor)).accept(impostor)
+                _ = try await GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: impostor), logger: Logger(label: "test")).accept(impostor)
             }
             #expect(mismatch?.code == .pinMismatch)
             #expect(mismatch?.description.contains(Invite.keyPinText(pin)) == true, "names the key presented")
@@ -127,7 +127,7 @@ struct RelayTLSClientTests {
             let received = try await exchange(invite, tls: tls)
             #expect(received == "over tls")
             let refused = await transportError {
-                _ = try await GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: invite)).accept(invite)
+                _ = try await GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: invite), logger: Logger(label: "test")).accept(invite)
             }
             #expect(refused?.code == .certificateRejected)
         }
@@ -140,7 +140,7 @@ struct RelayTLSClientTests {
         try await tlsRelay(certificate: certs.selfSignedCertificate, key: certs.selfSignedKey) { port in
             let plain = Invite.generate(host: "127.0.0.1", port: port)
             let error = await transportError {
-                _ = try await GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: plain)).accept(plain)
+                _ = try await GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: plain), logger: Logger(label: "test")).accept(plain)
             }
             #expect(error?.code == .relaySpeaksTLS)
             #expect(error?.description.contains("coplays://") == true)
@@ -148,7 +148,7 @@ struct RelayTLSClientTests {
         try await withRelay { _, port in
             let secure = Invite.generate(host: "127.0.0.1", port: port, usesTLS: true)
             let error = await transportError {
-                _ = try await GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: secure)).accept(secure)
+                _ = try await GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: secure), logger: Logger(label: "test")).accept(secure)
             }
             #expect(error?.code == .relayIsPlain)
         }

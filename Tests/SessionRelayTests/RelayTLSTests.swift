@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import GroupSessions
 import NIOSSL
 import SessionRelay
@@ -27,7 +28,7 @@ struct RelayTLSTests {
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(cert))
             let transport = RelayTransport(host: "127.0.0.1", port: port, tls: tls)
-            let center = GroupActivityCenter<WatchMovie>(transport: transport)
+            let center = GroupActivityCenter<WatchMovie>(transport: transport, logger: Logger(label: "test"))
             let invite = Invite.generate(host: "127.0.0.1", port: port)
             let a = try await center.activate(WatchMovie(movie: "tls"), invite: invite)
             try await a.join()
@@ -40,7 +41,7 @@ struct RelayTLSTests {
 
             // A client that does not trust the certificate cannot connect.
             let untrusting = GroupActivityCenter<WatchMovie>(
-                transport: RelayTransport(host: "127.0.0.1", port: port, tls: TLSConfiguration.makeClientConfiguration()))
+                transport: RelayTransport(host: "127.0.0.1", port: port, tls: TLSConfiguration.makeClientConfiguration()), logger: Logger(label: "test"))
             await #expect(throws: (any Error).self) { _ = try await untrusting.accept(invite) }
         }
     }

@@ -27,17 +27,90 @@ final class GatedStore: SessionPersistence {
         for _ in 0..<max(1, blockedWrites.load(ordering: .relaxed) + sessions.count) { gate.signal() }
     }
 
-    func apply(_ event: SessionStoreEvent) {
-        if held.withLock({ $0.contains(event.session) }) {
+    func commit(_ events: [SessionStoreEvent], of session: SessionID, lease: SessionLease?) async throws {
+        for event in events where held.withLock({ $0.contains(event.session) }) {
             blockedWrites.add(1, ordering: .relaxed)
-            gate.wait()
+            // Blocks a thread, as a stuck disk would (not one of Swift's cooperative threads).
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    self.gate.wait()
+                    continuation.resume()
+                }
+            }
         }
-        base.apply(event)
+        try await base.commit(events, of: session, lease: lease)
     }
 
     func needsCompaction(_ session: SessionID) -> Bool { base.needsCompaction(session) }
-    func compact(_ snapshot: SessionSnapshot) throws { try base.compact(snapshot) }
-    func load() throws -> [SessionSnapshot] { try base.load() }
+    func compact(_ snapshot: SessionSnapshot) async throws { try await base.compact(snapshot) }
+    func load() async throws -> [SessionSnapshot] { try await base.load() }
+}
+
+/// Journal storage whose writes for held sessions block until released, and a session store
+/// that hands it to the relay.
+final class GatedJournalStore: SessionPersistence, JournalProviding {
+    private let base: any SessionPersistence
+    let journal: GatedJournal
+
+    init(base: any SessionPersistence, journal: GatedJournal) {
+        self.base = base
+        self.journal = journal
+    }
+
+    var journalStorage: any JournalStorage { journal }
+    func commit(_ events: [SessionStoreEvent], of session: SessionID, lease: SessionLease?) async throws {
+        try await base.commit(events, of: session, lease: lease)
+    }
+    func needsCompaction(_ session: SessionID) -> Bool { base.needsCompaction(session) }
+    func compact(_ snapshot: SessionSnapshot) async throws { try await base.compact(snapshot) }
+    func load() async throws -> [SessionSnapshot] { try await base.load() }
+}
+
+final class GatedJournal: JournalStorage {
+    private let base: JournalStore
+    private let held = Mutex<Set<SessionID>>([])
+    private let gate = DispatchSemaphore(value: 0)
+    let blockedWrites = Atomic<Int>(0)
+
+    init(base: JournalStore) { self.base = base }
+
+    func hold(_ session: SessionID) { held.withLock { _ = $0.insert(session) } }
+
+    /// Lets every blocked and later write of held sessions through.
+    func release() {
+        held.withLock { $0.removeAll() }
+        for _ in 0..<max(1, blockedWrites.load(ordering: .relaxed)) { gate.signal() }
+    }
+
+    private func write(_ session: SessionID) async {
+        guard held.withLock({ $0.contains(session) }) else { return }
+        blockedWrites.add(1, ordering: .relaxed)
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                self.gate.wait()
+                continuation.resume()
+            }
+        }
+    }
+
+    func attachments(in session: SessionID) async throws -> [StoredAttachment] { base.attachments(in: session) }
+    func beginUpload(_ header: JournalHeader, in session: SessionID) async throws {
+        await write(session)
+        try await base.beginUpload(header, in: session)
+    }
+    func appendChunk(_ sealed: NIOCore.ByteBuffer, index: Int, of id: AttachmentID, in session: SessionID) async throws {
+        await write(session)
+        try await base.appendChunk(sealed, index: index, of: id, in: session)
+    }
+    func commitUpload(_ attachment: StoredAttachment, in session: SessionID) async throws {
+        await write(session)
+        try await base.commitUpload(attachment, in: session)
+    }
+    func discard(_ id: AttachmentID, in session: SessionID) async { await base.discard(id, in: session) }
+    func chunks(_ range: Range<Int>, of id: AttachmentID, in session: SessionID) async throws -> [NIOCore.ByteBuffer] {
+        try await base.chunks(range, of: id, in: session)
+    }
+    func deleteSession(_ session: SessionID) async { await base.deleteSession(session) }
 }
 
 @Suite("Relay: sessions are isolated from each other's storage", .timeLimit(.minutes(3)))
@@ -79,6 +152,55 @@ struct SessionIsolationTests {
                 stuckSender.received.values.contains { $0.type == .ack }
                     && stuckReceiver.received.values.contains { $0.type == .data }
             }
+        }
+    }
+
+    @Test("while one session's journal disk is stuck, another session's messages flow and the stuck upload's chunk is acknowledged only once written")
+    func stuckJournalStallsOnlyItsSession() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-journal-isolation-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let logger = Logger(label: "store")
+        let journal = GatedJournal(base: try JournalStore(directory: directory.path, logger: logger))
+        let store = GatedJournalStore(base: try SessionStore(directory: directory.path, logger: logger), journal: journal)
+        var configuration = RelayConfiguration(host: "127.0.0.1", port: 0)
+        configuration.store = store
+        try await withRelay(configuration) { _, port in
+            let stuck = Invite.generate(host: "127.0.0.1", port: port)
+            let flowing = Invite.generate(host: "127.0.0.1", port: port)
+            let uploader = try await RawClient.connect(port: port, invite: stuck)
+            let watcher = try await RawClient.connect(port: port, invite: stuck)
+            let sender = try await RawClient.connect(port: port, invite: flowing)
+            let receiver = try await RawClient.connect(port: port, invite: flowing)
+
+            journal.hold(stuck.session)
+            let header = JournalHeader(id: .random(), size: 1_000, chunkSize: 1_000, sealedMetadata: [])
+            try uploader.connection.send(
+                Frame(type: .journalPut, session: stuck.session, sender: uploader.id,
+                      payload: JournalPutPayload(token: 1 << 63, header: header).encoded()))
+            try uploader.connection.send(
+                Frame(type: .journalChunk, session: stuck.session, sender: uploader.id,
+                      payload: JournalChunkPayload(
+                        id: header.id, index: 0, sealed: NIOCore.ByteBuffer(repeating: 9, count: header.sealedLength(ofChunk: 0))
+                      ).encoded()))
+            await eventually("the stuck session's journal write is blocked") { journal.blockedWrites.load(ordering: .relaxed) >= 1 }
+
+            for sequence in 1...20 {
+                try sender.connection.send(
+                    Frame(type: .data, session: flowing.session, sender: sender.id, payload: Self.route(senderSequence: UInt64(sequence))))
+            }
+            await eventually("the other session delivered and acked all 20") {
+                receiver.received.values.filter { $0.type == .data }.count == 20
+                    && sender.received.values.filter { $0.type == .ack }.count == 20
+            }
+            #expect(!uploader.received.values.contains { $0.type == .journalAck }, "acknowledged before it was written")
+            #expect(!watcher.received.values.contains { $0.type == .journalAdded }, "announced before it was stored")
+
+            journal.release()
+            await eventually("written, then acknowledged and announced") {
+                uploader.received.values.contains { $0.type == .journalAck }
+                    && watcher.received.values.contains { $0.type == .journalAdded }
+            }
+            #expect(journal.blockedWrites.load(ordering: .relaxed) >= 1)
         }
     }
 

@@ -17,7 +17,7 @@ struct SessionStoreTests {
     }
 
     @Test("events written, reloaded after reopening; 0700 directories, 0600 files; a torn last record is ignored; delete removes the directory")
-    func roundTrip() throws {
+    func roundTrip() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-store-\(UInt64.random(in: 0...UInt64.max))")
         defer { try? FileManager.default.removeItem(at: directory) }
         let hash = Array(repeating: UInt8(7), count: 32)
@@ -49,7 +49,7 @@ struct SessionStoreTests {
         #expect(try mode(sessionDirectory.appendingPathComponent("state").path) == 0o600)
 
         let store = try SessionStore(directory: directory.path, logger: Logger(label: "test"))
-        let snapshots = try store.load()
+        let snapshots = try await store.load()
         let snapshot = try #require(snapshots.first)
         #expect(snapshots.count == 1)
         #expect(snapshot.session == session)
@@ -65,8 +65,8 @@ struct SessionStoreTests {
         #expect(restored.senderHigh[ParticipantID(rawValue: 2)] == 1)
 
         // Compaction rewrites the file from the snapshot; reloading gives the same session.
-        try store.compact(restored)
-        let again = try #require(try SessionStore(directory: directory.path, logger: Logger(label: "test")).load().first)
+        try await store.compact(restored)
+        let again = try #require(try await SessionStore(directory: directory.path, logger: Logger(label: "test")).load().first)
         #expect(again.log.map(\.sequence) == [1, 2, 3, 4])
         #expect(again.retained.map(\.sequence) == [3])
 

@@ -10,11 +10,11 @@ import TestSupport
 final class SlowClaimStore: SessionPersistence {
     private let released = Mutex<[CheckedContinuation<Void, Never>]?>([])
 
-    func apply(_ event: SessionStoreEvent) {}
+    func commit(_ events: [SessionStoreEvent], of session: SessionID, lease: SessionLease?) async throws {}
     func needsCompaction(_ session: SessionID) -> Bool { false }
-    func compact(_ snapshot: SessionSnapshot) throws {}
-    func load() throws -> [SessionSnapshot] { [] }
-    func release(_ session: SessionID, lease: SessionLease?) {}
+    func compact(_ snapshot: SessionSnapshot) async throws {}
+    func load() async throws -> [SessionSnapshot] { [] }
+    func release(_ session: SessionID, lease: SessionLease?) async {}
 
     func claim(_ session: SessionID) async throws -> SessionClaim {
         await withCheckedContinuation { continuation in

@@ -58,7 +58,7 @@ struct WebRelayTests {
     func webSocketMember() async throws {
         try await withWebRelay { relay, port in
             let invite = Invite.generate(host: "127.0.0.1", port: port, suite: .aes256GCM)
-            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port))
+            let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: port), logger: Logger(label: "test"))
             let native = try await center.activate(WatchMovie(movie: "m"), invite: invite)
             let fromBrowser = Collector(GroupSessionMessenger(session: native).messages(of: Data.self))
             try await native.join()

@@ -50,7 +50,7 @@ public final class TemporaryPostgres: @unchecked Sendable {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-pg-\(UUID().uuidString)").path
         directory = base
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        port = Self.freePort()
+        port = freePort()
         if runAsPostgres { try Self.run("/bin/chown", ["postgres:postgres", base]) }
         try command("\(Self.binaries)/initdb", [
             "-D", "\(base)/data", "-U", "coplay", "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions",
@@ -131,24 +131,6 @@ public final class TemporaryPostgres: @unchecked Sendable {
             throw PostgresError(description: "\(path) \(arguments.joined(separator: " ")) failed (status \(status)): \(text)")
         }
         return text
-    }
-
-    /// A free TCP port on 127.0.0.1 (bound and released).
-    public static func freePort() -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// A PostgreSQL command that failed.

@@ -1,9 +1,9 @@
-// Placed starts' planning (Web/static/cadence.js): the geometry of a plan, not Chromium's timing.
+// Placed starts' planning (Web/static/player/cadence.js): the geometry of a plan, not Chromium's timing.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { PROFILES, TICK_MS, latticePoint, planStart, profileFor } from "../../Web/static/cadence.js";
+import { PROFILES, TICK_MS, latticePoint, planStart, profileFor } from "../../Web/static/player/cadence.js";
 
 /** `x` modulo `m` into [-m/2, m/2). */
 const centred = (x, m) => ((((x + m / 2) % m) + m) % m) - m / 2;

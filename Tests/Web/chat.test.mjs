@@ -8,12 +8,12 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { fromBase64URL, fromHex, toBase64URL, toHex, utf8 } from "../../Web/static/bytes.js";
-import { jsonEqual, parseJSON } from "../../Web/static/json.js";
+import { fromBase64URL, fromHex, toBase64URL, toHex, utf8 } from "../../Web/static/wire/bytes.js";
+import { jsonEqual, parseJSON } from "../../Web/static/wire/json.js";
 import {
   CHAT_LIMITS, ChatError, ChatRoom, MemberKey, chatBytes, chatLines, cleanText, decodeMemberMessage, draftStatus, encodeMemberMessage,
   identityBytes, isClean, memberMessageToJSON, retainName, textLength, verifySignature,
-} from "../../Web/static/chat.js";
+} from "../../Web/static/session/chat.js";
 
 const file = join(dirname(fileURLToPath(import.meta.url)), "..", "Vectors", "chat", "chat.json");
 const vector = parseJSON(readFileSync(file, "utf8"));

@@ -7,7 +7,7 @@ import {
   PollScheduler, SampleFilter, SyncedClock, TimeClient, TimeExchange, advancedBySeconds, defaultFilterConfiguration,
   errorBound, makeSample, ntpFromUnixNanoseconds, offsetAtLocal, rawDifference, sampleFromTimestamps, secondsSince,
   unixNanosecondsFromMilliseconds, unixNanosecondsFromNTP,
-} from "../../Web/static/clock.js";
+} from "../../Web/static/sync/clock.js";
 import { xorshift } from "./support.mjs";
 
 const T = ntpFromUnixNanoseconds(1_790_000_000_000_000_000n);

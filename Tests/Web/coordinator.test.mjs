@@ -8,9 +8,9 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { CoordinatorCore, PlaybackCoordinatorError, defaultConfiguration } from "../../Web/static/coordinator.js";
-import { decodeMessage, decodeQueueEdit, decodeReason, encodeMessage, encodePlayQueue } from "../../Web/static/messages.js";
-import { jsonEqual, parseJSON, stringifyJSON } from "../../Web/static/json.js";
+import { CoordinatorCore, PlaybackCoordinatorError, defaultConfiguration } from "../../Web/static/sync/coordinator.js";
+import { decodeMessage, decodeQueueEdit, decodeReason, encodeMessage, encodePlayQueue } from "../../Web/static/sync/messages.js";
+import { jsonEqual, parseJSON, stringifyJSON } from "../../Web/static/wire/json.js";
 
 const directory = join(dirname(fileURLToPath(import.meta.url)), "..", "Vectors", "coordinator");
 // The hand-written vectors, then model/: the group model's regression seeds, one file per member.

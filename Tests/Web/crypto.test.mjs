@@ -7,14 +7,14 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { fromBase64URL, fromHex, toHex, u64Bytes } from "../../Web/static/bytes.js";
+import { fromBase64URL, fromHex, toHex, u64Bytes } from "../../Web/static/wire/bytes.js";
 import {
   OpenError, PayloadCipher, SessionKeys, UnsupportedSuiteError, associatedData, hkdfSHA256, payloadKeyInfo, payloadNonce,
   supportsChaCha20Poly1305,
-} from "../../Web/static/crypto.js";
-import { FrameFlags, decodeMessage, decodeRoute, encodeFrame } from "../../Web/static/frame.js";
-import { AEADSuite } from "../../Web/static/invite.js";
-import { parseJSON } from "../../Web/static/json.js";
+} from "../../Web/static/wire/crypto.js";
+import { FrameFlags, decodeMessage, decodeRoute, encodeFrame } from "../../Web/static/wire/frame.js";
+import { AEADSuite } from "../../Web/static/wire/invite.js";
+import { parseJSON } from "../../Web/static/wire/json.js";
 
 const vector = parseJSON(readFileSync(join(dirname(fileURLToPath(import.meta.url)), "..", "Vectors", "crypto", "session.json"), "utf8"));
 const secret = fromBase64URL(vector.secret);

@@ -1,13 +1,13 @@
-// The page's players for a queue (Web/static/deck.js): commands go to the player of their item, a
+// The page's players for a queue (Web/static/player/deck.js): commands go to the player of their item, a
 // change of item starts the new player at its instant while the previous one stops there, only the
 // group's player speaks for the page, and at most MAX_PLAYERS elements are kept.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { MAX_PLAYERS, PlayerDeck } from "../../Web/static/deck.js";
-import { MediaLibrary } from "../../Web/static/library.js";
-import { CommandSchedule, msToNs } from "../../Web/static/schedule.js";
+import { MAX_PLAYERS, PlayerDeck } from "../../Web/static/player/deck.js";
+import { MediaLibrary } from "../../Web/static/player/library.js";
+import { CommandSchedule, msToNs } from "../../Web/static/player/schedule.js";
 import { ManualTime } from "./fakes.mjs";
 
 const fp = (size, c) => `v2:${size}:${c.repeat(64)}`;

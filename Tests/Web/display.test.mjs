@@ -1,10 +1,10 @@
-// What the viewer sees (Web/static/display.js): display origins, the lattice of reachable origins,
+// What the viewer sees (Web/static/player/display.js): display origins, the lattice of reachable origins,
 // and the decisions taken on them.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { TICK_MS, displayDeadbandMs, displayErrorMs, displayOrigin, groupOrigin, latticeStepMs, percentileOfSorted, keepsPlacedMiss, placedDriftMs, placedGiveUp, placedVerdict } from "../../Web/static/display.js";
+import { TICK_MS, displayDeadbandMs, displayErrorMs, displayOrigin, groupOrigin, latticeStepMs, percentileOfSorted, keepsPlacedMiss, placedDriftMs, placedGiveUp, placedVerdict } from "../../Web/static/player/display.js";
 
 /**
  * Frames `first..<end` of a clip (`frameMs` apart at rate 1 / `rate`) whose media clock has origin

@@ -3,14 +3,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { fromHex, toHex, utf8 } from "../../Web/static/bytes.js";
-import { EnvelopeKind, decodeEnvelope, encodeEnvelope } from "../../Web/static/envelope.js";
-import { PayloadDecodingError } from "../../Web/static/frame.js";
-import { AEADSuite, InviteError, formatInvite, parseInvite, redactInvite } from "../../Web/static/invite.js";
-import { jsonEqual, parseJSON, stringifyJSON } from "../../Web/static/json.js";
+import { fromHex, toHex, utf8 } from "../../Web/static/wire/bytes.js";
+import { EnvelopeKind, decodeEnvelope, encodeEnvelope } from "../../Web/static/wire/envelope.js";
+import { PayloadDecodingError } from "../../Web/static/wire/frame.js";
+import { AEADSuite, InviteError, formatInvite, parseInvite, redactInvite } from "../../Web/static/wire/invite.js";
+import { jsonEqual, parseJSON, stringifyJSON } from "../../Web/static/wire/json.js";
 import {
   MessageDecodingError, decodeMessage, decodeMessageBody, decodeReason, encodeMessage, encodeMessageBody, encodeReason,
-} from "../../Web/static/messages.js";
+} from "../../Web/static/sync/messages.js";
 
 test("envelope layout, round trip, extension skipped, version 0 and truncation rejected", () => {
   const bytes = encodeEnvelope({ kind: EnvelopeKind.message, name: "CoordinationMessage", body: utf8("{}") });

@@ -1,4 +1,4 @@
-// Content fingerprints in the browser (Web/static/fingerprint.js), against MediaProbe's definition:
+// Content fingerprints in the browser (Web/static/player/fingerprint.js), against MediaProbe's definition:
 // SHA-256 of the first min(size, 64 KiB) bytes followed by the last min(size, 64 KiB) bytes.
 
 import { test } from "node:test";
@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 
 import {
   CHUNK_SIZE, fingerprintOfBlob, fingerprintOfBytes, fingerprintOfURL, fingerprintsMatch, parseFingerprint, totalFromContentRange,
-} from "../../Web/static/fingerprint.js";
+} from "../../Web/static/player/fingerprint.js";
 import { xorshift } from "./support.mjs";
 
 function bytesOf(size, seed) {

@@ -1,9 +1,9 @@
-// Invites naming several nodes of one relay service (Web/static/invite.js, docs/scaling.md).
+// Invites naming several nodes of one relay service (Web/static/wire/invite.js, docs/scaling.md).
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { InviteError, formatInvite, parseInvite } from "../../Web/static/invite.js";
+import { InviteError, formatInvite, parseInvite } from "../../Web/static/wire/invite.js";
 
 const SECRET = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8";
 const SESSION = "00112233445566778899aabbccddeeff";

@@ -3,13 +3,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { equalBytes, fromHex, toHex } from "../../Web/static/bytes.js";
+import { equalBytes, fromHex, toHex } from "../../Web/static/wire/bytes.js";
 import {
   DEFAULT_MAXIMUM_FRAME_LENGTH, FrameDecodingError, FrameStreamReader, FrameType, PRESENCE_ENTRY_LENGTH, PayloadDecodingError,
   RelayErrorCode, decodeAck, decodeError, decodeFrame, decodeHello, decodeMessage, decodePresence, decodeRoute, decodeTimeReply,
   decodeTimeRequest, decodeWelcome, encodeAck, encodeError, encodeFrame, encodeHello, encodePresence, encodeRoute,
   encodeTimeReply, encodeTimeRequest, encodeWelcome, expandPresence, makeFrame,
-} from "../../Web/static/frame.js";
+} from "../../Web/static/wire/frame.js";
 import { xorshift } from "./support.mjs";
 
 const session = fromHex("00112233445566778899aabbccddeeff");

@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { InviteError, formatInvite, inviteControls, onlyHostsControl, parseInvite, viewerInvite } from "../../Web/static/invite.js";
+import { InviteError, formatInvite, inviteControls, onlyHostsControl, parseInvite, viewerInvite } from "../../Web/static/wire/invite.js";
 
 // The same text as Tests/GroupSessionsTests/InviteTests.swift: seed 32 × 0x07, secret 32 × 0x01.
 const CONTROLLER =

@@ -7,9 +7,9 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { jsonEqual, parseJSON, stringifyJSON } from "../../Web/static/json.js";
-import { KINDS, MessageDecodingError, decodeMessage, decodeMessageBody, encodeMessage, sentAt, unsupportedDescription } from "../../Web/static/messages.js";
-import { utf8 } from "../../Web/static/bytes.js";
+import { jsonEqual, parseJSON, stringifyJSON } from "../../Web/static/wire/json.js";
+import { KINDS, MessageDecodingError, decodeMessage, decodeMessageBody, encodeMessage, sentAt, unsupportedDescription } from "../../Web/static/sync/messages.js";
+import { utf8 } from "../../Web/static/wire/bytes.js";
 
 const file = join(dirname(fileURLToPath(import.meta.url)), "..", "Vectors", "messages", "coordination.json");
 const vector = parseJSON(readFileSync(file, "utf8"));

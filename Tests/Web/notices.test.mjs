@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { MembershipAnnouncements, NOTICE_LEVELS, Notices, noticeNumber, noticePosition } from "../../Web/static/notices.js";
+import { MembershipAnnouncements, NOTICE_LEVELS, Notices, noticeNumber, noticePosition } from "../../Web/static/sync/notices.js";
 
 const file = join(dirname(fileURLToPath(import.meta.url)), "..", "Vectors", "notices", "notices.json");
 const vector = JSON.parse(readFileSync(file, "utf8"));

@@ -1,10 +1,10 @@
-// The page URL's fragment (Web/static/pageurl.js).
+// The page URL's fragment (Web/static/interface/pageurl.js).
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { PageURLError, fileNameOfURL, pageURL, parseFragment, resolveMediaURL, webSocketURL } from "../../Web/static/pageurl.js";
-import { parseInvite } from "../../Web/static/invite.js";
+import { PageURLError, fileNameOfURL, pageURL, parseFragment, resolveMediaURL, webSocketURL } from "../../Web/static/interface/pageurl.js";
+import { parseInvite } from "../../Web/static/wire/invite.js";
 
 const INVITE = "coplay://127.0.0.1:7000/00112233445566778899aabbccddeeff?aead=aes-256-gcm#AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8";
 
@@ -50,4 +50,20 @@ test("media URLs resolve against the page; file names for display", () => {
   assert.equal(resolveMediaURL("/m/clip.mp4", "http://h:1/"), "http://h:1/m/clip.mp4");
   assert.equal(fileNameOfURL("http://h:1/m/my%20clip.mp4?x=1"), "my clip.mp4");
   assert.throws(() => resolveMediaURL("http://[bad", "http://h/"), PageURLError);
+});
+
+test("the link of a viewer invite (host key, no seed) and of a controller invite, encoded or raw, give back the invite", () => {
+  const controller = "coplay://127.0.0.1:7000/000102030405060708090a0b0c0d0e0f?aead=aes-256-gcm&host=6kpsY-KcUgq-9VB7Ey7F-ZVHdq6-vnuSQh7qaRRG0iw"
+    + "#AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE.BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc";
+  const viewer = controller.slice(0, controller.lastIndexOf("."));
+  for (const invite of [viewer, controller]) {
+    for (const hash of [`#invite=${encodeURIComponent(invite)}&name=bob`, `#invite=${invite}&name=bob`, pageURL("http://127.0.0.1:7000/", { invite, name: "bob" }).slice("http://127.0.0.1:7000/".length)]) {
+      const fragment = parseFragment(hash);
+      assert.equal(fragment.invite, invite, hash);
+      assert.equal(fragment.name, "bob", hash);
+      const parsed = parseInvite(fragment.invite);
+      assert.equal(parsed.hostKey.length, 32);
+      assert.equal(parsed.hostSeed !== undefined, invite === controller);
+    }
+  }
 });

@@ -1,11 +1,13 @@
-// The <video> adapter (Web/static/player.js) on a fake element and manual time: commands carried out
+// The <video> adapter (Web/static/player/player.js) on a fake element and manual time: commands carried out
 // at their instants, the closed loop's estimate and corrections, pause snapping, readiness reports.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { THRESHOLDS, TIMING, VideoPlayer, correctionFor, ditheredTrim, estimateError, rankFromTop } from "../../Web/static/player.js";
-import { FrameGrid, makeMotion, motionItemTime, msToNs } from "../../Web/static/schedule.js";
+import { THRESHOLDS, TIMING, VideoPlayer } from "../../Web/static/player/player.js";
+import { estimateError, rankFromTop } from "../../Web/static/player/playhead.js";
+import { correctionFor, ditheredTrim } from "../../Web/static/player/rate.js";
+import { FrameGrid, makeMotion, motionItemTime, msToNs } from "../../Web/static/player/schedule.js";
 import { FakeVideo, ManualTime } from "./fakes.mjs";
 
 /** Thresholds without the dither (the element at exactly the group's rate unless trimmed), for exact instants. */

@@ -1,12 +1,12 @@
-// The page's play queue (Web/static/queue.js), mirroring Tests/PlaybackCoordinatorTests/PlayQueueTests.swift,
+// The page's play queue (Web/static/sync/queue.js), mirroring Tests/PlaybackCoordinatorTests/PlayQueueTests.swift,
 // and a few of QueueReplica's paths the shared vectors reach only by chance (the retained copy, the
 // answer timeout, a joiner whose answerer left).
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { PlayQueue, QueueReplica, assembleSnapshot, snapshotParts } from "../../Web/static/queue.js";
-import { encodeMessageBody, encodePlayQueue } from "../../Web/static/messages.js";
+import { PlayQueue, QueueReplica, assembleSnapshot, snapshotParts } from "../../Web/static/sync/queue.js";
+import { encodeMessageBody, encodePlayQueue } from "../../Web/static/sync/messages.js";
 
 const entry = (id, item = "clip") => ({ id, item, title: id, duration: 3, frameRate: 25, addedBy: "m1" });
 const ids = (queue) => queue.playOrder.map((e) => e.id);

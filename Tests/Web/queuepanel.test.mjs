@@ -1,14 +1,14 @@
-// The queue panel's view model and edits (Web/static/queuepanel.js) and the page's copies
-// (Web/static/library.js): pure, without the DOM.
+// The queue panel's view model and edits (Web/static/interface/queuepanel.js) and the page's copies
+// (Web/static/player/library.js): pure, without the DOM.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { MediaLibrary, isMediaFile } from "../../Web/static/library.js";
-import { PlayQueue } from "../../Web/static/queue.js";
+import { MediaLibrary, isMediaFile } from "../../Web/static/player/library.js";
+import { PlayQueue } from "../../Web/static/sync/queue.js";
 import {
   dropEdit, durationText, entriesForCopies, entryToPrepare, missingNotice, moveEdit, nextEntryWithCopy, nextRepeatMode, queueView,
-} from "../../Web/static/queuepanel.js";
+} from "../../Web/static/interface/queuepanel.js";
 
 const digest = (c) => c.repeat(64);
 const fp = (size, c) => `v2:${size}:${digest(c)}`;

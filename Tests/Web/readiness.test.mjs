@@ -1,9 +1,9 @@
-// Player readiness -> suspensions (Web/static/readiness.js, the port of PlaybackCoordinator+Readiness.swift).
+// Player readiness -> suspensions (Web/static/sync/readiness.js, the port of PlaybackCoordinator+Readiness.swift).
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { Readiness, ReadinessFollower, suspensionReason } from "../../Web/static/readiness.js";
+import { Readiness, ReadinessFollower, suspensionReason } from "../../Web/static/sync/readiness.js";
 import { ManualTime } from "./fakes.mjs";
 
 function follower(time, { beginDelay = 0 } = {}) {

@@ -5,15 +5,15 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { equalBytes, toHex } from "../../Web/static/bytes.js";
-import { sha256 } from "../../Web/static/crypto.js";
-import { GroupSessionCoordinationChannel } from "../../Web/static/channel.js";
+import { equalBytes, toHex } from "../../Web/static/wire/bytes.js";
+import { sha256 } from "../../Web/static/wire/crypto.js";
+import { GroupSessionCoordinationChannel } from "../../Web/static/sync/channel.js";
 import {
   FrameFlags, FrameType, decodeHello, decodeMessage, decodeRoute, decodeTimeRequest, encodeAck, encodeFrame, encodeTimeReply,
   encodePresence, encodeWelcome, makeFrame,
-} from "../../Web/static/frame.js";
-import { AEADSuite } from "../../Web/static/invite.js";
-import { GroupSession, participantName } from "../../Web/static/session.js";
+} from "../../Web/static/wire/frame.js";
+import { AEADSuite } from "../../Web/static/wire/invite.js";
+import { GroupSession, participantName } from "../../Web/static/session/session.js";
 
 /** A relay for one session, in memory. */
 class TestRelay {
@@ -311,4 +311,26 @@ test("hello asks for presence batches; a presence frame reads as its joined/left
   assert.equal(alice.lastStamp, 4n);
   assert.deepEqual([...alice.members].sort(), [0xaaaan, 0xccccn]);
   alice.close?.();
+});
+
+test("a message handler that throws is reported with its frame, and the frames after it are still handled in order", async () => {
+  const relay = new TestRelay();
+  const alice = await GroupSession.create({ invite, connect: () => relay.connect(), participant: 0xaaaan, policy });
+  const bob = await GroupSession.create({ invite, connect: () => relay.connect(), participant: 0xbbbbn, policy });
+  for (const member of [alice, bob]) {
+    await member.open();
+    await member.join();
+  }
+  const received = [];
+  const failures = [];
+  bob.onmessage = (name, body) => {
+    const text = new TextDecoder().decode(body);
+    received.push(text);
+    if (text === "second") throw new Error("handler broke");
+  };
+  bob.onhandlererror = (frame, error) => failures.push([frame.type, error.message]);
+  for (const text of ["first", "second", "third"]) await alice.sendMessage("Note", new TextEncoder().encode(text));
+  await settle();
+  assert.deepEqual(received, ["first", "second", "third"]);
+  assert.deepEqual(failures, [[FrameType.data, "handler broke"]]);
 });

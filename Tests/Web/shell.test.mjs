@@ -1,14 +1,14 @@
-// The coordinator shell (Web/static/shell.js) over a loopback channel: proposals become commands to
+// The coordinator shell (Web/static/sync/shell.js) over a loopback channel: proposals become commands to
 // the player at the lead, events are stamped, readiness suspends the group.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { CoordinatorShell, NotSynchronizedError, withoutOutageDelay } from "../../Web/static/shell.js";
+import { CoordinatorShell, NotSynchronizedError, withoutOutageDelay } from "../../Web/static/sync/shell.js";
 import { ManualTime } from "./fakes.mjs";
-import { msToNs, nsToMs } from "../../Web/static/schedule.js";
-import { GroupSessionCoordinationChannel } from "../../Web/static/channel.js";
-import { utf8 } from "../../Web/static/bytes.js";
+import { msToNs, nsToMs } from "../../Web/static/player/schedule.js";
+import { GroupSessionCoordinationChannel } from "../../Web/static/sync/channel.js";
+import { utf8 } from "../../Web/static/wire/bytes.js";
 
 /** A channel that delivers every message back to its sender (as the relay's ack does), in order. */
 function loopback(time, participant = "000000000000000a") {

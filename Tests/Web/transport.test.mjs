@@ -1,9 +1,9 @@
-// The transport bar's arithmetic (Web/static/transport.js): typed positions, the position shown.
+// The transport bar's arithmetic (Web/static/interface/transport.js): typed positions, the position shown.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { parsePosition, shownPosition } from "../../Web/static/transport.js";
+import { parsePosition, shownPosition } from "../../Web/static/interface/transport.js";
 
 test("parsePosition: seconds, M:SS and H:MM:SS as the CLI's seek takes them", () => {
   assert.equal(parsePosition("90"), 90);

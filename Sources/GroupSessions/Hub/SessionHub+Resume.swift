@@ -123,7 +123,7 @@ extension SessionHub {
         }
         if session.members.isEmpty && session.away.isEmpty {
             sessions[id] = nil
-            journalSessionDeleted(id)
+            journalSessionDeleted(id, into: &actions)
             if recordsStoreEvents { storeEvents.append(.deleted(id)) }
         } else {
             sessions[id] = session

@@ -3,7 +3,8 @@ import NIOCore
 import RateLimiting
 
 /// The relay's routing core as a pure state machine: frames and connection events in,
-/// ``HubAction``s out, no I/O and no clock of its own.
+/// ``HubAction``s out, no I/O and no clock of its own (journal storage too is read and written
+/// by its shell: ``HubAction/journal(_:)``, ``journalCompleted(_:_:)``).
 ///
 /// The hub admits connections to sessions by join-token hash (the first connection registers
 /// the hash), stamps one per-session sequence number on every frame it forwards (one total
@@ -61,10 +62,8 @@ package struct SessionHub<Connection: Hashable & Sendable>: Sendable {
     package internal(set) var counters = HubCounters()
     var connections: [Connection: ConnectionState] = [:]
     var sessions: [SessionID: SessionState] = [:]
-    /// Journal uploads in progress (`SessionHub+Journal.swift`).
+    /// Committed journal attachments and uploads in progress (`SessionHub+Journal.swift`).
     var journal = HubJournalState<Connection>()
-    /// Where journal attachments are kept.
-    package let journalStorage: any JournalStorage
     /// The latest time an event carried (disconnects use it to date the start of a grace period).
     var now: Duration = .zero
     /// Whether the hub collects ``SessionStoreEvent``s for a persistent store.
@@ -73,12 +72,9 @@ package struct SessionHub<Connection: Hashable & Sendable>: Sendable {
 
     /// Creates an empty hub.
     ///
-    /// - Parameters:
-    ///   - limits: The limits to enforce.
-    ///   - journal: Where journal attachments are kept (default: in memory).
-    package init(limits: HubLimits, journal: any JournalStorage = MemoryJournalStorage()) {
+    /// - Parameter limits: The limits to enforce.
+    package init(limits: HubLimits) {
         self.limits = limits
-        self.journalStorage = journal
     }
 
     /// Connections currently held.
@@ -357,7 +353,7 @@ package struct SessionHub<Connection: Hashable & Sendable>: Sendable {
             return
         }
         let frame = Frame(type: .end, session: id, sender: participant, sequence: session.stamp())
-        journalMemberGone(connection, session: id, sessionDeleted: true)
+        journalMemberGone(connection, session: id, sessionDeleted: true, into: &actions)
         for member in session.members.values {
             connections[member]?.session = nil
             connections[member]?.participant = nil
@@ -380,11 +376,11 @@ package struct SessionHub<Connection: Hashable & Sendable>: Sendable {
         if session.joined.contains(participant), !immediately, limits.presenceGrace > .zero {
             session.away[participant] = now
             sessions[id] = session
-            journalMemberGone(connection, session: id, sessionDeleted: false)
+            journalMemberGone(connection, session: id, sessionDeleted: false, into: &actions)
             return
         }
         sessions[id] = session
-        journalMemberGone(connection, session: id, sessionDeleted: false)
+        journalMemberGone(connection, session: id, sessionDeleted: false, into: &actions)
         expire([participant], in: id, into: &actions)
     }
 

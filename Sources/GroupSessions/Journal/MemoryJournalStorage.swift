@@ -1,11 +1,13 @@
 import NIOCore
 import Synchronization
 
-/// A ``JournalStorage`` in memory: the default for ``SessionHub``, ``InMemoryTransport`` and
-/// a relay without a data directory.
+/// A ``JournalStorage`` in memory: for ``InMemoryTransport`` (which carries the hub's journal
+/// operations out at once, with ``performNow(_:)``) and a relay without a data directory. Its
+/// methods are synchronous and short: they never wait for I/O.
 ///
 /// ```swift
-/// let hub = SessionHub<Int>(limits: HubLimits(), journal: MemoryJournalStorage())
+/// let journal = MemoryJournalStorage()
+/// for case .journal(let operation) in actions { actions += hub.journalCompleted(operation, journal.performNow(operation)) }
 /// ```
 package final class MemoryJournalStorage: JournalStorage {
     private struct Entry {
@@ -30,10 +32,12 @@ package final class MemoryJournalStorage: JournalStorage {
         }
     }
 
+    /// Bytes committed for `session` (``JournalHeader/storedBytes`` summed).
     package func storedBytes(in session: SessionID) -> Int {
         journals.withLock { $0[session]?.storedBytes ?? 0 }
     }
 
+    /// Bytes committed over every session.
     package func totalStoredBytes() -> Int {
         journals.withLock { $0.values.reduce(0) { $0 + $1.storedBytes } }
     }
@@ -79,5 +83,23 @@ package final class MemoryJournalStorage: JournalStorage {
 
     package func deleteSession(_ session: SessionID) {
         _ = journals.withLock { $0.removeValue(forKey: session) }
+    }
+
+    /// Carries out `operation` at once (``JournalStorage/perform(_:)`` without suspending).
+    package func performNow<Connection>(_ operation: JournalOperation<Connection>) -> JournalOutcome {
+        do {
+            switch operation {
+            case .begin(let header, let session): try beginUpload(header, in: session)
+            case .append(let sealed, let index, let id, let session): try appendChunk(sealed, index: index, of: id, in: session)
+            case .commit(let attachment, let session): try commitUpload(attachment, in: session)
+            case .discard(let id, let session): discard(id, in: session)
+            case .deleteSession(let session): deleteSession(session)
+            case .read(let range, let attachment, let session, _, _):
+                return .chunks(try chunks(range, of: attachment.header.id, in: session))
+            }
+            return .done
+        } catch {
+            return .failed
+        }
     }
 }

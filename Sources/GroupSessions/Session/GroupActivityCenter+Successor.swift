@@ -72,8 +72,9 @@ extension GroupActivityCenter {
     func watchForSuccessor(of session: GroupSession<Activity>) {
         let relay = session.invite
         let from = session.id
-        _ = session.engine.addHandler(name: SuccessorAnnouncement.messageName) { [weak self] body, context in
-            // Runs under the engine's lock: only start the work here.
+        let engine = session.engine
+        _ = engine.addHandler(name: SuccessorAnnouncement.messageName) { [weak self] body, context in
+            // Handlers run one at a time on the session's read loop: only start the work here.
             guard let self else { return }
             let announcement: SuccessorAnnouncement
             do {
@@ -90,7 +91,8 @@ extension GroupActivityCenter {
             }
             let invite = Invite(
                 host: relay.host, port: relay.port, session: announcement.session, secret: announcement.secret)
-            Task {
+            // A child of the old session's run(), which waits for it before it returns.
+            engine.spawn {
                 do {
                     let successor = try await self.accept(invite)
                     self.logger.info(

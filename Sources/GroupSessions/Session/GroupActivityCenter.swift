@@ -6,7 +6,7 @@ import Logging
 /// the successor and delivers it on ``sessions`` too.
 ///
 /// ```swift
-/// let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: 7000))
+/// let center = GroupActivityCenter<WatchMovie>(transport: RelayTransport(host: "127.0.0.1", port: 7000), logger: logger)
 /// Task { for await session in center.sessions { try await session.join() } }
 /// let invite = Invite.generate(host: "127.0.0.1", port: 7000)
 /// _ = try await center.activate(WatchMovie(movieID: "42"), invite: invite)
@@ -27,7 +27,7 @@ public final class GroupActivityCenter<Activity: GroupActivity>: Sendable {
     ///   - logger: Where sessions log (info or below; never payloads or secrets).
     ///   - reconnectPolicy: How sessions reconnect and resume after a lost connection.
     public init(
-        transport: any SessionTransport, logger: Logger = Logger(label: "coplay.group-sessions"),
+        transport: any SessionTransport, logger: Logger,
         reconnectPolicy: ReconnectPolicy = ReconnectPolicy()
     ) {
         self.transport = transport

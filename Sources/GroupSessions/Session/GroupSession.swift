@@ -58,16 +58,28 @@ public final class GroupSession<Activity: GroupActivity>: Sendable, Identifiable
 
     /// The current activity, then every change.
     public var activityUpdates: AsyncStream<Activity> {
-        let source = engine.activityUpdates()
-        let (stream, continuation) = AsyncStream.makeStream(of: Activity.self)
-        let task = Task {
-            for await bytes in source {
-                if let activity = try? Self.decode(bytes) { continuation.yield(activity) }
-            }
-            continuation.finish()
+        engine.activityUpdates { try? Self.decode($0) }
+    }
+
+    /// Calls `participants` with the active participants now and after every join or leave, and
+    /// `ended` once when the session is invalidated (at once if it already is): synchronously, in
+    /// the session's order with its messages (``GroupSessionMessenger/receive(_:_:)``), never under
+    /// its lock. For adapters that forward membership without a task of their own.
+    ///
+    /// - Returns: The registration; cancel it to stop.
+    package func observe(
+        participants: @escaping @Sendable (Set<Participant>) -> Void,
+        ended: @escaping @Sendable (GroupSessionInvalidationReason) -> Void
+    ) -> GroupSessionMessenger.Subscription {
+        let engine = self.engine
+        let members = engine.subscribe(\.participants, initial: { $0.participants }, yield: participants, finish: {})
+        let states = engine.subscribe(\.states, initial: { $0.state }, yield: { state in
+            if case .invalidated(let reason) = state { ended(reason) }
+        }, finish: {})
+        return GroupSessionMessenger.Subscription {
+            if let members { engine.unsubscribe(\.participants, members) }
+            if let states { engine.unsubscribe(\.states, states) }
         }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
     }
 
     /// Replaces the activity for every member.

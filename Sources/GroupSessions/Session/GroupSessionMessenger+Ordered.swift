@@ -20,8 +20,10 @@ extension GroupSessionMessenger {
     /// own included, in strictly increasing ``MessageContext/sequence``. (An `AsyncStream` plus a
     /// forwarding task in between would let an own message overtake a peer's.)
     ///
-    /// The handler runs while the session holds its internal lock: it must be quick and must not call
-    /// back into the session (yielding to an `AsyncStream` continuation is the intended use).
+    /// Handlers run one at a time, each message once, never under the session's state lock: a
+    /// handler may send, subscribe or cancel (this subscription included). It holds up every other
+    /// handler and stream of the session while it runs, so keep it quick (yielding to an
+    /// `AsyncStream` continuation is the intended use).
     ///
     /// ```swift
     /// let (stream, continuation) = AsyncStream.makeStream(of: (Chat, MessageContext).self)

@@ -100,38 +100,25 @@ public final class GroupSessionMessenger: Sendable {
     public func messages<Message: Decodable & Sendable>(of type: Message.Type) -> AsyncStream<(Message, MessageContext)> {
         let (stream, continuation) = AsyncStream.makeStream(of: (Message, MessageContext).self)
         let name = Self.name(of: type)
-        let id = engine.addHandler(name: name) { body, context in
+        let id = engine.addHandler(name: name, finish: { continuation.finish() }) { body, context in
             if let message = try? JSONDecoder().decode(Message.self, from: Data(body)) {
                 continuation.yield((message, context))
             }
         }
-        finishOnInvalidation(continuation)
         let engine = self.engine
-        // Off the cancelling thread, as SessionEngine.subscribe does: the engine delivers under its lock.
-        continuation.onTermination = { _ in Task { engine.removeHandler(id, name: name) } }
+        // Directly: the session never delivers under its state lock, which removing takes.
+        continuation.onTermination = { _ in engine.removeHandler(id, name: name) }
         return stream
     }
 
     /// Raw `Data` messages with their context.
     public func messages(of type: Data.Type) -> AsyncStream<(Data, MessageContext)> {
         let (stream, continuation) = AsyncStream.makeStream(of: (Data, MessageContext).self)
-        let id = engine.addHandler(name: Envelope.rawDataName) { body, context in
+        let id = engine.addHandler(name: Envelope.rawDataName, finish: { continuation.finish() }) { body, context in
             continuation.yield((Data(body), context))
         }
-        finishOnInvalidation(continuation)
         let engine = self.engine
-        continuation.onTermination = { _ in Task { engine.removeHandler(id, name: Envelope.rawDataName) } }
+        continuation.onTermination = { _ in engine.removeHandler(id, name: Envelope.rawDataName) }
         return stream
-    }
-
-    private func finishOnInvalidation<T>(_ continuation: AsyncStream<T>.Continuation) {
-        let states = engine.stateUpdates()
-        let task = Task {
-            for await state in states {
-                if case .invalidated = state { break }
-            }
-            continuation.finish()
-        }
-        _ = task
     }
 }

@@ -4,7 +4,7 @@ import Synchronization
 /// Tells whether group sessions are possible right now: a relay is reachable.
 ///
 /// ```swift
-/// let observer = GroupStateObserver(transport: RelayTransport(host: "127.0.0.1", port: 7000))
+/// let observer = GroupStateObserver(transport: RelayTransport(host: "127.0.0.1", port: 7000), logger: logger)
 /// if await observer.refresh() { /* offer "watch together" */ }
 /// ```
 public final class GroupStateObserver: Sendable {
@@ -13,7 +13,7 @@ public final class GroupStateObserver: Sendable {
     private let eligible = Mutex(false)
 
     /// Creates an observer of the relay behind `transport`.
-    public init(transport: any SessionTransport, logger: Logger = Logger(label: "coplay.group-state")) {
+    public init(transport: any SessionTransport, logger: Logger) {
         self.transport = transport
         self.logger = logger
     }
@@ -35,18 +35,22 @@ public final class GroupStateObserver: Sendable {
     /// Probes every `interval` and yields ``isEligibleForGroupSession`` whenever it changes
     /// (the first value at once). Ends when the consuming task is cancelled.
     public func updates(every interval: Duration = .seconds(5)) -> AsyncStream<Bool> {
-        AsyncStream { continuation in
-            let task = Task {
-                var last: Bool?
-                while !Task.isCancelled {
-                    let now = await refresh()
-                    if now != last { continuation.yield(now) }
-                    last = now
-                    try? await Task.sleep(for: interval)
+        // Pulled by the consumer: each `next()` probes (after `interval`, but for the first) until
+        // the answer changes, in the consuming task, so no task outlives it.
+        let last = Mutex<(value: Bool?, probed: Bool)>((nil, false))
+        return AsyncStream { [self] in
+            while !Task.isCancelled {
+                if last.withLock({ $0.probed }) {
+                    do { try await Task.sleep(for: interval) } catch { return nil }
                 }
-                continuation.finish()
+                let now = await refresh()
+                let changed = last.withLock { last in
+                    defer { last = (now, true) }
+                    return last.value != now
+                }
+                if changed { return now }
             }
-            continuation.onTermination = { _ in task.cancel() }
+            return nil
         }
     }
 

@@ -19,7 +19,7 @@
 /// policy.giveUpAfter = .seconds(10)
 /// policy.pingInterval = .seconds(2)
 /// policy.livenessTimeout = .seconds(6)
-/// let center = GroupActivityCenter<Movie>(transport: transport, reconnectPolicy: policy)
+/// let center = GroupActivityCenter<Movie>(transport: transport, logger: logger, reconnectPolicy: policy)
 /// ```
 public struct ReconnectPolicy: Hashable, Sendable {
     /// The wait before the first attempt.

@@ -10,13 +10,15 @@ extension SessionEngine {
     @discardableResult
     func sendAcknowledged(name: String, body: [UInt8], timeout: Duration) async throws -> UInt64 {
         let sent = Mutex<UInt64?>(nil)
-        return try await firstSignal(timeout: timeout, "the relay to acknowledge \(name)") { signal in
-            let senderSequence = try send(name: name, body: body, recipients: [], retainName: nil, unreliable: false) {
-                stamp, _ in signal.fire(stamp)
-            }
+        let now = uptime
+        return try await firstSignal(timeout: timeout, "the relay to acknowledge \(name)") { shell, id in
+            let (senderSequence, actions) = try shell.machine.send(
+                name: name, body: body, recipients: [], retainName: nil, unreliable: false, now: now)
+            shell.ackCallbacks[senderSequence] = { [signal = shell.signals[id]] stamp, _ in signal?.fire(stamp) }
             sent.withLock { $0 = senderSequence }
-        } disarm: { inner, _ in
-            if let senderSequence = sent.withLock({ $0 }) { inner.ackCallbacks[senderSequence] = nil }
+            return actions
+        } disarm: { shell in
+            if let senderSequence = sent.withLock({ $0 }) { shell.ackCallbacks[senderSequence] = nil }
         }
     }
 }

@@ -10,11 +10,13 @@ import Synchronization
 ///
 /// ```swift
 /// let transport = InMemoryTransport()
-/// let center = GroupActivityCenter<Movie>(transport: transport)
+/// let center = GroupActivityCenter<Movie>(transport: transport, logger: logger)
 /// ```
 public final class InMemoryTransport: SessionTransport {
     private struct State: ~Copyable {
         var hub: SessionHub<Int>
+        /// Journal attachments (the hub's journal operations are carried out at once).
+        let journal = MemoryJournalStorage()
         var connections: [Int: AsyncThrowingStream<Frame, any Error>.Continuation] = [:]
         var nextID = 1
     }
@@ -70,6 +72,8 @@ public final class InMemoryTransport: SessionTransport {
             case .close(let id):
                 state.connections.removeValue(forKey: id)?.finish()
                 pending += state.hub.disconnect(id)
+            case .journal(let operation):
+                pending += state.hub.journalCompleted(operation, state.journal.performNow(operation))
             }
         }
     }

@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// ```swift
 /// let transport = RelayTransport(host: invite.host, port: invite.port)
-/// let center = GroupActivityCenter<Movie>(transport: transport)
+/// let center = GroupActivityCenter<Movie>(transport: transport, logger: logger)
 /// let session = try await center.accept(invite)
 /// ```
 public struct RelayTransport: SessionTransport {
@@ -75,7 +75,23 @@ public struct RelayTransport: SessionTransport {
         Array(SHA256.hash(data: try certificate.extractPublicKey().toSPKIBytes()))
     }
 
+    /// Opens a connection that runs on its own: its I/O runs in a task the connection owns until it closes.
     public func connect(logger: Logger) async throws -> any TransportConnection {
+        let connection = try await makeRelayConnection(logger: logger)
+        // The one task left in the transport: a connection opened with `connect` has no owner to
+        // run its I/O (the benchmarks' raw members, probes, tests), so it runs it itself and ends
+        // with it. Sessions use `makeConnection(logger:)` and run the I/O in their own `run()`.
+        Task { await connection.run() }
+        return connection
+    }
+
+    /// Opens a connection whose I/O the caller runs (``TransportConnection/run()``): a session's
+    /// engine runs it beside its read loop, so no task outlives the session.
+    public func makeConnection(logger: Logger) async throws -> any TransportConnection {
+        try await makeRelayConnection(logger: logger)
+    }
+
+    private func makeRelayConnection(logger: Logger) async throws -> RelayClientConnection {
         let relays = directory.order([RelayAddress(host: host, port: port)] + otherRelays)
         var lastError: (any Error)?
         for relay in relays {
@@ -91,7 +107,7 @@ public struct RelayTransport: SessionTransport {
         throw lastError ?? GroupSessionError.connectionClosed
     }
 
-    private func connect(to address: RelayAddress, logger: Logger) async throws -> any TransportConnection {
+    private func connect(to address: RelayAddress, logger: Logger) async throws -> RelayClientConnection {
         let sslContext = try tls.map { try NIOSSLContext(configuration: $0) }
         let host = address.host
         let port = address.port
@@ -189,17 +205,24 @@ final class PinFailure: Sendable {
     func get() -> String? { detail.withLock { $0 } }
 }
 
-/// One client connection to the relay: a reader and a writer task over an `NIOAsyncChannel`.
 /// How one side of a relay connection's I/O ended.
 private enum Side: Sendable {
     case reader((any Error)?)
     case writer((any Error)?)
 }
 
+/// One client connection to the relay: a reader and a writer over an `NIOAsyncChannel`, run by
+/// ``run()`` (in its owner's task, or in the task ``RelayTransport/connect(logger:)`` starts).
 final class RelayClientConnection: TransportConnection {
     let inbound: AsyncThrowingStream<Frame, any Error>
+    private let continuation: AsyncThrowingStream<Frame, any Error>.Continuation
     private let outbox = FrameOutbox(softLimit: 4 << 20, hardLimit: 256 << 20)
-    private let task: Task<Void, Never>
+    private let channel: NIOAsyncChannel<Frame, Frame>
+    private let logger: Logger
+    private let observe: @Sendable (Frame) -> Void
+    private let explain: @Sendable ((any Error)?) -> (any Error)?
+    /// Opened once ``run()`` has returned (the socket is closed).
+    private let finished = Latch()
 
     /// - Parameter explain: turns a transport failure (or, given `nil`, a clean close) into the
     ///   error the session reports; `nil` for a clean close that is one.
@@ -208,70 +231,79 @@ final class RelayClientConnection: TransportConnection {
         channel: NIOAsyncChannel<Frame, Frame>, logger: Logger, observe: @escaping @Sendable (Frame) -> Void = { _ in },
         explain: @escaping @Sendable ((any Error)?) -> (any Error)? = { $0 }
     ) {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Frame.self)
-        inbound = stream
+        (inbound, continuation) = AsyncThrowingStream.makeStream(of: Frame.self)
+        self.channel = channel
+        self.logger = logger
+        self.observe = observe
+        self.explain = explain
+    }
+
+    /// The connection's I/O for its lifetime: writes the outbox, reads into ``inbound``; returns
+    /// once the socket is closed (``close()``, the relay closing, a failure, or cancellation).
+    /// Call it once.
+    func run() async {
+        defer { finished.open() }
         let outbox = self.outbox
-        // The connection's I/O runs in one task for its lifetime; `close()` ends it.
-        task = Task {
-            do {
-                try await channel.executeThenClose { inbound, outbound in
-                    // Each side reports how it ended instead of throwing, so that the reader's error
-                    // is never lost: when the reader fails (a TLS alert read as a frame length, say),
-                    // its `defer` closes the outbox and the writer ends normally, often first; a
-                    // thrown reader error would then have been dropped with the group.
-                    let (reader, writer) = await withTaskGroup(of: Side.self) { group -> ((any Error)?, (any Error)?) in
-                        group.addTask {
-                            do {
-                                while let batch = await outbox.next() {
-                                    try await outbound.write(contentsOf: batch)
-                                    outbox.written(batch.reduce(0) { $0 + $1.wireLength })
-                                }
-                                outbound.finish()
-                                return .writer(nil)
-                            } catch {
-                                return .writer(error)
+        let continuation = self.continuation
+        let observe = self.observe
+        do {
+            try await channel.executeThenClose { inbound, outbound in
+                // Each side reports how it ended instead of throwing, so that the reader's error
+                // is never lost: when the reader fails (a TLS alert read as a frame length, say),
+                // its `defer` closes the outbox and the writer ends normally, often first; a
+                // thrown reader error would then have been dropped with the group.
+                let (reader, writer) = await withTaskGroup(of: Side.self) { group -> ((any Error)?, (any Error)?) in
+                    group.addTask {
+                        do {
+                            while let batch = await outbox.next() {
+                                try await outbound.write(contentsOf: batch)
+                                outbox.written(batch.reduce(0) { $0 + $1.wireLength })
                             }
+                            outbound.finish()
+                            return .writer(nil)
+                        } catch {
+                            return .writer(error)
                         }
-                        group.addTask {
-                            defer { outbox.close() }
-                            do {
-                                for try await frame in inbound {
-                                    observe(frame)
-                                    // A `presence` frame is read as the `joined` / `left` frames it carries.
-                                    for frame in try PresencePayload.frames(of: frame) { continuation.yield(frame) }
-                                }
-                                return .reader(nil)
-                            } catch is CancellationError {
-                                return .reader(nil)
-                            } catch {
-                                return .reader(error)
-                            }
-                        }
-                        var reader: (any Error)?? = nil
-                        var writer: (any Error)?? = nil
-                        while let side = await group.next() {
-                            switch side {
-                            case .writer(let error):
-                                writer = .some(error)
-                                // Closed here and flushed (or the write failed): stop reading so the
-                                // socket is closed now, not whenever the relay closes its side (it
-                                // may never, on a dead path). A reader that already failed has its
-                                // error recorded.
-                                if reader == nil { group.cancelAll() }
-                            case .reader(let error):
-                                reader = .some(error)
-                            }
-                        }
-                        return (reader ?? nil, writer ?? nil)
                     }
-                    if let error = reader ?? writer { throw error }
+                    group.addTask {
+                        defer { outbox.close() }
+                        do {
+                            for try await frame in inbound {
+                                observe(frame)
+                                // A `presence` frame is read as the `joined` / `left` frames it carries.
+                                for frame in try PresencePayload.frames(of: frame) { continuation.yield(frame) }
+                            }
+                            return .reader(nil)
+                        } catch is CancellationError {
+                            return .reader(nil)
+                        } catch {
+                            return .reader(error)
+                        }
+                    }
+                    var reader: (any Error)?? = nil
+                    var writer: (any Error)?? = nil
+                    while let side = await group.next() {
+                        switch side {
+                        case .writer(let error):
+                            writer = .some(error)
+                            // Closed here and flushed (or the write failed): stop reading so the
+                            // socket is closed now, not whenever the relay closes its side (it
+                            // may never, on a dead path). A reader that already failed has its
+                            // error recorded.
+                            if reader == nil { group.cancelAll() }
+                        case .reader(let error):
+                            reader = .some(error)
+                        }
+                    }
+                    return (reader ?? nil, writer ?? nil)
                 }
-                continuation.finish(throwing: explain(nil))
-            } catch {
-                outbox.close()
-                logger.debug("relay connection failed", metadata: ["error": "\(error)"])
-                continuation.finish(throwing: explain(error) ?? error)
+                if let error = reader ?? writer { throw error }
             }
+            continuation.finish(throwing: explain(nil))
+        } catch {
+            outbox.close()
+            logger.debug("relay connection failed", metadata: ["error": "\(error)"])
+            continuation.finish(throwing: explain(error) ?? error)
         }
     }
 
@@ -290,9 +322,8 @@ final class RelayClientConnection: TransportConnection {
 
     func closeAndWait(timeout: Duration) async {
         outbox.close()
-        let task = self.task
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await task.value }
+            group.addTask { await self.finished.wait() }
             group.addTask { try? await Task.sleep(for: timeout) }
             await group.next()
             group.cancelAll()

@@ -18,6 +18,22 @@ public protocol SessionTransport: Sendable {
     ///
     /// - Parameter logger: Where the connection logs (at info or below).
     func connect(logger: Logger) async throws -> any TransportConnection
+
+    /// Opens a new connection whose I/O the caller runs with ``TransportConnection/run()``, in a
+    /// task it owns (a session runs it in its own `run()`, beside its read loop): nothing of the
+    /// connection outlives that task.
+    ///
+    /// The default is ``connect(logger:)``: a connection that runs on its own, whose `run()` returns at once.
+    ///
+    /// - Parameter logger: Where the connection logs (at info or below).
+    func makeConnection(logger: Logger) async throws -> any TransportConnection
+}
+
+extension SessionTransport {
+    /// A connection from ``connect(logger:)``: it needs no owner to run it.
+    public func makeConnection(logger: Logger) async throws -> any TransportConnection {
+        try await connect(logger: logger)
+    }
 }
 
 /// One open connection to a session hub.
@@ -33,9 +49,16 @@ public protocol TransportConnection: Sendable {
     /// Closes the connection after the frames already queued and returns once they are written
     /// and the connection is closed (or `timeout` has passed).
     func closeAndWait(timeout: Duration) async
+    /// Runs the connection's I/O until it is closed, for a connection from
+    /// ``SessionTransport/makeConnection(logger:)``; cancelling the calling task closes it.
+    /// Connections that need no task of their own return at once.
+    func run() async
 }
 
 extension TransportConnection {
+    /// Connections that need no task of their own (in-process ones, or those that run their own I/O).
+    public func run() async {}
+
     /// Connections that write synchronously need not wait.
     public func closeAndWait(timeout: Duration) async { close() }
 }

@@ -70,7 +70,7 @@ struct BenchClockCommand: AsyncParsableCommand {
                 let timescale = LocalTimescale(clock: ContinuousClock())
                 let transport = try await UDPTimeTransport.connect(
                     host: "127.0.0.1", port: port, timescale: timescale, eventLoopGroup: clientLoop)
-                let client = TimeClient(transport: transport, syncedClock: SyncedClock(timescale: timescale), logger: logger)
+                let client = TimeClient(transport: transport, syncedClock: SyncedClock(timescale: timescale, logger: logger), logger: logger)
                 let estimate = try await client.measure(samples: samples, interval: .milliseconds(10))
                 coplayErrors.append(estimate.offset(atLocal: timescale.now()) - offset)
                 await transport.close()

@@ -3,6 +3,7 @@ import BenchmarkSupport
 import Foundation
 import GroupSessions
 import Logging
+import NIOCore
 import SessionRelay
 
 /// `coplay bench relay`: measures a `coplay serve` child process over loopback.
@@ -51,6 +52,12 @@ struct BenchRelayCommand: AsyncParsableCommand {
             valueName: "MS"))
     var stalledStoreMs: Int = 0
 
+    @Option(
+        help: ArgumentHelp(
+            "Also measure journal isolation in-process: one session uploads a journal attachment to a disk that stalls this long on every write while another session's fan-out latency is measured (0 skips).",
+            valueName: "MS"))
+    var stalledJournalMs: Int = 0
+
     func validate() throws {
         guard (1...20_000).contains(connections) else { throw ValidationError("--connections must be in 1...20000") }
         guard (2...5_000).contains(members) else { throw ValidationError("--members must be in 2...5000") }
@@ -59,6 +66,7 @@ struct BenchRelayCommand: AsyncParsableCommand {
         guard (1...1_000).contains(receivers) else { throw ValidationError("--receivers must be in 1...1000") }
         guard (1...1_000_000).contains(messages) else { throw ValidationError("--messages must be in 1...1000000") }
         guard (0...10_000).contains(stalledStoreMs) else { throw ValidationError("--stalled-store-ms must be in 0...10000") }
+        guard (0...10_000).contains(stalledJournalMs) else { throw ValidationError("--stalled-journal-ms must be in 0...10000") }
         if let relayBinary, !FileManager.default.isExecutableFile(atPath: relayBinary) {
             throw ValidationError("--relay-binary \(relayBinary) is not an executable file")
         }
@@ -135,6 +143,8 @@ struct BenchRelayCommand: AsyncParsableCommand {
 
         // 4. Isolation: another session's stalled store.
         if stalledStoreMs > 0 { try await measureIsolation(logger: logger) }
+        // 5. Isolation: another session's stalled journal disk.
+        if stalledJournalMs > 0 { try await measureJournalIsolation(logger: logger) }
     }
 
     /// One relay in this process whose store stalls every write of one session by
@@ -178,6 +188,81 @@ struct BenchRelayCommand: AsyncParsableCommand {
         for member in pair { member.connection.close() }
         print(String(format: "isolation: %d-member session fan-out p99 %.0f us alone, %.0f us while another session's store stalls %d ms per write (%d writes stalled); difference %.0f us",
                      isolationMembers, alone, during, stalledStoreMs, store.stalledWrites, during - alone))
+    }
+
+    /// One relay in this process whose journal disk stalls every write of one session by
+    /// `--stalled-journal-ms`: the fan-out latency of another session, first alone, then while a
+    /// member of the stalled session uploads attachments (each chunk sent once the previous one
+    /// was acknowledged, as members upload) for the whole measurement.
+    func measureJournalIsolation(logger: Logger) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-bench-journal-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let journal = StalledJournal(
+            base: try JournalStore(directory: directory.path, logger: logger), delay: .milliseconds(stalledJournalMs))
+        let store = StalledStore(
+            base: try SessionStore(directory: directory.path, logger: logger), delay: .zero, journal: journal)
+        var configuration = RelayConfiguration(host: "127.0.0.1", port: 0)
+        configuration.store = store
+        configuration.limits.ratePerSecond = 1_000_000
+        configuration.limits.burst = 1_000_000
+        configuration.limits.idleTimeout = .zero
+        let relay = RelayServer(configuration: configuration, logger: logger)
+        let task = Task { try await relay.run() }
+        defer { task.cancel() }
+        let port = try await relay.boundPort()
+        let bench = RelayBenchmark(host: "127.0.0.1", port: port, logger: logger)
+        let isolationMembers = min(members, 100)
+        func measure() async throws -> Double {
+            let result = try await bench.fanOutLatency(
+                members: isolationMembers, messages: latencyMessages, interval: .milliseconds(latencyIntervalMs))
+            return Statistics.percentileOfSorted(result.latencies, 0.99) ?? .nan
+        }
+        let alone = try await measure()
+        let stalled = Invite.generate(host: "127.0.0.1", port: port)
+        let uploader = try await bench.openMembers(count: 1, invite: stalled, concurrency: 1)[0]
+        journal.stall(stalled.session)
+        let noise = Task { await Self.upload(from: uploader) }
+        let during = try await measure()
+        noise.cancel()
+        uploader.connection.close()
+        let acknowledged = await noise.value
+        print(String(format: "journal isolation: %d-member session fan-out p99 %.0f us alone, %.0f us while another session uploads to a journal disk that stalls %d ms per write (%d writes stalled, %d chunks acknowledged); difference %.0f us",
+                     isolationMembers, alone, during, stalledJournalMs, journal.stalledWrites, acknowledged,
+                     during - alone))
+    }
+
+    /// Uploads 1 MiB attachments of 16 KiB chunks from `member` until cancelled, each chunk once
+    /// the previous one was acknowledged (raw frames: the relay cannot tell them from sealed ones).
+    ///
+    /// - Returns: The chunks acknowledged.
+    static func upload(from member: RelayBenchmark.Member) async -> Int {
+        var acknowledged = 0
+        do { try await upload(from: member, acknowledged: &acknowledged) } catch {}
+        return acknowledged
+    }
+
+    private static func upload(from member: RelayBenchmark.Member, acknowledged: inout Int) async throws {
+        var inbound = member.connection.inbound.makeAsyncIterator()
+        var token: UInt64 = 1 << 63
+        while !Task.isCancelled {
+            token += 1
+            let header = JournalHeader(id: .random(), size: 1 << 20, chunkSize: 16_384, sealedMetadata: [])
+            try member.connection.send(
+                Frame(type: .journalPut, session: member.session, sender: member.id,
+                      payload: JournalPutPayload(token: token, header: header).encoded()))
+            for index in 0..<header.chunkCount {
+                let sealed = ByteBuffer(repeating: 0x5A, count: header.sealedLength(ofChunk: index))
+                try member.connection.send(
+                    Frame(type: .journalChunk, session: member.session, sender: member.id,
+                          payload: JournalChunkPayload(id: header.id, index: UInt32(index), sealed: sealed).encoded()))
+                while let frame = try await inbound.next() {
+                    if frame.type == .error { return }
+                    if frame.type == .journalAck { break }
+                }
+                if Task.isCancelled { return }
+                acknowledged += 1
+            }
+        }
     }
 
     /// Raises this process's open-file limit (the benchmark's clients and, inherited, the relay

@@ -1,5 +1,6 @@
 import ClockSync
 import Synchronization
+import TestSupport
 
 /// A simulated NTP server and network path for manual-clock tests.
 ///
@@ -81,23 +82,6 @@ extension Duration {
     /// The duration in seconds as a `Double`.
     var seconds: Double {
         Double(components.seconds) + Double(components.attoseconds) * 1e-18
-    }
-}
-
-/// A small, seedable, `Sendable` generator so simulations are reproducible.
-struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        self.state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -101,31 +101,4 @@ enum CoplayProcess {
         }
         return (relay, port)
     }
-
-    /// A free UDP+TCP port number on loopback (bound then released; racy against other processes).
-    /// Below Linux's ephemeral range (32768-60999), so that no outgoing connection or port-0 bind of
-    /// another test takes it meanwhile. Prefer `--listen 127.0.0.1:0` and the printed port where a
-    /// command offers it.
-    static func freePort() -> Int {
-        for _ in 0..<100 {
-            let port = Int.random(in: 20000..<32768)
-            if canBind(port: port, stream: true) && canBind(port: port, stream: false) { return port }
-        }
-        fatalError("no free port found")
-    }
-
-    private static func canBind(port: Int, stream: Bool) -> Bool {
-        let fd = socket(AF_INET, Int32(stream ? SOCK_STREAM.rawValue : SOCK_DGRAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-    }
 }

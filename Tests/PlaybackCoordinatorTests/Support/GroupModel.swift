@@ -1,6 +1,7 @@
 import Foundation
 
 @testable import PlaybackCoordinator
+import TestSupport
 
 /// A randomized, deterministic model of a whole group, driving the real ``CoordinatorCore`` of
 /// every member on a simulated clock.
@@ -168,12 +169,12 @@ final class GroupModel {
     private(set) var now: Int64 = 0
     private var heap: [Scheduled] = []
     private var order: UInt64 = 0
-    private var random: SeededRandom
+    private var random: SplitMix64
     /// Draws for the channel's own choices (the order of a joiner's first events), apart from
     /// `random` so that adding them left every earlier seed's run, and its vectors, as they were.
-    private var channelRandom: SeededRandom
+    private var channelRandom: SplitMix64
     /// Draws for which copies a member has (queue runs), apart from the others for the same reason.
-    private var copiesRandom: SeededRandom
+    private var copiesRandom: SplitMix64
     private(set) var members: [Member] = []
     private var byName: [PlaybackParticipantID: Member] = [:]
     private var relayMembers: [PlaybackParticipantID] = []
@@ -205,9 +206,9 @@ final class GroupModel {
 
     init(_ options: Options) {
         self.options = options
-        self.random = SeededRandom(seed: options.seed &* 0x2545_F491_4F6C_DD1D &+ 1)
-        self.channelRandom = SeededRandom(seed: options.seed &* 0x9E37_79B9_7F4A_7C15 &+ 7)
-        self.copiesRandom = SeededRandom(seed: options.seed &* 0xD1B5_4A32_D192_ED03 &+ 11)
+        self.random = SplitMix64(seed: options.seed &* 0x2545_F491_4F6C_DD1D &+ 1)
+        self.channelRandom = SplitMix64(seed: options.seed &* 0x9E37_79B9_7F4A_7C15 &+ 7)
+        self.copiesRandom = SplitMix64(seed: options.seed &* 0xD1B5_4A32_D192_ED03 &+ 11)
     }
 
     // MARK: Running
@@ -385,7 +386,7 @@ final class GroupModel {
             switch message {
             case .state(let proposal): proposal.state.anchorReferenceTime.nanoseconds - Self.epoch
             case .suspension(let notice): notice.effectiveAt.nanoseconds - Self.epoch
-            case .presence, .queueEdit, .queueRequest, .queueSnapshot, .unsupported: nil
+            case .presence, .queueEdit, .queueRequest, .queueSnapshot, .signed, .unsupported: nil
             }
         var latest: Int64 = 0
         for name in relayMembers {
@@ -801,7 +802,7 @@ final class GroupModel {
     }
 }
 
-extension SeededRandom {
+extension SplitMix64 {
     mutating func uniform(_ low: Double, _ high: Double) -> Double {
         low == high ? low : Double.random(in: low..<high, using: &self)
     }

@@ -1,4 +1,5 @@
 @testable import PlaybackCoordinator
+import TestSupport
 
 /// A deterministic discrete-event simulation of a coplay group: a relay with a total order and
 /// retained messages, a network with latency, jitter, loss (TCP-like retransmission) and
@@ -116,7 +117,7 @@ final class Simulation {
     private(set) var now: Int64 = 0
     private var queue: [Scheduled] = []
     private var order: UInt64 = 0
-    var random: SeededRandom
+    var random: SplitMix64
     private(set) var nodes: [PlaybackParticipantID: Node] = [:]
     private(set) var nodeOrder: [PlaybackParticipantID] = []
     private var relayMembers: [PlaybackParticipantID] = []
@@ -129,7 +130,7 @@ final class Simulation {
     private(set) var messagesSent = 0
 
     init(seed: UInt64, items: [MediaTimeline]) {
-        self.random = SeededRandom(seed: seed)
+        self.random = SplitMix64(seed: seed)
         self.items = items
     }
 

@@ -1,0 +1,299 @@
+// The page: wires the JavaScript core (session, channel, clock, coordinator shell) to the <video>
+// adapter and the UI. Everything the page needs comes from its URL's fragment (pageurl.js); the
+// invite's secret only ever leaves this module as keys derived by crypto.js. Nothing here logs it.
+//
+// Flow: parse the fragment -> connect to the relay's WebSocket on this origin (hello / welcome,
+// retained frames: the session's activity and the group's state) -> synchronize the clock over the
+// WebSocket while the person picks their copy of the media (or the `media` URL is fetched) -> check
+// its fingerprint against the activity -> join -> coordinate (shell.js + player.js).
+//
+// The interface's parts, each importing only the ones before it (Tests/Web/layers.test.mjs): state.js,
+// words.js, log.js, noticeboard.js, controls.js, queueview.js, people.js, status.js, copies.js,
+// events.js, media.js, hook.js (`window.coplayPage`, the test and bench hook), and this file: main()
+// and the session's callbacks.
+
+import { fromUTF8 } from "../wire/bytes.js";
+import { GroupSessionCoordinationChannel } from "../sync/channel.js";
+import { ChatPanel } from "./chatpanel.js";
+import { SyncedClock, TimeClient, TimeExchange, browserLocalNTP } from "../sync/clock.js";
+import { fingerprintsMatch, parseFingerprint } from "../player/fingerprint.js";
+import { AEADSuite, onlyHostsControl, parseInvite } from "../wire/invite.js";
+import { parseFragment, webSocketURL } from "./pageurl.js";
+import { PlayerDeck } from "../player/deck.js";
+import { GroupSession, openWebSocket } from "../session/session.js";
+import { CoordinatorShell } from "../sync/shell.js";
+import { RolesGate, listenForRoles } from "../sync/roles.js";
+import {
+  $, assign, chat, library, localMs, offsetMs, player, pollAbort, roles, session, shell, state, syncedClock, timeClient, video,
+} from "./state.js";
+import { describeEnd, describeOpenFailure } from "./words.js";
+import { fail, hideBanner, logLine, reload, showBanner } from "./log.js";
+import { bindControls, onRole, setPhase, updateControls, updateUI } from "./status.js";
+import { bindQueuePanel, createVideo, gridFor } from "./copies.js";
+import { onPlaybackEvent, onPlayerNotice } from "./events.js";
+import { bindPicker, cancelPick, loadVideo, objectURL, obtainMedia, screenMessage } from "./media.js";
+import "./hook.js"; // window.coplayPage, before main() runs
+
+/** The status pill and banner follow the session's resumes after a lost connection. */
+function onReconnecting(reconnecting) {
+  shell?.connectionInterrupted(reconnecting);
+  if (reconnecting) {
+    if (!state.joined) return;
+    setPhase("reconnecting");
+    showBanner("Reconnecting", "The connection to the relay dropped; coplay is resuming the session (it gives up after 30 s).", { tone: "warn" });
+    logLine("Lost the connection to the relay; resuming", "warn");
+  } else if (state.phase === "reconnecting") {
+    setPhase("joined");
+    hideBanner();
+    logLine("Reconnected to the relay", "info");
+  }
+}
+
+function waitForActivity(timeoutMs) {
+  if (state.activity !== null) return Promise.resolve(state.activity);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(null), timeoutMs);
+    activityWaiters.push((activity) => {
+      clearTimeout(timer);
+      resolve(activity);
+    });
+  });
+}
+const activityWaiters = [];
+
+function receiveActivity(name, body) {
+  let activity;
+  try {
+    activity = JSON.parse(fromUTF8(body));
+  } catch {
+    return;
+  }
+  if (typeof activity?.item !== "string" || typeof activity?.fingerprint !== "string") return;
+  state.activity = activity;
+  $("title").textContent = activity.title || "Watch together";
+  for (const waiter of activityWaiters.splice(0)) waiter(activity);
+}
+
+async function main() {
+  bindControls();
+  bindPicker();
+  bindQueuePanel();
+  setInterval(updateUI, 250);
+
+  let fragment;
+  try {
+    fragment = parseFragment(location.hash);
+  } catch (error) {
+    setPhase("error");
+    screenMessage("This link is damaged", "Ask the host for the link again.");
+    return fail("This link is damaged", error.message, { actions: [] });
+  }
+  if (fragment.invite === null) {
+    setPhase("error");
+    screenMessage("No session to join", "This page plays in step with a coplay session. Open the link that `coplay host` printed.");
+    return fail("No invite in this link", "Open the page address that `coplay host` printed (it ends in #invite=…).", { tone: "info" });
+  }
+  let invite;
+  try {
+    invite = parseInvite(fragment.invite);
+  } catch (error) {
+    setPhase("error");
+    screenMessage("This invite is not valid", "Ask the host for the link again.");
+    return fail("This invite is not valid", error.message);
+  }
+  if (invite.aead !== AEADSuite.aes256GCM) {
+    setPhase("error");
+    screenMessage("Not a browser session", "The host made this session for native players only.");
+    return fail(
+      "This invite is not for browsers",
+      "It uses ChaCha20-Poly1305, which browsers cannot run. Ask the host for a browser invite (one with ?aead=aes-256-gcm).",
+    );
+  }
+  if (globalThis.crypto?.subtle === undefined) {
+    setPhase("error");
+    screenMessage("Needs a secure connection", "Open the page over https:// (or on this machine, as localhost).");
+    return fail("This page needs a secure connection", "Browsers allow encryption only on https:// pages or on localhost. Open the page over https.");
+  }
+  if (onlyHostsControl(invite)) {
+    // Where only hosts control: a controller invite's seed must be its host key's before it signs anything.
+    try {
+      assign({ roles: await RolesGate.forInvite(invite) });
+    } catch (error) {
+      setPhase("error");
+      screenMessage("This invite is not valid", "Ask the host for the link again.");
+      return fail("This invite is not valid", error.message);
+    }
+    roles.onrole = onRole;
+  }
+
+  const wsURL = webSocketURL(location);
+  $("subtitle").textContent = `${invite.host}:${invite.port} · session ${Array.from(invite.session.slice(0, 4), (b) => b.toString(16).padStart(2, "0")).join("")}…`;
+
+  // Start on the media at once: the person can pick a file while the page connects.
+  const mediaPromise = obtainMedia(fragment.media, null).then(
+    (media) => ({ media }),
+    (error) => ({ error }),
+  );
+
+  setPhase("connecting");
+  const exchange = new TimeExchange({ send: (t1) => session.requestTime(t1), timeout: 1000 });
+  assign({ session: await GroupSession.create({ invite, connect: () => openWebSocket(wsURL), localNow: browserLocalNTP }) });
+  state.participantId = session.localName;
+  state.name = fragment.name ?? `web-${state.participantId.slice(-4)}`;
+  const channel = new GroupSessionCoordinationChannel(session, { gate: roles });
+  // After the channel: it wraps the session's callbacks, so the chat kept by the relay arrives as history.
+  assign({ chat: new ChatPanel({ session, document }) });
+  // After both: role statements reach the gate in the relay's order with the coordination messages.
+  if (roles !== null) listenForRoles(session, roles);
+  const backlog = [];
+  channel.onevent = (event) => backlog.push(event);
+  session.onactivity = receiveActivity;
+  session.ontimereply = (reply, t4) => exchange.receive(reply, t4);
+  session.onreconnecting = onReconnecting;
+  session.onend = (reason) => {
+    if (!opened) return; // session.open() fails too: its handler says why, once
+    const wasJoined = state.joined;
+    state.joined = false;
+    player?.stop();
+    shell?.stop();
+    pollAbort && (pollAbort.aborted = true);
+    if (state.phase === "mismatch") return;
+    setPhase(reason === "left" ? "ended" : "error");
+    const [title, text] = describeEnd(reason, wasJoined);
+    fail(title, text, { actions: [reload] });
+  };
+
+  let opened = false;
+  try {
+    await session.open();
+    opened = true;
+  } catch (error) {
+    setPhase("error");
+    const [title, text] = describeOpenFailure(error, wsURL);
+    cancelPick();
+    state.halted = true;
+    video.removeAttribute("src"); // nothing plays for a session the page cannot join
+    video.load();
+    screenMessage(title, "This page is not connected to the session.");
+    return fail(title, text, { actions: [reload] });
+  }
+
+  // The clock: a burst over the WebSocket until the estimate is good, then polling.
+  setPhase("syncing");
+  assign({ syncedClock: new SyncedClock({ localNow: browserLocalNTP }) });
+  assign({ timeClient: new TimeClient({ transport: exchange, syncedClock }) });
+  const clockReady = timeClient.converge().then(
+    () => null,
+    (error) => error,
+  );
+
+  const activity = await waitForActivity(4000);
+  if (activity === null) {
+    showBanner("Waiting for the host", "The session has not said what it plays yet. Is the invite right, and is the host still there?", { tone: "warn" });
+    await waitForActivity(Infinity);
+    hideBanner();
+  }
+  if (parseFingerprint(state.activity.fingerprint) === null) {
+    setPhase("error");
+    return fail("Unknown video fingerprint", `The session identifies its video as “${state.activity.fingerprint}”, which this page cannot check.`);
+  }
+  if (!$("picker").hidden) $("picker-title").textContent = `Choose your copy of “${state.activity.title}”`;
+
+  const clockError = await clockReady;
+  if (clockError !== null) {
+    setPhase("error");
+    return fail("The relay's clock did not answer", `${clockError.message}. The relay must answer time requests over the WebSocket.`, { actions: [reload] });
+  }
+  if (state.phase === "syncing") setPhase("media");
+
+  // The media, checked against the session's fingerprint until it matches.
+  let outcome = await mediaPromise;
+  for (;;) {
+    if (outcome.error) {
+      setPhase("error");
+      return fail("Cannot read the video", outcome.error?.message ?? String(outcome.error));
+    }
+    let media = outcome.media;
+    const match = (media.copies ?? []).find(({ copy }) => fingerprintsMatch(copy.fingerprint, state.activity.fingerprint));
+    if (match !== undefined) media = { ...media, name: match.file.name, fingerprint: match.copy.fingerprint, size: match.file.size, file: match.file };
+    if (fingerprintsMatch(media.fingerprint, state.activity.fingerprint)) {
+      state.media = media;
+      if (media.file) loadVideo(media.file);
+      break;
+    }
+    const expected = parseFingerprint(state.activity.fingerprint);
+    setPhase("mismatch");
+    video.removeAttribute("src"); // do not show the wrong video
+    video.load();
+    const sizes = expected.size === media.size ? "the same size but different content" : `${media.size.toLocaleString()} bytes, the session's has ${expected.size.toLocaleString()}`;
+    state.lastError = { title: "Wrong video", text: `${media.name} is not the session's media` };
+    logLine(`“${media.name}” is not the session's media (${state.activity.title})`, "bad");
+    showBanner(
+      "This is not the session's media",
+      `“${media.name}” is not “${state.activity.title}”, the video this session plays (${sizes}). The page will not join with it.`,
+      { actions: media.source === "file" ? [] : [reload] },
+    );
+    if (media.source !== "file") return;
+    $("picker-title").textContent = `Choose your copy of “${state.activity.title}”`;
+    outcome = await obtainMedia(null, state.activity.title).then((m) => ({ media: m }), (error) => ({ error }));
+  }
+  hideBanner();
+  $("picker").hidden = true;
+  $("title").textContent = state.activity.title || state.media.name;
+
+  // Join and coordinate.
+  setPhase("joining");
+  try {
+    await session.join();
+  } catch (error) {
+    setPhase("error");
+    const [title, text] = describeOpenFailure(error, wsURL);
+    return fail(title, text, { actions: [reload] });
+  }
+  state.joined = true;
+  const clock = {
+    nowMs: () => (syncedClock.isSynchronized ? localMs() + offsetMs() : null),
+    offsetMs,
+  };
+  // The page's file is the session's item (its fingerprint was checked): the activity says how long it is.
+  library.learn({ item: state.activity.item, fingerprint: state.activity.fingerprint, duration: Number(state.activity.duration) });
+  if (state.media.source === "file") library.add({ fingerprint: state.media.fingerprint, name: state.media.name, size: state.media.size, source: state.media.file });
+  assign({ player: new PlayerDeck({ createVideo, library, clock, gridFor }) });
+  player.adopt(state.activity.item, video, objectURL);
+  player.show(state.activity.item);
+  assign({ shell: new CoordinatorShell({
+    channel, reference: { now: () => syncedClock.now() }, player, localItem: state.activity.item, name: state.name, backlog,
+    // Any item of the group this page has a copy of (library.js): the core follows the group to it.
+    canPresent: (item) => {
+      if (!library.has(item) && shell?.hasQueue) library.learnEntries(shell.queue.entries);
+      return library.has(item);
+    },
+    items: library.items(),
+    log: (message, error) => console.warn(`coplay: ${message}`, error?.message ?? ""),
+  }) });
+  player.onreadiness = (readiness) => shell.reportReadiness(readiness);
+  player.onevent = onPlaybackEvent;
+  player.onnotice = onPlayerNotice;
+  shell.onevent = onPlaybackEvent;
+  player.start();
+  shell.start();
+  shell.reportReadiness(player.readiness);
+  assign({ pollAbort: { aborted: false } });
+  timeClient.run(pollAbort).catch((error) => logLine(`The clock stopped following the relay: ${error?.message ?? error}`, "warn"));
+  // A name from the link is the person's: its key is kept in this browser; a made-up one gets a fresh key.
+  chat.start(state.name, { persistentKey: fragment.name != null }).then(
+    () => {
+      // A grant names this key (`coplay control … grant NAME`, resolved through the identity the chat announced).
+      if (roles !== null) roles.memberKey = chat.key;
+      updateControls();
+    },
+    (error) => logLine(`Chat unavailable: ${error?.message ?? error}`, "warn"),
+  );
+  setPhase("joined");
+  updateUI();
+}
+
+main().catch((error) => {
+  setPhase("error");
+  fail("Something went wrong", error?.message ?? String(error), { actions: [reload] });
+});
