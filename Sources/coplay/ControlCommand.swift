@@ -94,11 +94,7 @@ struct ControlCommand: AsyncParsableCommand {
     )
 
     enum Action: String, ExpressibleByArgument, CaseIterable {
-<<<<<<< HEAD
-        case play, pause, seek, rate, item, suspend, next, previous, jump, `repeat`, shuffle, queue, remove
-=======
-        case play, pause, seek, rate, item, suspend, next, previous, jump, `repeat`, shuffle, queue, grant, revoke
->>>>>>> main
+        case play, pause, seek, rate, item, suspend, next, previous, jump, `repeat`, shuffle, queue, grant, revoke, remove
     }
 
     /// The suspension reasons the group waits for (`PlaybackMember.coordinatorConfiguration`'s
@@ -366,11 +362,7 @@ struct ControlCommand: AsyncParsableCommand {
         case .seek: try await coordinator.coordinateSeek(to: TimeText.seconds(parsed.value ?? "") ?? 0)
         case .rate: try await coordinator.coordinateRateChange(to: Double(parsed.value ?? "") ?? 0)
         case .item: try await coordinator.transitionToItem(identifier: parsed.value ?? "")
-<<<<<<< HEAD
-        case .suspend, .next, .previous, .jump, .repeat, .shuffle, .queue, .remove: return  // handled by SuspendControl and below
-=======
-        case .suspend, .next, .previous, .jump, .repeat, .shuffle, .queue, .grant, .revoke: return  // handled by SuspendControl and below
->>>>>>> main
+        case .suspend, .next, .previous, .jump, .repeat, .shuffle, .queue, .grant, .revoke, .remove: return  // handled by SuspendControl and below
         }
         guard await Self.poll(for: .seconds(10), { await coordinator.state?.originator == me }) else {
             throw PlaybackSetupError.commandNotConfirmed(action.rawValue)

@@ -218,8 +218,7 @@ struct HostCommand: AsyncParsableCommand {
         var runner = MemberRunner(
             media: media, name: name, publishInitialState: true, output: output,
             imperfections: simulation.imperfections, players: players, logger: logger)
-<<<<<<< HEAD
-        runner.persistentKey = options.name != nil
+        let memberKey = MemberKeyStore.memberKey(name: name, persistent: options.name != nil) { output.notice($0) }
         // A host removed someone: this member moved to the successor session; say where it is now.
         runner.moved = { [output] next in
             if let inviteFile {
@@ -237,9 +236,6 @@ struct HostCommand: AsyncParsableCommand {
                 if next.controls && next.onlyHostsControl { output.notice("viewer invite: \(next.viewer)") }
             }
         }
-=======
-        let memberKey = MemberKeyStore.memberKey(name: name, persistent: options.name != nil) { output.notice($0) }
->>>>>>> main
         if files.count > 1 {
             runner.queue = copies.copies.prefix(files.count).map(\.queueItem)
             runner.repeatMode = repeatMode
