@@ -80,8 +80,9 @@ public final class RoleGate<Activity: GroupActivity>: CoordinationGate, Sendable
     }
 
     deinit {
-        // Off this thread, as ChatChannel does: the last reference can go inside a handler.
-        if let subscription = state.withLock({ $0.subscription }) { Task { subscription.cancel() } }
+        // Directly, as ChatChannel does: the session never runs its handlers under the lock that
+        // cancelling takes, so the last reference may go inside a handler.
+        state.withLock({ $0.subscription })?.cancel()
         continuation.finish()
     }
 
