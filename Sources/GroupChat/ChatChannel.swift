@@ -351,18 +351,21 @@ final class Confirmation<Value: Sendable>: Sendable {
 
     /// The value once confirmed; `timedOut` after `timeout`.
     func value(timeout: Duration, timedOut: @escaping @Sendable () -> any Error) async throws -> Value {
-        let timer = Task { [weak self] in
-            try await Task.sleep(for: timeout)
-            self?.resolve(.failure(timedOut()))
-        }
-        defer { timer.cancel() }
-        return try await withCheckedThrowingContinuation { waiter in
-            let ready = state.withLock { state -> Result<Value, any Error>? in
-                if let result = state.result { return result }
-                state.waiter = waiter
-                return nil
+        // The timer is a child of this call: cancelled (and awaited) as soon as the value is there.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { [weak self] in
+                try await Task.sleep(for: timeout)
+                self?.resolve(.failure(timedOut()))
             }
-            if let ready { waiter.resume(with: ready) }
+            defer { group.cancelAll() }
+            return try await withCheckedThrowingContinuation { waiter in
+                let ready = state.withLock { state -> Result<Value, any Error>? in
+                    if let result = state.result { return result }
+                    state.waiter = waiter
+                    return nil
+                }
+                if let ready { waiter.resume(with: ready) }
+            }
         }
     }
 }

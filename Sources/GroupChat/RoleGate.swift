@@ -52,7 +52,7 @@ public final class RoleGate<Activity: GroupActivity>: CoordinationGate, Sendable
     ///   - hostKey: the session's host key (the invite's).
     ///   - signingKey: what this member signs its commands with.
     ///   - logger: ignored messages are logged at debug.
-    public init(session: GroupSession<Activity>, hostKey: MemberPublicKey, signingKey: MemberKey, logger: Logger = Logger(label: "coplay.roles")) {
+    public init(session: GroupSession<Activity>, hostKey: MemberPublicKey, signingKey: MemberKey, logger: Logger = .current) {
         self.session = session
         self.signingKey = signingKey
         self.logger = logger
@@ -73,15 +73,16 @@ public final class RoleGate<Activity: GroupActivity>: CoordinationGate, Sendable
 
     /// The gate of `invite`'s session where only hosts control (`nil` where everyone controls):
     /// signing with the host key for a controller invite, with `memberKey` for a viewer invite.
-    public convenience init?(session: GroupSession<Activity>, invite: Invite, memberKey: MemberKey, logger: Logger = Logger(label: "coplay.roles")) {
+    public convenience init?(session: GroupSession<Activity>, invite: Invite, memberKey: MemberKey, logger: Logger = .current) {
         guard let hostBytes = invite.hostKey, let hostKey = MemberPublicKey(bytes: hostBytes) else { return nil }
         let signing = invite.hostSeed.flatMap { try? MemberKey(seed: $0) } ?? memberKey
         self.init(session: session, hostKey: hostKey, signingKey: signing, logger: logger)
     }
 
     deinit {
-        // Off this thread, as ChatChannel does: the last reference can go inside a handler.
-        if let subscription = state.withLock({ $0.subscription }) { Task { subscription.cancel() } }
+        // Directly, as ChatChannel does: the session never runs its handlers under the lock that
+        // cancelling takes, so the last reference may go inside a handler.
+        state.withLock({ $0.subscription })?.cancel()
         continuation.finish()
     }
 

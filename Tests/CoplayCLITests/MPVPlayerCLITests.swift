@@ -104,6 +104,15 @@ struct MPVPlayerCLITests {
         #expect(await launched.out.wait(for: .seconds(30)) { lines in
             PlaybackSessionCLITests.events(lines).filter { $0["type"] as? String == "play" }.count >= 2
         })
+        // The person's mpv playing again first: a key pressed while the adapter is still starting the
+        // group's motion (its own seek to the start frame) can be taken for the adapter's own and lost
+        // (seen once in a fresh-clone CI run; a known limit of the echo rule, issue 22's notes).
+        let playing = ContinuousClock.now + .seconds(10)
+        let before = try await person.number("time-pos") ?? 0
+        while ContinuousClock.now < playing {
+            if let now = try await person.number("time-pos"), now > before + 0.5 { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
         try await person.run(["keypress", "RIGHT"])
         for (name, child) in [("host", host), ("mb", launched)] {
             #expect(await child.out.wait(for: .seconds(30)) { lines in

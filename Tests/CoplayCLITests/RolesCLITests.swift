@@ -48,8 +48,8 @@ struct RolesCLITests {
         let tag = String(UUID().uuidString.prefix(4)).lowercased()
         let (bob, carol) = ("bob\(tag)", "carol\(tag)")
 
-        let (_, host, controller) = try await PlaybackSessionCLITests.startRelayAndHost(
-            media: media, hostArguments: ["--name", "host", "--frames", "--control", "hosts"], children: &children)
+        let (_, _, host, controller) = try await PlaybackSessionCLITests.startRelayAndHost(
+            media: [media], hostArguments: ["--name", "host", "--frames", "--control", "hosts"], children: &children)
         #expect(controller.contains("host="), "the controller invite names no host key: \(controller)")
         let derived = try await CoplayProcess.run(["invite", controller, "--viewer"], timeout: 30)
         #expect(derived.status == 0, "invite --viewer failed: \(derived.stderr)")

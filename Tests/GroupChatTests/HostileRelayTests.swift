@@ -46,24 +46,24 @@ struct HostileRelayTests {
         defer { proxy.stop() }
 
         let invite = Invite.generate(host: "127.0.0.1", port: relayPort).withNewHostKey()
-        let hostCenter = GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: invite))
+        let hostCenter = GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: invite), logger: Logger(label: "test"))
         let hostSession = try await hostCenter.activate(WatchMovie(movie: "clip"), invite: invite)
         let hostGate = try #require(RoleGate(session: hostSession, invite: invite, memberKey: MemberKey()))
         try await hostSession.join()
-        let hostChannel = GroupSessionCoordinationChannel(session: hostSession, gate: hostGate)
+        let hostChannel = GroupSessionCoordinationChannel(session: hostSession, gate: hostGate, logger: Logger(label: "test"))
         let hostEvents = Collector(hostChannel.events())
 
         // The viewer reaches the relay through the tampering proxy.
         var proxied = invite.viewer
         proxied.port = proxy.port
-        let viewerSession = try await GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: proxied)).accept(proxied)
+        let viewerSession = try await GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: proxied), logger: Logger(label: "test")).accept(proxied)
         let viewerGate = try #require(RoleGate(session: viewerSession, invite: proxied, memberKey: MemberKey()))
         try await viewerSession.join()
-        let viewerChannel = GroupSessionCoordinationChannel(session: viewerSession, gate: viewerGate)
+        let viewerChannel = GroupSessionCoordinationChannel(session: viewerSession, gate: viewerGate, logger: Logger(label: "test"))
         let viewerEvents = Collector(viewerChannel.events())
 
         // The hostile member: the viewer invite, its own key, straight to the relay.
-        let mallorySession = try await GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: invite.viewer)).accept(invite.viewer)
+        let mallorySession = try await GroupActivityCenter<WatchMovie>(transport: RelayTransport(invite: invite.viewer), logger: Logger(label: "test")).accept(invite.viewer)
         try await mallorySession.join()
         let mallory = GroupSessionMessenger(session: mallorySession)
         let malloryKey = MemberKey()

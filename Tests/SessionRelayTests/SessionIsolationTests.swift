@@ -136,14 +136,7 @@ struct SessionIsolationTests {
                       payload: Self.route(senderSequence: 1)))
             await eventually("the stuck session's write is blocked in the store") { store.blockedWrites.load(ordering: .relaxed) >= 1 }
 
-            for sequence in 1...20 {
-                try sender.connection.send(
-                    Frame(type: .data, session: flowing.session, sender: sender.id, payload: Self.route(senderSequence: UInt64(sequence))))
-            }
-            await eventually("the other session delivered and acked all 20") {
-                receiver.received.values.filter { $0.type == .data }.count == 20
-                    && sender.received.values.filter { $0.type == .ack }.count == 20
-            }
+            try await Self.sendTwenty(from: sender, to: receiver, in: flowing)
             #expect(!stuckSender.received.values.contains { $0.type == .ack }, "acked before it was stored")
             #expect(!stuckReceiver.received.values.contains { $0.type == .data }, "forwarded before it was stored")
 
@@ -152,6 +145,19 @@ struct SessionIsolationTests {
                 stuckSender.received.values.contains { $0.type == .ack }
                     && stuckReceiver.received.values.contains { $0.type == .data }
             }
+        }
+    }
+
+    /// Sends 20 data frames from `sender` in `session` and waits until `receiver` got them all and
+    /// `sender` all their acks: the session that is not stuck keeps flowing.
+    static func sendTwenty(from sender: RawClient, to receiver: RawClient, in session: Invite) async throws {
+        for sequence in 1...20 {
+            try sender.connection.send(
+                Frame(type: .data, session: session.session, sender: sender.id, payload: route(senderSequence: UInt64(sequence))))
+        }
+        await eventually("the other session delivered and acked all 20") {
+            receiver.received.values.filter { $0.type == .data }.count == 20
+                && sender.received.values.filter { $0.type == .ack }.count == 20
         }
     }
 
@@ -184,14 +190,7 @@ struct SessionIsolationTests {
                       ).encoded()))
             await eventually("the stuck session's journal write is blocked") { journal.blockedWrites.load(ordering: .relaxed) >= 1 }
 
-            for sequence in 1...20 {
-                try sender.connection.send(
-                    Frame(type: .data, session: flowing.session, sender: sender.id, payload: Self.route(senderSequence: UInt64(sequence))))
-            }
-            await eventually("the other session delivered and acked all 20") {
-                receiver.received.values.filter { $0.type == .data }.count == 20
-                    && sender.received.values.filter { $0.type == .ack }.count == 20
-            }
+            try await Self.sendTwenty(from: sender, to: receiver, in: flowing)
             #expect(!uploader.received.values.contains { $0.type == .journalAck }, "acknowledged before it was written")
             #expect(!watcher.received.values.contains { $0.type == .journalAdded }, "announced before it was stored")
 

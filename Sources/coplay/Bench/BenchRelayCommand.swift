@@ -147,6 +147,24 @@ struct BenchRelayCommand: AsyncParsableCommand {
         if stalledJournalMs > 0 { try await measureJournalIsolation(logger: logger) }
     }
 
+    /// A relay in this process on `store`, without rate limits or idle timeout (the isolation
+    /// measurements), and the task that runs it.
+    static func isolationRelay(store: any SessionPersistence, logger: Logger) -> (RelayServer, Task<Void, any Error>) {
+        var configuration = RelayConfiguration(host: "127.0.0.1", port: 0)
+        configuration.store = store
+        configuration.limits.ratePerSecond = 1_000_000
+        configuration.limits.burst = 1_000_000
+        configuration.limits.idleTimeout = .zero
+        let relay = RelayServer(configuration: configuration, logger: logger)
+        return (relay, Task { try await relay.run() })
+    }
+
+    /// The fan-out latency p99 (µs) of a session of `members` on `bench`'s relay.
+    func fanOutP99(_ bench: RelayBenchmark, members: Int) async throws -> Double {
+        let result = try await bench.fanOutLatency(members: members, messages: latencyMessages, interval: .milliseconds(latencyIntervalMs))
+        return Statistics.percentileOfSorted(result.latencies, 0.99) ?? .nan
+    }
+
     /// One relay in this process whose store stalls every write of one session by
     /// `--stalled-store-ms`: the fan-out latency of another session, first alone, then while the
     /// stalled session keeps sending (a frame every 10 ms for the whole measurement).
@@ -155,22 +173,12 @@ struct BenchRelayCommand: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = StalledStore(
             base: try SessionStore(directory: directory.path, logger: logger), delay: .milliseconds(stalledStoreMs))
-        var configuration = RelayConfiguration(host: "127.0.0.1", port: 0)
-        configuration.store = store
-        configuration.limits.ratePerSecond = 1_000_000
-        configuration.limits.burst = 1_000_000
-        configuration.limits.idleTimeout = .zero
-        let relay = RelayServer(configuration: configuration, logger: logger)
-        let task = Task { try await relay.run() }
+        let (relay, task) = Self.isolationRelay(store: store, logger: logger)
         defer { task.cancel() }
         let port = try await relay.boundPort()
         let bench = RelayBenchmark(host: "127.0.0.1", port: port, logger: logger)
         let isolationMembers = min(members, 100)
-        func measure() async throws -> Double {
-            let result = try await bench.fanOutLatency(
-                members: isolationMembers, messages: latencyMessages, interval: .milliseconds(latencyIntervalMs))
-            return Statistics.percentileOfSorted(result.latencies, 0.99) ?? .nan
-        }
+        func measure() async throws -> Double { try await fanOutP99(bench, members: isolationMembers) }
         let alone = try await measure()
         let stalled = Invite.generate(host: "127.0.0.1", port: port)
         let pair = try await bench.openMembers(count: 2, invite: stalled, concurrency: 2)
@@ -201,22 +209,12 @@ struct BenchRelayCommand: AsyncParsableCommand {
             base: try JournalStore(directory: directory.path, logger: logger), delay: .milliseconds(stalledJournalMs))
         let store = StalledStore(
             base: try SessionStore(directory: directory.path, logger: logger), delay: .zero, journal: journal)
-        var configuration = RelayConfiguration(host: "127.0.0.1", port: 0)
-        configuration.store = store
-        configuration.limits.ratePerSecond = 1_000_000
-        configuration.limits.burst = 1_000_000
-        configuration.limits.idleTimeout = .zero
-        let relay = RelayServer(configuration: configuration, logger: logger)
-        let task = Task { try await relay.run() }
+        let (relay, task) = Self.isolationRelay(store: store, logger: logger)
         defer { task.cancel() }
         let port = try await relay.boundPort()
         let bench = RelayBenchmark(host: "127.0.0.1", port: port, logger: logger)
         let isolationMembers = min(members, 100)
-        func measure() async throws -> Double {
-            let result = try await bench.fanOutLatency(
-                members: isolationMembers, messages: latencyMessages, interval: .milliseconds(latencyIntervalMs))
-            return Statistics.percentileOfSorted(result.latencies, 0.99) ?? .nan
-        }
+        func measure() async throws -> Double { try await fanOutP99(bench, members: isolationMembers) }
         let alone = try await measure()
         let stalled = Invite.generate(host: "127.0.0.1", port: port)
         let uploader = try await bench.openMembers(count: 1, invite: stalled, concurrency: 1)[0]
