@@ -131,18 +131,17 @@ public final class ChatChannel<Activity: GroupActivity>: Sendable {
     ///
     /// - Throws: ``ChatError/notSent(_:)`` when it could not be sent or the relay did not confirm it within `timeout`.
     public func send(_ removal: Removal, timeout: Duration = .seconds(10)) async throws {
-        let confirmation = Confirmation()
-        let local = session.localParticipant.id
-        let placeholder = ChatEntry(
-            sender: local, name: name, label: name, key: key.publicKey, text: "", sentAt: 0, isHistory: false, isOwn: true)
+        let confirmation = Confirmation<Void>()
         do {
             try messenger.sendStamped(MemberMessage.removal(removal), retainedAs: nil) { _ in
-                confirmation.resolve(.success(placeholder))
+                confirmation.resolve(.success(()))
             }
         } catch {
             throw ChatError.notSent("\(error)")
         }
-        _ = try await confirmation.value(timeout: timeout)
+        try await confirmation.value(timeout: timeout) {
+            ChatError.notSent("the relay did not confirm the removal within \(timeout)")
+        }
     }
 
     /// The label people see for a participant that announced its identity.

@@ -65,6 +65,8 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     public let reference: SyncedReferenceTimeSource<LocalClock>
     /// The options it was prepared with.
     public let options: Options
+    /// The channel's gate (where only hosts control), `nil` where everyone controls.
+    public let gate: (any CoordinationGate)?
     private let logger: Logger
 
     /// Synchronises with the time server and builds the channel over `session` (joined, or about to
@@ -107,7 +109,7 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
         }
         return Self(
             session: session, channel: GroupSessionCoordinationChannel(session: session, gate: gate, logger: logger), timeClient: client,
-            reference: SyncedReferenceTimeSource(client: client), options: options, logger: logger)
+            reference: SyncedReferenceTimeSource(client: client), options: options, gate: gate, logger: logger)
     }
 
     /// Builds a coordinator for `delegate` over this playback's channel and clock.
@@ -214,13 +216,24 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
                 var coordinator = coordinator
                 while true {
                     await coordinator.run()
-                    guard let succession, !Task.isCancelled, let next = await succession.take() else {
+                    guard let succession, !Task.isCancelled, let successor = await succession.take() else {
                         nextCoordinator.finish()
                         throw Ended.session
                     }
-                    // The same player and clock, a new channel and coordinator: the player plays on.
+                    let next = successor.session
+                    // Where only hosts control, so in the successor: without its gate everyone would.
+                    guard playback.gate == nil || successor.gate != nil else {
+                        logger.error(
+                            "the successor session came without a gate where only hosts control: playback ends with the session",
+                            metadata: ["session": "\(next.id)"])
+                        next.leave()
+                        nextCoordinator.finish()
+                        throw Ended.session
+                    }
+                    // The same player and clock, a new channel (with the successor's own gate) and
+                    // coordinator: the player plays on.
                     let handOver = await coordinator.handOver()
-                    playback = playback.continuing(in: next)
+                    playback = playback.continuing(in: next, gate: successor.gate)
                     coordinator = playback.makeCoordinator(
                         delegate: player, localItem: handOver.localItem, canPresent: canPresent, name: name, items: items)
                     await coordinator.adopt(handOver)
@@ -247,12 +260,15 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     }
 
     /// This playback's clock and options over `session` (a successor of this one's session,
-    /// joined): a new coordination channel, the same time client and reference clock, so players
-    /// on the clock notice nothing.
-    public func continuing(in session: GroupSession<Activity>) -> Self {
+    /// joined): a new coordination channel through `gate`, the same time client and reference
+    /// clock, so players on the clock notice nothing.
+    ///
+    /// - Parameter gate: the successor's own gate (made over `session` before its join; a gate
+    ///   decides one session's commands only), `nil` where everyone controls.
+    public func continuing(in session: GroupSession<Activity>, gate: (any CoordinationGate)?) -> Self {
         Self(
-            session: session, channel: GroupSessionCoordinationChannel(session: session, logger: logger), timeClient: timeClient,
-            reference: reference, options: options, logger: logger)
+            session: session, channel: GroupSessionCoordinationChannel(session: session, gate: gate, logger: logger),
+            timeClient: timeClient, reference: reference, options: options, gate: gate, logger: logger)
     }
 
     private enum Ended: Error { case session, player }

@@ -5,7 +5,11 @@ import Synchronization
 /// someone and moved everyone else, docs/protocol.md "Removing a member").
 ///
 /// The app learns of the move in the old session (before its end) and calls ``expect(_:)`` with
-/// the work that opens and joins the successor. When the old session ends,
+/// the work that opens and joins the successor and makes the successor's ``CoordinationGate``
+/// (where only hosts control: GroupChat's `RoleGate` over the successor, made before its join, so
+/// that the statements retained there count from the start). Every session has its own gate: one
+/// session's gate never decides another's commands, and a playback whose session had a gate does
+/// not move to a successor without one (everyone would control there). When the old session ends,
 /// ``GroupPlayback/run(_:localItem:canPresent:name:items:publishInitialState:queue:repeatMode:succession:onEvent:started:)``
 /// takes the successor and carries on there with a new coordinator over the same player and the
 /// same clock: the player keeps playing, and the new coordinator tells it only what differs from
@@ -15,12 +19,32 @@ import Synchronization
 /// ```swift
 /// let succession = PlaybackSuccession<WatchTogetherActivity>()
 /// // in the old session, on learning the successor's invite:
-/// succession.expect { try? await openAndJoin(invite) }
+/// succession.expect {
+///     guard let session = try? await center.accept(invite) else { return nil }
+///     let gate = RoleGate(session: session, invite: invite, memberKey: key)  // before joining
+///     guard (try? await session.join()) != nil else { return nil }
+///     return .init(session: session, gate: gate)
+/// }
 /// try await playback.run(player, localItem: clip.identifier, succession: succession)
 /// ```
 public final class PlaybackSuccession<Activity: GroupActivity>: Sendable {
+    /// A successor session, joined, and the gate of its coordination channel.
+    public struct Successor: Sendable {
+        /// The successor session (joined).
+        public let session: GroupSession<Activity>
+        /// Its channel's gate: where only hosts control, the gate over this session (made before
+        /// its join); `nil` where everyone controls.
+        public let gate: (any CoordinationGate)?
+
+        /// The successor `session` with its own `gate` (say `nil` explicitly where everyone controls).
+        public init(session: GroupSession<Activity>, gate: (any CoordinationGate)?) {
+            self.session = session
+            self.gate = gate
+        }
+    }
+
     private struct State {
-        var pending: Task<GroupSession<Activity>?, Never>?
+        var pending: Task<Successor?, Never>?
         var continuations: [AsyncStream<GroupSession<Activity>>.Continuation] = []
     }
 
@@ -29,9 +53,10 @@ public final class PlaybackSuccession<Activity: GroupActivity>: Sendable {
     /// A succession with no move expected.
     public init() {}
 
-    /// The current session continues in the one `open` returns (`nil`: it does not, and playback
-    /// ends with the session). `open` starts now; the run waits for it when the current session ends.
-    public func expect(_ open: @escaping @Sendable () async -> GroupSession<Activity>?) {
+    /// The current session continues in the one `open` returns, with its gate (`nil`: it does not,
+    /// and playback ends with the session). `open` starts now; the run waits for it when the
+    /// current session ends.
+    public func expect(_ open: @escaping @Sendable () async -> Successor?) {
         let task = Task { await open() }
         state.withLock { $0.pending = task }
     }
@@ -47,8 +72,8 @@ public final class PlaybackSuccession<Activity: GroupActivity>: Sendable {
     }
 
     /// The successor, once opened; `nil` when no move was expected or it could not be opened.
-    func take() async -> GroupSession<Activity>? {
-        guard let task = state.withLock({ state -> Task<GroupSession<Activity>?, Never>? in
+    func take() async -> Successor? {
+        guard let task = state.withLock({ state -> Task<Successor?, Never>? in
             defer { state.pending = nil }
             return state.pending
         }) else { return nil }

@@ -51,9 +51,12 @@ struct ControlCommand: AsyncParsableCommand {
             NAME (as people see it: alice, or alice#3f9a2c when several use the name). Everyone else moves to \
             a new session under a fresh secret and host key, which each of them receives sealed to its own \
             key, and plays on without a jump; the removed member's player stops ("you were removed from \
-            this session by NAME", exit status 3) and its invite opens nothing of the new session. Prints \
-            the new controller invite and viewer invite; `coplay host` prints its new invite too and \
-            rewrites its --invite-file. In a session where everyone controls, remove is refused.
+            this session by NAME", exit status 3) and its invite opens nothing of the new session. \
+            Controllers stay controllers and viewers viewers; the grants in force, but the removed \
+            member's, are re-issued there by the new host key. Prints the new controller invite and viewer \
+            invite; `coplay host` prints its new invite too and rewrites its --invite-file. Only the \
+            controller invite removes (a granted viewer cannot); in a session where everyone controls, \
+            nobody can (remove is refused).
 
             suspend SECONDS suspends this member as a player would while it buffers: every player stops \
             at the same instant and the group waits; SECONDS later (at most the group's suspension \
@@ -264,6 +267,9 @@ struct ControlCommand: AsyncParsableCommand {
             Console.out.line("removed \(outcome.removed): \(outcome.moved.count) member(s) moved to a new session (\(outcome.moved.joined(separator: ", ")))")
             for label in outcome.leftBehind {
                 Console.out.line("note: \(label) announced no sealing key (an older coplay, or the page): it stays in the old session, which has ended")
+            }
+            if !outcome.grants.isEmpty {
+                Console.out.line("control granted in the new session too: \(outcome.grants.joined(separator: ", "))")
             }
             Console.out.line("controller invite: \(outcome.successor)")
             Console.out.line("viewer invite: \(outcome.successor.viewer)")

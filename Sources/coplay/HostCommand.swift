@@ -91,17 +91,6 @@ struct HostCommand: AsyncParsableCommand {
             valueName: "NAME"))
     var cipher: String = PayloadSuite.aes256GCM.rawValue
 
-    /// Who may control the session.
-    enum Control: String, ExpressibleByArgument, CaseIterable {
-        case everyone, hosts
-    }
-
-    @Option(
-        help: ArgumentHelp(
-            "Who controls the session: everyone holding the invite (default), or hosts only (the invite printed is the controller invite; `coplay invite INVITE --viewer` derives the viewer invite; `coplay control INVITE remove NAME` removes someone).",
-            valueName: "everyone|hosts"))
-    var control: Control = .everyone
-
     @Flag(help: "The relay speaks TLS (coplay serve --tls): the invite says coplays:// and members verify the relay.")
     var tls = false
 
@@ -131,7 +120,7 @@ struct HostCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Who controls the session: everyone (whoever holds the invite) or hosts (the invite printed is the controller invite; `coplay invite INVITE --viewer` makes the viewers'; `coplay control INVITE grant NAME` gives a viewer control).",
+            "Who controls the session: everyone (whoever holds the invite) or hosts (the invite printed is the controller invite; `coplay invite INVITE --viewer` makes the viewers'; `coplay control INVITE grant NAME` gives a viewer control; `coplay control INVITE remove NAME` removes someone).",
             valueName: "WHO"))
     var control: Control = .everyone
 

@@ -122,7 +122,7 @@ struct JoinCommand: AsyncParsableCommand {
             }
             resolution.withLock { $0 = found }
         }
-        let runner = MemberRunner(
+        var runner = MemberRunner(
             media: copies.copies.filter(\.named).map { ($0.timeline, $0.path) }, name: name, publishInitialState: false,
             output: output, imperfections: simulation.imperfections, players: players, logger: logger,
             resolve: { member in
@@ -140,6 +140,11 @@ struct JoinCommand: AsyncParsableCommand {
                 }
                 return MemberRunner.ResolvedMedia(media: media, nearItems: near)
             })
+        // A host removed someone: this member moved to the successor session. Its new invite (the
+        // viewer invite, or the controller invite for a co-host) is what `coplay control` needs now.
+        runner.moved = { [output] next in
+            output.notice("the session moved (someone was removed); this member's new invite: \(next)")
+        }
         let memberKey = MemberKeyStore.memberKey(name: name, persistent: options.name != nil) { output.notice($0) }
         let drift = simulation.clockDriftPPM
         let tls = try relayTLS.configuration(for: invite)

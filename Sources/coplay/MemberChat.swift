@@ -26,17 +26,20 @@ enum MemberChat {
         // ``MemberKeyStore``), the same one that signs its commands where only hosts control.
         let key = member.memberKey
         var session = member.session
+        var roles = member.roles
         while !Task.isCancelled {
-            await run(in: session, member: member, key: key, name: name, output: output, logger: logger, moved: moved)
+            await run(in: session, roles: roles, member: member, key: key, name: name, output: output, logger: logger, moved: moved)
             guard let next = await member.sessions.next(after: session) else { return }
-            session = next
+            session = next.session
+            roles = next.roles
         }
     }
 
     /// The chat in one session, until it ends; a host's removal of someone is handled here
     /// (``handle(_:member:name:output:logger:moved:)``).
     private static func run(
-        in session: GroupSession<WatchTogetherActivity>, member: PlaybackMember, key: MemberKey, name: String,
+        in session: GroupSession<WatchTogetherActivity>, roles: RoleGate<WatchTogetherActivity>?, member: PlaybackMember,
+        key: MemberKey, name: String,
         output: EventOutput, logger: Logger, moved: (@Sendable (Invite) -> Void)?
     ) async {
         let chat: ChatChannel<WatchTogetherActivity>
@@ -51,7 +54,8 @@ enum MemberChat {
         let local = PlaybackParticipantID(name)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await chat.run() }
-            if let roles = member.roles {
+            // This session's role changes (each session has its own gate).
+            if let roles {
                 group.addTask {
                     for await var event in roles.events {
                         event.player = local
@@ -99,6 +103,7 @@ enum MemberChat {
             logger.info("moving to the successor session", metadata: ["by": "\(by ?? "?")", "successor": "\(invite.session)"])
             member.sessions.move(to: invite) {
                 do {
+                    // The successor's own role gate comes with it (made before its join).
                     let next = try await member.openSuccessor(invite)
                     moved?(invite)
                     return next

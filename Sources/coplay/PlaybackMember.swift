@@ -18,9 +18,6 @@ struct PlaybackMember: Sendable {
     let logger: Logger
     /// The member's signing key (its identity, its chat, its commands where it was granted control).
     let memberKey: MemberKey
-    /// Where only hosts control (the invite names a host key): who controls, and the gate between
-    /// the channel and the coordinator (docs/protocol.md, "Roles").
-    let roles: RoleGate<WatchTogetherActivity>?
     /// The session the member is in now, and where it moves when a host removes someone.
     let sessions: MemberSessions
     /// How it reached the relay (a successor session is reached the same way).
@@ -29,6 +26,11 @@ struct PlaybackMember: Sendable {
 
     /// The session the member is in now (a successor's once it moved there).
     var session: GroupSession<WatchTogetherActivity> { sessions.current }
+
+    /// Where only hosts control (the invite names a host key): who controls in the session the
+    /// member is in now, and the gate between its channel and the coordinator (docs/protocol.md,
+    /// "Roles"). Each session has its own (a successor's is made before its join).
+    var roles: RoleGate<WatchTogetherActivity>? { sessions.roles }
 
     /// The member's local clock: the real one (`ContinuousClock`, i.e. `CLOCK_BOOTTIME`), drifted
     /// in software when `--clock-drift-ppm` asks for it.
@@ -126,21 +128,29 @@ struct PlaybackMember: Sendable {
             session: session, timeServer: invite, clock: MemberClock(ContinuousClock(), driftPPM: clockDriftPPM),
             options: options, gate: roles, logger: logger)
         return PlaybackMember(
-            invite: invite, playback: playback, logger: logger, memberKey: memberKey, roles: roles, sessions: MemberSessions(session),
+            invite: invite, playback: playback, logger: logger, memberKey: memberKey, sessions: MemberSessions(session, roles: roles),
             tls: tls, reconnect: reconnect)
     }
 
     /// Opens and joins the successor session `invite` names (a host removed someone and sealed
-    /// this member the invite), on the same relay, as this member reached the old one.
-    func openSuccessor(_ invite: Invite) async throws -> GroupSession<WatchTogetherActivity> {
+    /// this member the invite), on the same relay, as this member reached the old one, with the
+    /// successor's own ``RoleGate`` made before its join (its host key is the successor's; the
+    /// grants the remover re-issued there are retained, so they count from the start).
+    ///
+    /// - Throws: ``PlaybackSetupError/successorWithoutHostKey`` when this member's session had a
+    ///   host key and the successor's invite has none (everyone would control there); the relay's
+    ///   refusal or loss.
+    func openSuccessor(_ invite: Invite) async throws -> MemberSessions.Opened {
+        if roles != nil && invite.hostKey == nil { throw PlaybackSetupError.successorWithoutHostKey }
         let center = GroupActivityCenter<WatchTogetherActivity>(
             transport: RelayTransport(invite: invite, tls: tls), logger: logger, reconnectPolicy: reconnect)
         let session = try await center.accept(invite)
+        let roles = RoleGate(session: session, invite: invite, memberKey: memberKey, logger: logger)
         do { try await session.join() } catch {
             session.leave()
             throw error
         }
-        return session
+        return MemberSessions.Opened(session: session, roles: roles)
     }
 
     /// Probes a file for its frame timeline, fingerprint and stream identity (one read of every packet).
@@ -282,8 +292,15 @@ struct PlaybackMemberService: Service, CustomStringConvertible {
 final class MemberSessions: Sendable {
     /// Where the playback learns of a move.
     let succession = PlaybackSuccession<WatchTogetherActivity>()
+
+    /// A session this member joined, with its own role gate (`nil` where everyone controls).
+    struct Opened: Sendable {
+        var session: GroupSession<WatchTogetherActivity>
+        var roles: RoleGate<WatchTogetherActivity>?
+    }
+
     private struct State {
-        var current: GroupSession<WatchTogetherActivity>
+        var current: Opened
         var moving = false
         /// Set when a host removed this member: the host's label, if it said who it is.
         var removedBy: String??
@@ -292,12 +309,15 @@ final class MemberSessions: Sendable {
     }
     private let state: Mutex<State>
 
-    init(_ session: GroupSession<WatchTogetherActivity>) {
-        state = Mutex(State(current: session))
+    init(_ session: GroupSession<WatchTogetherActivity>, roles: RoleGate<WatchTogetherActivity>?) {
+        state = Mutex(State(current: Opened(session: session, roles: roles)))
     }
 
     /// The session the member is in now.
-    var current: GroupSession<WatchTogetherActivity> { state.withLock { $0.current } }
+    var current: GroupSession<WatchTogetherActivity> { state.withLock { $0.current.session } }
+
+    /// The role gate of the session the member is in now.
+    var roles: RoleGate<WatchTogetherActivity>? { state.withLock { $0.current.roles } }
 
     /// The invite of the session the member is in now, when it moved (`nil`: the one it started with).
     var currentInvite: Invite? { state.withLock { $0.invites.last } }
@@ -308,29 +328,29 @@ final class MemberSessions: Sendable {
     /// Records that a host removed this member.
     func removed(by host: String?) { state.withLock { $0.removedBy = .some(host) } }
 
-    /// Moves to the session `open` opens and joins (it starts now; the playback takes it when the
-    /// current session ends).
-    func move(to invite: Invite, _ open: @escaping @Sendable () async -> GroupSession<WatchTogetherActivity>?) {
+    /// Moves to the session `open` opens and joins, with its gate (it starts now; the playback
+    /// takes it when the current session ends).
+    func move(to invite: Invite, _ open: @escaping @Sendable () async -> Opened?) {
         state.withLock { $0.moving = true }
         succession.expect { [self] in
-            let session = await open()
+            let opened = await open()
             self.state.withLock { state in
-                if let session {
-                    state.current = session
+                if let opened {
+                    state.current = opened
                     state.invites.append(invite)
                 }
                 state.moving = false
             }
-            return session
+            return opened.map { PlaybackSuccession.Successor(session: $0.session, gate: $0.roles) }
         }
     }
 
-    /// The session after `session` once it ended: the successor the member moved to, or `nil`
-    /// when it did not move (waits while a move is being opened, at most 30 s).
-    func next(after session: GroupSession<WatchTogetherActivity>) async -> GroupSession<WatchTogetherActivity>? {
+    /// The session after `session` once it ended, with its gate: the successor the member moved
+    /// to, or `nil` when it did not move (waits while a move is being opened, at most 30 s).
+    func next(after session: GroupSession<WatchTogetherActivity>) async -> Opened? {
         for _ in 0..<3_000 {
             let (current, moving) = state.withLock { ($0.current, $0.moving) }
-            if current.id != session.id { return current }
+            if current.session.id != session.id { return current }
             if !moving { return nil }
             try? await Task.sleep(for: .milliseconds(10))
         }

@@ -26,6 +26,7 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
         case unplayableMedia
         case onlyHostsControl
         case unknownMember
+        case successorWithoutHostKey
     }
 
     private let code: Code
@@ -138,6 +139,14 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
 
     /// `control … grant NAME` / `revoke NAME`: no member, or more than one, answers to NAME.
     static func unknownMember(_ detail: String) -> Self { Self(.unknownMember, detail) }
+
+    /// A removal sealed this member a successor invite without a host key, out of a session where
+    /// only hosts control: everyone would control there, so the member does not move.
+    static var successorWithoutHostKey: Self {
+        Self(
+            .successorWithoutHostKey,
+            "the successor invite has no host key, but only hosts control this session: everyone would control there, so this member does not move")
+    }
 
     static var noPlaybackState: Self {
         Self(.noPlaybackState, "the session has no playback state yet (is its host running?)")

@@ -40,6 +40,8 @@ struct RemoveMember {
         var removed: String
         var moved: [String]
         var leftBehind: [String]
+        /// The names of the granted members whose grant the host key re-issued in the successor.
+        var grants: [String]
         var successor: Invite
     }
 
@@ -63,8 +65,12 @@ struct RemoveMember {
             throw PlaybackSetupError.relayUnreachable(address, error)
         }
         // Listening before joining: the others announce who they are (and their sealing keys) to
-        // this member as soon as its `joined` reaches them.
+        // this member as soon as its `joined` reaches them; the role statements retained in the
+        // session (who was granted control) are handed over at once.
         let chat = try ChatChannel(session: session, key: MemberKey(), name: name, logger: logger)
+        guard let roles = RoleGate(session: session, invite: invite, memberKey: MemberKey(), logger: logger) else {
+            throw Refusal(description: "no host key in the invite")
+        }
         do {
             try await session.join()
         } catch {
@@ -74,7 +80,7 @@ struct RemoveMember {
         let announcing = Task { await chat.run() }
         defer { announcing.cancel() }
         do {
-            return try await remove(in: session, chat: chat, hostKey: hostKey)
+            return try await remove(in: session, chat: chat, roles: roles, hostKey: hostKey)
         } catch {
             await session.leave(waitingUpTo: .seconds(2))
             throw error
@@ -82,11 +88,13 @@ struct RemoveMember {
     }
 
     private func remove(
-        in session: GroupSession<WatchTogetherActivity>, chat: ChatChannel<WatchTogetherActivity>, hostKey: MemberKey
+        in session: GroupSession<WatchTogetherActivity>, chat: ChatChannel<WatchTogetherActivity>,
+        roles: RoleGate<WatchTogetherActivity>, hostKey: MemberKey
     ) async throws -> Outcome {
         var options = GroupPlayback<WatchTogetherActivity, ContinuousClock>.Options()
         options.converge = false
-        let playback = try await GroupPlayback.prepare(session: session, timeServer: invite, options: options, logger: logger)
+        // Through the session's gate: the group's state and queue are signed commands there.
+        let playback = try await GroupPlayback.prepare(session: session, timeServer: invite, options: options, gate: roles, logger: logger)
         let coordinator = playback.makeCoordinator(delegate: CommandOnlyDelegate(), name: name, oneShot: true)
         let running = Task { await coordinator.run() }
         defer { running.cancel() }
@@ -130,10 +138,27 @@ struct RemoveMember {
         let successorCenter = GroupActivityCenter<WatchTogetherActivity>(
             transport: RelayTransport(invite: successorInvite, tls: tls), logger: logger)
         let successor = try await successorCenter.activate(session.activity, invite: successorInvite)
+        // The successor's own gate (its host key is the successor's): it signs the state and queue
+        // sent there, as every member's gate there requires.
+        guard let successorRoles = RoleGate(session: successor, invite: successorInvite, memberKey: MemberKey(), logger: logger),
+            let successorSeed = successorInvite.hostSeed
+        else { throw Refusal(description: "the successor invite has no host key") }
         try await successor.join()
+        // The grants in force now carry over, but the removed member's: the successor's host key
+        // re-issues them there, retained, before anyone arrives (docs/protocol.md, "Roles in the
+        // successor").
+        let book = roles.book
+        let carried = book.granted.filter { $0 != removedKey }.compactMap { key in book.statements[key].map { (key, $0.name) } }
         do {
+            let successorHost = try MemberKey(seed: successorSeed)
+            for (key, grantedName) in carried {
+                let statement = try RoleStatement(
+                    signedBy: successorHost, session: successor.id, action: .grant, key: key, name: grantedName,
+                    issuedAt: UInt64(max(0, Date().timeIntervalSince1970 * 1e9)))
+                try await RoleGate.publish(statement, on: successor)
+            }
             // The group's state and queue, unchanged, retained there before anyone arrives.
-            let channel = GroupSessionCoordinationChannel(session: successor, logger: logger)
+            let channel = GroupSessionCoordinationChannel(session: successor, gate: successorRoles, logger: logger)
             guard let now = playback.reference.now() else { throw PlaybackSetupError.noPlaybackState }
             try await channel.send(
                 .presence(PresenceReport(sentAt: now, observedDelay: .zero, preroll: .zero, item: nil, name: name, oneShot: true)),
@@ -159,7 +184,9 @@ struct RemoveMember {
         _ = await ControlCommand.poll(for: .seconds(10)) { successor.activeParticipants.count > recipients.count }
         try? await Task.sleep(for: .milliseconds(500))
         await successor.leave(waitingUpTo: .seconds(2))
-        return Outcome(removed: removed.label, moved: recipients.map(\.label), leftBehind: leftBehind, successor: successorInvite)
+        return Outcome(
+            removed: removed.label, moved: recipients.map(\.label), leftBehind: leftBehind, grants: carried.map(\.1).sorted(),
+            successor: successorInvite)
     }
 
     /// The members `target` names: by label (`alice#3f9a2c`), else by name.

@@ -6,8 +6,9 @@ import Testing
 
 /// `coplay control CONTROLLER_INVITE remove NAME` end to end (docs/protocol.md, "Removing a member"):
 /// a real relay keeping its frames on disk, `coplay host --control hosts` and three headless
-/// `coplay join` members, one of which is removed. Judged from the members' JSON Lines and from the
-/// relay's own record of the successor session's frames.
+/// `coplay join` members with the viewer invite: one granted control, one plain viewer, one granted
+/// and then removed. Judged from the members' JSON Lines, from `coplay control` and `people` run
+/// against the successor, and from the relay's own record of the successor session's frames.
 @Suite("coplay control remove over a real relay", .serialized)
 struct RemoveMemberCLITests {
     typealias Child = PlaybackSessionCLITests.Child
@@ -35,7 +36,7 @@ struct RemoveMemberCLITests {
     }
 
     @Test(
-        "remove: the others move to a successor on the same timeline (frames in step across the switch), the removed member stops with its message, and its keys open no frame of the successor",
+        "remove: the others move to a successor on the same timeline (frames in step across the switch), the removed member stops with its message, its keys open no frame of the successor; there the viewer still cannot control, the granted member still can, the removed one's grant is gone",
         .timeLimit(.minutes(8)))
     func removeOneOfFour() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-remove-\(UUID().uuidString)")
@@ -59,8 +60,12 @@ struct RemoveMemberCLITests {
         #expect(controller.onlyHostsControl && controller.controls, "host --control hosts prints the controller invite")
         let viewer = controller.viewer.description
 
+        // Names of their own per run: a viewer's key lives in the state directory by name (join
+        // and control --name share it), and grants are by key.
+        let tag = String(UUID().uuidString.prefix(4)).lowercased()
+        let (alice, carol, bob) = ("alice\(tag)", "carol\(tag)", "bob\(tag)")
         var members: [String: Child] = ["host": host]
-        for name in ["alice", "carol", "bob"] {
+        for name in [alice, carol, bob] {
             let member = try await Child(["join", viewer, media, "--name", name, "--frames"])
             children.append(member)
             members[name] = member
@@ -71,41 +76,52 @@ struct RemoveMemberCLITests {
         }
 
         // In a session where everyone controls, or with the viewer invite, remove is refused.
-        let refusedViewer = try await CoplayProcess.run(["control", viewer, "remove", "bob"], timeout: 60)
+        let refusedViewer = try await CoplayProcess.run(["control", viewer, "remove", bob], timeout: 60)
         #expect(refusedViewer.status != 0)
         #expect(refusedViewer.stderr.contains("controller invite"), "\(refusedViewer.stderr)")
         let everyone = Invite.generate(host: "127.0.0.1", port: port).description
-        let refusedEveryone = try await CoplayProcess.run(["control", everyone, "remove", "bob"], timeout: 60)
+        let refusedEveryone = try await CoplayProcess.run(["control", everyone, "remove", bob], timeout: 60)
         #expect(refusedEveryone.status != 0)
         #expect(refusedEveryone.stderr.contains("everyone controls"), "\(refusedEveryone.stderr)")
 
-        let play = try await CoplayProcess.run(["control", controllerText, "play"], timeout: 60)
-        #expect(play.status == 0, "play: \(play.stderr)")
+        // alice and bob are granted control; carol stays a viewer.
+        for name in [alice, bob] {
+            let grant = try await CoplayProcess.run(["control", controllerText, "grant", name], timeout: 60)
+            #expect(grant.status == 0 && grant.stdout.contains("grant accepted"), "grant \(name): \(grant.stdout) \(grant.stderr)")
+        }
+        let play = try await CoplayProcess.run(["control", viewer, "--name", alice, "play"], timeout: 60)
+        #expect(play.status == 0, "the granted viewer's play: \(play.stderr)")
         try await Task.sleep(for: .seconds(2))
 
         let removedAt = Date().timeIntervalSince1970
-        let remove = try await CoplayProcess.run(["control", controllerText, "remove", "bob", "--name", "ana"], timeout: 90)
+        let remove = try await CoplayProcess.run(["control", controllerText, "remove", bob, "--name", "ana"], timeout: 90)
         #expect(remove.status == 0, "remove: \(remove.stdout) \(remove.stderr)")
-        print("coplay remove test: control printed: \(remove.stdout.split(separator: "\n").first ?? "")")
-        let successorLine = try #require(remove.stdout.split(separator: "\n").first { $0.hasPrefix("controller invite: ") })
+        print("coplay remove test: control printed: \(remove.stdout.split(separator: "\n").prefix(2).joined(separator: " / "))")
+        let lines = remove.stdout.split(separator: "\n")
+        let successorLine = try #require(lines.first { $0.hasPrefix("controller invite: ") })
         let successor = try Invite(parsing: String(successorLine.dropFirst("controller invite: ".count)))
+        let successorViewerLine = try #require(lines.first { $0.hasPrefix("viewer invite: ") })
+        let successorViewer = String(successorViewerLine.dropFirst("viewer invite: ".count))
         #expect(successor.session != controller.session && successor.secret != controller.secret)
         #expect(successor.hostKey != controller.hostKey, "a fresh host key")
+        #expect(successorViewer == successor.viewer.description)
         #expect(remove.stdout.contains("3 member(s) moved"), "\(remove.stdout)")
+        // The grants in force carry over, but the removed member's.
+        #expect(remove.stdout.contains("control granted in the new session too: \(alice)\n"), "\(remove.stdout)")
 
         // The removed member: its player stops, it says who removed it, exit status 3.
-        let bob = try #require(members["bob"])
-        let ended = await bob.process.wait(timeout: .seconds(30))
-        #expect(ended?.status == 3, "bob ended with \(ended?.description ?? "nothing"): \(bob.err.snapshot.suffix(5))")
-        #expect(bob.err.snapshot.contains("coplay: you were removed from this session by ana"), "\(bob.err.snapshot.suffix(5))")
-        #expect(PlaybackSessionCLITests.events(bob.out.snapshot).contains { $0["type"] as? String == "removed" && $0["originator"] as? String == "ana" })
+        let bobMember = try #require(members[bob])
+        let ended = await bobMember.process.wait(timeout: .seconds(30))
+        #expect(ended?.status == 3, "bob ended with \(ended?.description ?? "nothing"): \(bobMember.err.snapshot.suffix(5))")
+        #expect(bobMember.err.snapshot.contains("coplay: you were removed from this session by ana"), "\(bobMember.err.snapshot.suffix(5))")
+        #expect(PlaybackSessionCLITests.events(bobMember.out.snapshot).contains { $0["type"] as? String == "removed" && $0["originator"] as? String == "ana" })
 
         // Everyone else moved and plays on.
-        let remaining = ["host", "alice", "carol"]
+        let remaining = ["host", alice, carol]
         for name in remaining {
             let member = try #require(members[name])
             let moved = await member.out.wait(for: .seconds(30)) { lines in
-                PlaybackSessionCLITests.events(lines).contains { $0["type"] as? String == "moved" && $0["originator"] as? String == "bob" }
+                PlaybackSessionCLITests.events(lines).contains { $0["type"] as? String == "moved" && $0["originator"] as? String == bob }
             }
             #expect(moved, "\(name) did not move: \(member.err.snapshot.suffix(5))")
             #expect(member.process.isRunning, "\(name) stopped: \(member.err.snapshot.suffix(5))")
@@ -140,12 +156,38 @@ struct RemoveMemberCLITests {
         let refused = try await CoplayProcess.run(["control", bobsGuess.description, "pause"], timeout: 60)
         #expect(refused.status != 0, "the old secret opened the successor: \(refused.stdout)")
 
-        // Still in step: a pause with the new invite stops all three on one frame.
-        let pause = try await CoplayProcess.run(["control", successor.description, "pause"], timeout: 60)
-        #expect(pause.status == 0, "pause in the successor: \(pause.stderr)")
+        // A member that moved says its new invite (a viewer's: the successor's viewer invite).
+        let aliceMember = try #require(members[alice])
+        #expect(await aliceMember.err.wait(for: .seconds(10)) { $0.contains { $0.contains("new invite: \(successorViewer)") } }, "\(aliceMember.err.snapshot.suffix(5))")
+
+        // The successor's roles: alice's grant (re-issued by the successor's host key) counts
+        // there, bob's does not, carol is a viewer.
+        let people = try await CoplayProcess.run(["people", successorViewer], timeout: 60)
+        #expect(people.status == 0 && people.stdout.contains("(and \(alice), granted control)"), "people in the successor: \(people.stdout) \(people.stderr)")
+        #expect(!people.stdout.contains(bob), "the removed member is listed in the successor: \(people.stdout)")
+        // The viewer cannot control there (refused before anything is sent), nor reach the old session.
+        func pauses(_ name: String) throws -> Int {
+            PlaybackSessionCLITests.events(try #require(members[name]).out.snapshot).filter { $0["type"] as? String == "pause" }.count
+        }
+        let pausesBefore = try remaining.map(pauses)
+        let carolPauses = try await CoplayProcess.run(["control", successorViewer, "--name", carol, "pause"], timeout: 60)
+        #expect(carolPauses.status != 0 && carolPauses.stderr.contains("only hosts control this session"), "the viewer's pause in the successor: \(carolPauses.status) \(carolPauses.stderr)")
+        let carolOld = try await CoplayProcess.run(["control", viewer, "--name", carol, "pause"], timeout: 60)
+        #expect(carolOld.status != 0, "the viewer's pause with the old invite: \(carolOld.stdout)")
+        print("coplay remove test: the viewer's pause in the successor: \(carolPauses.stderr.split(separator: "\n").last ?? ""); with the old invite: \(carolOld.stderr.split(separator: "\n").last ?? "")")
+        try await Task.sleep(for: .seconds(1))
+        for name in remaining {
+            #expect(RolesCLITests.count("pause", by: carol, in: try #require(members[name])) == 0, "\(name) took the viewer's pause")
+        }
+        #expect(try remaining.map(pauses) == pausesBefore, "a member paused on the viewer's command")
+
+        // Still in step, and the granted member still controls: alice's pause (signed with her
+        // key, granted in the successor) stops all three on one frame.
+        let pause = try await CoplayProcess.run(["control", successorViewer, "--name", alice, "pause"], timeout: 60)
+        #expect(pause.status == 0, "the granted member's pause in the successor: \(pause.stderr)")
         for name in remaining {
             let member = try #require(members[name])
-            let paused = await member.out.wait(for: .seconds(30)) { PlaybackSessionCLITests.pausedAfterCommand($0, pauses: 2) }
+            let paused = await member.out.wait(for: .seconds(30)) { PlaybackSessionCLITests.pausedAfterCommand($0, pauses: 2) && RolesCLITests.count("pause", by: alice, in: member) == 1 }
             #expect(paused, "\(name) did not pause: \(member.err.snapshot.suffix(5))")
         }
         try await Task.sleep(for: .milliseconds(500))

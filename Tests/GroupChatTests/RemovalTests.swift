@@ -1,6 +1,8 @@
 import Foundation
 import GroupChat
 import GroupSessions
+import Logging
+import PlaybackCoordinator
 import Synchronization
 import Testing
 import TestSupport
@@ -158,10 +160,10 @@ import TestSupport
         }
 
         init(_ transport: InMemoryTransport, invite: Invite, name: String, create: Bool = false) async throws {
-            let center = GroupActivityCenter<Show>(transport: transport)
+            let center = GroupActivityCenter<Show>(transport: transport, logger: Logger(label: "test"))
             let session = create ? try await center.activate(Show(), invite: invite) : try await center.accept(invite)
             let outcomes = Outcomes()
-            let chat = try ChatChannel(session: session, key: MemberKey(), name: name) { outcome in
+            let chat = try ChatChannel(session: session, key: MemberKey(), name: name, logger: Logger(label: "test")) { outcome in
                 outcomes.values.withLock { $0.append(outcome) }
             }
             try await session.join()
@@ -235,5 +237,56 @@ import TestSupport
         try await host.chat.send(removal)
         await eventually("alice ignored it") { alice.chat.removalRejections[.noHostKey] == 1 }
         #expect(alice.seen.isEmpty)
+    }
+
+    /// Roles in the successor (docs/protocol.md, "Roles in the successor"): its book's root is the
+    /// successor's host key; the grants in force carry over only as the remover re-issues them there
+    /// (signed by that key, bound to the successor's id). Whatever the relay (or the removed member,
+    /// holding the old host seed) replays or forges from the old session does not count there.
+    @Test func grantsCarryToTheSuccessorOnlyAsReissuedByItsHostKey() throws {
+        let (oldHost, newHost) = (MemberKey(), MemberKey())
+        let (alice, bob, carol) = (MemberKey(), MemberKey(), MemberKey())
+        let (aliceID, bobID, carolID) = (ParticipantID(rawValue: 0xa), ParticipantID(rawValue: 0xb), ParticipantID(rawValue: 0xc))
+        func grant(_ key: MemberKey, _ name: String, by host: MemberKey, in session: SessionID, at: UInt64) throws -> RoleStatement {
+            try RoleStatement(signedBy: host, session: session, action: .grant, key: key.publicKey, name: name, issuedAt: at)
+        }
+        // The old session: alice and bob granted.
+        var old = RoleBook(session: Self.session, hostKey: oldHost.publicKey)
+        let oldGrants = [try grant(alice, "alice", by: oldHost, in: Self.session, at: 1), try grant(bob, "bob", by: oldHost, in: Self.session, at: 2)]
+        for statement in oldGrants { #expect((try? old.receive(statement).get()) != nil) }
+        #expect(old.granted == [alice.publicKey, bob.publicKey].sorted())
+
+        // The remover removes bob: the grants in force but bob's, re-issued by the new host key.
+        let carried = old.granted.filter { $0 != bob.publicKey }
+        var successor = RoleBook(session: Self.other, hostKey: newHost.publicKey)
+        for key in carried {
+            let name = try #require(old.statements[key]?.name)
+            let reissued = try RoleStatement(signedBy: newHost, session: Self.other, action: .grant, key: key, name: name, issuedAt: 10)
+            #expect((try? successor.receive(reissued).get()) != nil)
+        }
+        // Replayed old grants (bob's, alice's) do not verify there; nor does a grant the old host key
+        // signs for the successor (a removed controller holds the old seed), nor a re-issued grant
+        // of the successor replayed after a revocation.
+        for statement in oldGrants { #expect(successor.receive(statement) == .failure(.badSignature)) }
+        #expect(successor.receive(try grant(bob, "bob", by: oldHost, in: Self.other, at: 20)) == .failure(.badSignature))
+        let revokeAlice = try RoleStatement(signedBy: newHost, session: Self.other, action: .revoke, key: alice.publicKey, name: "alice", issuedAt: 30)
+        let aliceGrant = try #require(successor.statements[alice.publicKey])
+        #expect((try? successor.receive(revokeAlice).get()) != nil)
+        #expect(successor.receive(aliceGrant) == .failure(.stale))
+        #expect(!successor.controls(alice.publicKey))
+        #expect((try? successor.receive(try grant(alice, "alice", by: newHost, in: Self.other, at: 40)).get()) != nil)
+
+        #expect(successor.controls(alice.publicKey) && !successor.controls(bob.publicKey) && !successor.controls(carol.publicKey))
+        #expect(successor.controls(newHost.publicKey) && !successor.controls(oldHost.publicKey))
+        // Commands: alice's counts; bob's, carol's and the old host key's do not; a command alice
+        // signed in the old session, replayed, does not verify.
+        let pause = RoleVectorTests.state(.pause, rate: 0, at: 5, sentAt: 1_000)
+        #expect(successor.admit(RoleVectorTests.signed(pause, by: alice, as: aliceID, in: Self.other), from: aliceID) == .success(pause))
+        #expect(successor.admit(RoleVectorTests.signed(pause, by: bob, as: bobID, in: Self.other), from: bobID) == .failure(.noControl))
+        #expect(successor.admit(RoleVectorTests.signed(pause, by: carol, as: carolID, in: Self.other), from: carolID) == .failure(.noControl))
+        #expect(successor.admit(RoleVectorTests.signed(pause, by: oldHost, as: bobID, in: Self.other), from: bobID) == .failure(.noControl))
+        let play = RoleVectorTests.state(.play, rate: 1, at: 5, sentAt: 2_000)
+        #expect(successor.admit(RoleVectorTests.signed(play, by: alice, as: aliceID, in: Self.session), from: aliceID) == .failure(.badSignature))
+        #expect(successor.admit(play, from: aliceID) == .failure(.unsigned))
     }
 }
