@@ -130,7 +130,7 @@ public final class ChatChannel<Activity: GroupActivity>: Sendable {
     /// Sends `removal` (signed by the host key) to every member and waits for the relay's acknowledgement.
     ///
     /// - Throws: ``ChatError/notSent(_:)`` when it could not be sent or the relay did not confirm it within `timeout`.
-    public func send(_ removal: Removal, timeout: Duration = .seconds(10)) async throws {
+    public func send(removal: Removal, timeout: Duration = .seconds(10)) async throws {
         let confirmation = Confirmation<Void>()
         do {
             try messenger.sendStamped(MemberMessage.removal(removal), retainedAs: nil) { _ in

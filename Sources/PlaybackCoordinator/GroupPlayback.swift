@@ -263,8 +263,10 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     /// joined): a new coordination channel through `gate`, the same time client and reference
     /// clock, so players on the clock notice nothing.
     ///
-    /// - Parameter gate: the successor's own gate (made over `session` before its join; a gate
-    ///   decides one session's commands only), `nil` where everyone controls.
+    /// - Parameters:
+    ///   - session: the successor session, joined.
+    ///   - gate: the successor's own gate (made over `session` before its join; a gate decides one
+    ///     session's commands only), `nil` where everyone controls.
     public func continuing(in session: GroupSession<Activity>, gate: (any CoordinationGate)?) -> Self {
         Self(
             session: session, channel: GroupSessionCoordinationChannel(session: session, gate: gate, logger: logger),

@@ -174,7 +174,7 @@ struct RemoveMember {
                         key: $0.key, sealingKey: $0.sealingKey,
                         invite: ($0.isController ? successorInvite : successorInvite.viewer).description)
                 })
-            try await chat.send(removal)
+            try await chat.send(removal: removal)
             try session.end()
         } catch {
             successor.leave()

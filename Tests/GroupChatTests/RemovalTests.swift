@@ -213,7 +213,7 @@ import TestSupport
         // The host key's removal of bob.
         let removal = try Removal(
             signedBy: hostKey, session: host.session.id, removed: bobKey, removedName: "bob", issuedAt: 3, recipients: recipients)
-        try await remover.chat.send(removal)
+        try await remover.chat.send(removal: removal)
         await eventually("everyone handled it") { !alice.seen.isEmpty && !host.seen.isEmpty && !bob.seen.isEmpty }
         #expect(alice.seen == [.moved(invite: "successor for alice", removed: "bob", by: "remover")])
         #expect(host.seen == [.moved(invite: "successor for host", removed: "bob", by: "remover")])
@@ -234,7 +234,7 @@ import TestSupport
         let anyKey = MemberKey()
         let removal = try Removal(
             signedBy: anyKey, session: host.session.id, removed: alice.chat.publicKey, removedName: "alice", issuedAt: 1, recipients: [])
-        try await host.chat.send(removal)
+        try await host.chat.send(removal: removal)
         await eventually("alice ignored it") { alice.chat.removalRejections[.noHostKey] == 1 }
         #expect(alice.seen.isEmpty)
     }
