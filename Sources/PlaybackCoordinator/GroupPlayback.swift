@@ -143,14 +143,15 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     ///     is the initial state's entry); empty: no queue.
     ///   - repeatMode: the queue's repeat mode (with `queue`).
     ///   - onEvent: every event of the coordinator and the player, as they happen.
-    ///   - started: called once the coordinator runs (an app's controls drive it from here).
+    ///   - started: called once the coordinator runs (an app's controls drive it from here); an
+    ///     error it throws ends the playback with that error.
     /// - Throws: what the player's ``CoordinatedPlayer/run(coordinator:)`` threw (its process crashed).
     public func run<Player: CoordinatedPlayer>(
         _ player: Player, localItem: String?, canPresent: (@Sendable (String) -> Bool)? = nil, name: String? = nil,
         items: [PresenceReport.ItemSummary] = [],
         publishInitialState: Bool = false, queue: [QueueItem] = [], repeatMode: RepeatMode = .off,
         onEvent: @escaping @Sendable (PlaybackEvent) -> Void = { _ in },
-        started: @escaping @Sendable (PlaybackCoordinator) async -> Void = { _ in }
+        started: @escaping @Sendable (PlaybackCoordinator) async throws -> Void = { _ in }
     ) async throws {
         let coordinator = makeCoordinator(delegate: player, localItem: localItem, canPresent: canPresent, name: name, items: items)
         let session = self.session
@@ -191,7 +192,8 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
                         logger.notice("could not publish the initial state", metadata: ["error": "\(error)"])
                     }
                 }
-                await started(coordinator)
+                // What `started` throws ends the coordination with that error.
+                try await started(coordinator)
                 // Parked until the group is cancelled: returning would not end the coordination.
                 while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
             }
@@ -265,7 +267,7 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
         localItem: String?, canPresent: (@Sendable (String) -> Bool)? = nil, name: String? = nil,
         publishInitialState: Bool = false,
         onEvent: @escaping @Sendable (PlaybackEvent) -> Void = { _ in },
-        started: @escaping @Sendable (PlaybackCoordinator) async -> Void = { _ in }
+        started: @escaping @Sendable (PlaybackCoordinator) async throws -> Void = { _ in }
     ) async throws {
         let playback = try await prepare(session: session, timeServer: timeServer, clock: clock, options: options, logger: logger)
         let made: Player
