@@ -207,7 +207,7 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// How long before the instant of an entry change the next entry is opened (seconds): the
     /// third-longest of the last eight loads plus 4 ms (30 ms before any was measured; at most 0.25 s).
     /// Its first frame then replaces the last frame of the entry before a few ms before it is due;
-    /// a load that comes late by less than the seek threshold starts at once and is trimmed.
+    /// a load that completes after the instant is restarted where the group is (docs/mpv.md).
     var loadLead: Double {
         guard !loadDurations.isEmpty else { return 0.03 }
         let sorted = loadDurations.sorted(by: >)
@@ -834,7 +834,8 @@ public actor MPVPlayer: CoordinatedPlayer {
         }
         // Which line of mpv's playlist to play is decided while the entry before still plays: the
         // pause and the load go out back to back, so that its last frame is held no longer than
-        // the load takes.
+        // the load takes. The load's duration, which the lead learns, counts from here.
+        let started = ContinuousClock.now
         let plan = try await openPlan(of: item, coordinator: coordinator)
         if playing {
             try await setPause(true)
@@ -846,7 +847,6 @@ public actor MPVPlayer: CoordinatedPlayer {
         let restarts = known.restarts
         known.loadError = nil
         known.ownSeekActive = true
-        let started = ContinuousClock.now
         guard try await open(plan, item: item) else {
             known.ownSeekActive = false
             try await waitForPosition()
