@@ -149,8 +149,9 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     ///     (``PlaybackSuccession``): when the session ends with a successor expected, playback moves
     ///     there with a new coordinator over the same player, instead of ending.
     ///   - onEvent: every event of the coordinator and the player, as they happen.
-    ///   - started: called once the coordinator runs (an app's controls drive it from here), and
-    ///     again with each successor session's coordinator.
+    ///   - started: called once the coordinator runs (an app's controls drive it from here); an
+    ///     error it throws ends the playback with that error. Called again with each successor
+    ///     session's coordinator (an error it throws there is logged, and playback goes on).
     /// - Throws: what the player's ``CoordinatedPlayer/run(coordinator:)`` threw (its process crashed).
     public func run<Player: CoordinatedPlayer>(
         _ player: Player, localItem: String?, canPresent: (@Sendable (String) -> Bool)? = nil, name: String? = nil,
@@ -158,7 +159,7 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
         publishInitialState: Bool = false, queue: [QueueItem] = [], repeatMode: RepeatMode = .off,
         succession: PlaybackSuccession<Activity>? = nil,
         onEvent: @escaping @Sendable (PlaybackEvent) -> Void = { _ in },
-        started: @escaping @Sendable (PlaybackCoordinator) async -> Void = { _ in }
+        started: @escaping @Sendable (PlaybackCoordinator) async throws -> Void = { _ in }
     ) async throws {
         let coordinator = makeCoordinator(delegate: player, localItem: localItem, canPresent: canPresent, name: name, items: items)
         let current = CurrentPlayback(session: session, coordinator: coordinator)
@@ -206,7 +207,8 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
                         logger.notice("could not publish the initial state", metadata: ["error": "\(error)"])
                     }
                 }
-                await started(coordinator)
+                // What `started` throws ends the coordination with that error.
+                try await started(coordinator)
                 // Parked until the group is cancelled: returning would not end the coordination.
                 while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
             }
@@ -243,7 +245,11 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
                     succession.moved(to: next)
                     logger.notice("playback moved to the successor session", metadata: ["session": "\(next.id)"])
                     let moved = coordinator
-                    Task { await started(moved) }
+                    Task { [logger] in
+                        do { try await started(moved) } catch {
+                            logger.notice("the started hook failed in the successor session", metadata: ["error": "\(error)"])
+                        }
+                    }
                 }
             }
             group.addTask {
@@ -325,7 +331,7 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
         localItem: String?, canPresent: (@Sendable (String) -> Bool)? = nil, name: String? = nil,
         publishInitialState: Bool = false,
         onEvent: @escaping @Sendable (PlaybackEvent) -> Void = { _ in },
-        started: @escaping @Sendable (PlaybackCoordinator) async -> Void = { _ in }
+        started: @escaping @Sendable (PlaybackCoordinator) async throws -> Void = { _ in }
     ) async throws {
         let playback = try await prepare(session: session, timeServer: timeServer, clock: clock, options: options, logger: logger)
         let made: Player

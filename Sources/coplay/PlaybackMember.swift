@@ -183,7 +183,7 @@ struct PlaybackMember: Sendable {
     func play<Player: CoordinatedPlayer>(
         _ player: Player, items: [MediaTimeline], name: String, output: EventOutput, publishInitialState: Bool,
         nearItems: Set<String> = [], queue: [QueueItem] = [], repeatMode: RepeatMode = .off,
-        started: @escaping @Sendable (PlaybackCoordinator) async -> Void = { _ in }
+        started: @escaping @Sendable (PlaybackCoordinator) async throws -> Void = { _ in }
     ) async throws {
         let itemIDs = Set(items.map(\.identifier))
         var summaries: [PresenceReport.ItemSummary] = []

@@ -105,6 +105,12 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
         return Self(.mediaMismatch, text)
     }
 
+    /// None of the member's copies is the session's item or an entry of its queue.
+    static func noCopyInQueue(_ media: MemberMedia, activity: WatchTogetherActivity, entries: Int) -> Self {
+        let text = noMatchingCopy(media, activity: activity).description
+        return entries == 0 ? Self(.mediaMismatch, text) : Self(.mediaMismatch, "none of your copies is an entry of the session's queue (\(entries) entries) either: " + text)
+    }
+
     /// A near copy, and the host accepts exact copies only.
     static func exactCopiesRequired(file: String, title: String) -> Self {
         Self(.mediaMismatch, """

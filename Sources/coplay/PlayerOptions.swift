@@ -87,11 +87,15 @@ struct MemberRunner {
     /// `coplay host` prints it and rewrites its invite file.
     var moved: (@Sendable (Invite) -> Void)?
 
-    /// The media a member plays, the session's item first.
+    /// The media a member plays, the session's item first (or, without a copy of it, the member's
+    /// own first copy).
     struct ResolvedMedia: Sendable {
         var media: [(timeline: MediaTimeline, path: String)]
         /// Items played from near copies (not frame-identical).
         var nearItems: Set<String> = []
+        /// Checked once the coordinator runs (a member without the session's item: that the group's
+        /// queue has an entry it has a copy of); what it throws ends the member.
+        var check: (@Sendable (PlaybackCoordinator) async throws -> Void)?
     }
 
     private func resolved(_ member: PlaybackMember) async throws -> ResolvedMedia {
@@ -171,6 +175,7 @@ struct MemberRunner {
                     nearItems: resolved.nearItems, queue: queue, repeatMode: repeatMode, started: { [shuffle, queue] coordinator in
                         human?.attach(coordinator)
                         await Self.shuffleIfAsked(shuffle && !queue.isEmpty, coordinator)
+                        try await resolved.check?(coordinator)
                     })
             }
             return
@@ -215,6 +220,7 @@ struct MemberRunner {
                         nearItems: resolved.nearItems, queue: queue, repeatMode: repeatMode, started: { [shuffle, queue] coordinator in
                         human?.attach(coordinator)
                         await Self.shuffleIfAsked(shuffle && !queue.isEmpty, coordinator)
+                        try await resolved.check?(coordinator)
                     })
                 }
             } catch {
