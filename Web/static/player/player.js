@@ -46,6 +46,7 @@ import { VideoElement } from "./element.js";
 import { PlacedStarts } from "./placement.js";
 import { Playhead } from "./playhead.js";
 import { RateController } from "./rate.js";
+import { SeekLead } from "./seeklead.js";
 import { CommandSchedule, isContinued, motionItemTime, sameMotion } from "./schedule.js";
 import { StallDetector } from "./stall.js";
 import { THRESHOLDS, TIMING } from "./tuning.js";
@@ -113,6 +114,11 @@ export class VideoPlayer {
     this.startLatencyMs = null; // learnt from starts (ms); null: the first guess (THRESHOLDS startLatencyMs, else TIMING's)
     this.correctionsSinceStart = 0;
     this.restartDelayMs = this.timing.restartDelayMs;
+    this.lastSeekMs = null; // how long the last start's seek took (ms)
+    // How long before a start's play() its seek is made (seeklead.js): a paused seek's picture is shown at once.
+    this.seekLead = new SeekLead({
+      marginMs: this.timing.seekLeadMarginMs, kept: this.timing.seekLeadKept, initialMs: this.timing.seekLeadInitialMs, maximumMs: 2000,
+    });
     this.verifying = null; // {fromMs, attempt, learn}: a start whose first frames are still to be judged
     this.restarts = 0; // starts done again after their first frames
     this.judgeFrom = -Infinity; // reference ms: samples before this are not judged
@@ -329,7 +335,7 @@ export class VideoPlayer {
         if (placed) this.applied = next;
         return;
       }
-      await this.seekTo(next.itemTime);
+      await this.seekForStart(next.itemTime, next.referenceMs - this.startLatency);
       this.setRate(next.rate, this.startTrim);
       if (await this.startAt(next.referenceMs, next)) this.applied = next;
       return;
@@ -359,28 +365,37 @@ export class VideoPlayer {
       this.applied = motion;
       return;
     }
-    this.pauseElement();
+    // An element that plays (a re-anchoring of the same motion) plays on, near the timeline, until
+    // the start's seek (seekForStart), which is made as late as the recent seeks allow: its picture
+    // is not shown ahead of the group's timeline. Starts from a stop (a jump was paused at its instant)
+    // hold their last picture until then.
+    if (!sameMotion(this.applied, motion)) this.pauseElement();
+    const delay = Math.max(this.restartDelayMs, this.seekLead.ms + this.timing.spinMs);
     const placedFrom = this.clock.nowMs();
-    const placed = await this.placedStart(motion, placedFrom + this.restartDelayMs, attempt);
+    const placed = await this.placedStart(motion, placedFrom + delay, attempt);
     if (placed !== null) {
       if (placed) {
         this.applied = motion;
         this.restartDelayMs = Math.max(this.timing.restartDelayMs, this.restartDelayMs * 0.75);
-      } else this.restartDelayMs = Math.min(2000, Math.max(this.restartDelayMs * 2, 2 * ((this.clock.nowMs() ?? placedFrom) - placedFrom) + this.timing.spinMs));
+      } else {
+        // The seek took longer than the delay allowed: allow more next time, and start again (the
+        // element is paused: the motion is not applied, even when it was before this restart).
+        this.applied = null;
+        this.restartDelayMs = Math.min(2000, Math.max(this.restartDelayMs * 2, 2 * (this.lastSeekMs ?? 0) + this.timing.spinMs));
+      }
       return;
     }
-    const later = this.clock.nowMs() + this.restartDelayMs;
+    const later = this.clock.nowMs() + delay;
     const target = motionItemTime(motion, later);
-    const seekStarted = this.clock.nowMs();
-    await this.seekTo(target);
-    const seekMs = (this.clock.nowMs() ?? seekStarted) - seekStarted;
+    const seekMs = await this.seekForStart(target, later - this.startLatency);
     this.setRate(motion.rate, this.startTrim);
     if (await this.startAt(later, motion, attempt)) {
       this.applied = motion;
       // A seek slowed by a busy moment made the delay grow: back towards the usual one as starts succeed.
       this.restartDelayMs = Math.max(this.timing.restartDelayMs, this.restartDelayMs * 0.75);
     } else {
-      // The seek took longer than the delay allowed: allow more next time.
+      // The seek took longer than the delay allowed: allow more next time, and start again.
+      this.applied = null;
       this.restartDelayMs = Math.min(2000, Math.max(this.restartDelayMs * 2, 2 * seekMs + this.timing.spinMs));
     }
   }
@@ -445,7 +460,7 @@ export class VideoPlayer {
       profile: this.placed.profile(motion),
     });
     if (plan === null) return null;
-    await this.seekTo(plan.itemTime);
+    await this.seekForStart(plan.itemTime, plan.startMs - this.placedLatency(motion.rate));
     this.setRate(motion.rate, 1);
     return this.startAt(plan.startMs, motion, attempt, plan);
   }
@@ -686,11 +701,32 @@ export class VideoPlayer {
     return this.grid.snap(itemTime) + this.timing.snapEpsilon;
   }
 
-  /** Seeks (paused) and waits until the element has the picture (an own seek: stall.js). */
+  /** Seeks (paused) and waits until the element has the picture (an own seek: stall.js); true when it sought. */
   async seekTo(itemTime) {
     const target = this.element.seekTarget(itemTime);
-    if (target === null) return;
+    if (target === null) return false;
     await this.stall.ownSeek(() => this.element.seek(target));
+    return true;
+  }
+
+  /**
+   * Seeks to `itemTime` for a `play()` at reference ms `playMs`, no earlier than the seek lead before it
+   * (seeklead.js): a paused seek's picture is shown as soon as it is decoded and stays up until the
+   * start, so seeking at once showed a frame of the future (255-372 ms ahead in Chromium). An element
+   * still playing plays on until then and is paused for the seek. Returns how long the seek took (ms).
+   */
+  async seekForStart(itemTime, playMs) {
+    const now = this.clock.nowMs();
+    if (now !== null) await this.waitUntil(this.seekLead.seekAt(playMs, now));
+    if (!this.video.paused || this.playing) this.pauseElement();
+    const started = this.clock.nowMs();
+    const sought = await this.seekTo(itemTime);
+    const seekMs = Math.max(0, (this.clock.nowMs() ?? started) - started);
+    if (sought) {
+      this.seekLead.record(seekMs);
+      this.lastSeekMs = seekMs;
+    }
+    return seekMs;
   }
 
   // MARK: Events
@@ -723,6 +759,7 @@ export class VideoPlayer {
       placed: this.placement !== null, placedOff: this.placed.off,
       placedPaused: this.placed.pausedNow(this.applied),
       foreignItem: this.foreignItem, ended: this.ended, hasAudio: this.element.hasAudio,
+      seekLeadMs: this.seekLead.ms, recentSeeksMs: [...this.seekLead.recent],
     };
   }
 }

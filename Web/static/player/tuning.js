@@ -128,6 +128,20 @@ export const TIMING = Object.freeze({
    * the pictures 0.4-0.6 s).
    */
   restartDelayMs: 200,
+  /**
+   * A start's seek is made no earlier than the slowest of the last `seekLeadKept` seeks plus this
+   * before its `play()` (seeklead.js): a paused seek's picture is up as soon as it is decoded, so a
+   * restart that sought at once showed its start frame 255-372 ms ahead of the group's timeline.
+   * The margin covers a seek a little slower than the recent ones (a slower one makes the start late:
+   * it is started again, as any start whose seek outlasted its delay). Chromium shows the seek's picture
+   * before the page hears `seeked` (under load tens of ms before), so the picture comes up the margin,
+   * that gap and the recent seeks' spread ahead (with 40 ms and the last eight: 40-58 ms at load 14 on
+   * two cores, 70-86 ms at load 16; the figures with these settings are in docs/web.md, "Known limits").
+   */
+  seekLeadMarginMs: 20,
+  seekLeadKept: 5,
+  /** The seek's lead before any seek was timed (a first seek decodes from a keyframe, cold). */
+  seekLeadInitialMs: 100,
   /** Sleep until this long before an instant, then spin on the clock. */
   spinMs: 3,
   /** The first guess of the time from `play()` to the media clock moving; learned from errors. */
