@@ -671,3 +671,29 @@ for (const placed of [false, true]) {
     assert.ok(!video.paused);
   });
 }
+
+test("a command that comes into force before a restart's start ends the restart: the element plays on to its instant", async () => {
+  const { time, video, player, command, events } = setup({ seekMs: 30 }, { thresholds: undithered });
+  const at = time.now + 200;
+  player.handle(command("play", 0, at, { rate: 1 }));
+  await time.advance(1500);
+  const seeksBefore = video.calls.filter((c) => c[0] === "seek").length;
+  video.jump(0.4); // a re-anchoring restart follows within a correction interval
+  for (let i = 0; i < 100 && !events.some((e) => e.type === "correction" && e.detail === "seek"); i++) await time.advance(2);
+  assert.ok(events.some((e) => e.type === "correction" && e.detail === "seek"), JSON.stringify(events));
+  // A pause for 100 ms from now: before the restart's start (the restart delay, 200 ms).
+  const callsBefore = video.calls.length;
+  const pauseAt = time.now + 100;
+  const pauseItemTime = (pauseAt - at) / 1000;
+  player.handle(command("pause", pauseItemTime, pauseAt, { rate: 0, revision: 2n }));
+  await time.advance(90);
+  assert.ok(!video.paused, "still playing before the pause's instant (the restart gave way)");
+  await time.advance(400);
+  const pause = video.calls.find((c) => c[0] === "pause");
+  assert.ok(pause && pause[1] >= pauseAt - 1 && pause[1] <= pauseAt + 5, `paused at the instant: ${pause?.[1] - pauseAt} ms`);
+  assert.equal(video.calls.filter((c) => c[0] === "seek").length, seeksBefore + 1, "no seek for the abandoned restart, one for the stop");
+  assert.deepEqual(video.calls.slice(callsBefore).map((c) => c[0]), ["pause", "seek"], `only the stop: ${JSON.stringify(video.calls.slice(callsBefore))}`);
+  const stopped = events.find((e) => e.type === "stopped");
+  assert.ok(stopped && Math.abs(stopped.itemTime - pauseItemTime) < 1e-9, JSON.stringify(stopped));
+  assert.ok(video.paused);
+});

@@ -51,6 +51,9 @@ import { CommandSchedule, isContinued, motionItemTime, sameMotion } from "./sche
 import { StallDetector } from "./stall.js";
 import { THRESHOLDS, TIMING } from "./tuning.js";
 
+/** What placedStart returns when another motion takes over before its start (nothing was done). */
+const SUPERSEDED = "superseded";
+
 /** The tuning, exported where it always was (scripts/browser-driver.py's experiments override it here). */
 export { THRESHOLDS, TIMING };
 
@@ -332,10 +335,10 @@ export class VideoPlayer {
       }
       const placed = await this.placedStart(next, next.referenceMs);
       if (placed !== null) {
-        if (placed) this.applied = next;
+        if (placed === true) this.applied = next;
         return;
       }
-      await this.seekForStart(next.itemTime, next.referenceMs - this.startLatency);
+      if ((await this.seekForStart(next.itemTime, next.referenceMs - this.startLatency, next)) === null) return;
       this.setRate(next.rate, this.startTrim);
       if (await this.startAt(next.referenceMs, next)) this.applied = next;
       return;
@@ -374,6 +377,7 @@ export class VideoPlayer {
     const placedFrom = this.clock.nowMs();
     const placed = await this.placedStart(motion, placedFrom + delay, attempt);
     if (placed !== null) {
+      if (placed === SUPERSEDED) return;
       if (placed) {
         this.applied = motion;
         this.restartDelayMs = Math.max(this.timing.restartDelayMs, this.restartDelayMs * 0.75);
@@ -387,7 +391,8 @@ export class VideoPlayer {
     }
     const later = this.clock.nowMs() + delay;
     const target = motionItemTime(motion, later);
-    const seekMs = await this.seekForStart(target, later - this.startLatency);
+    const seekMs = await this.seekForStart(target, later - this.startLatency, motion);
+    if (seekMs === null) return;
     this.setRate(motion.rate, this.startTrim);
     if (await this.startAt(later, motion, attempt)) {
       this.applied = motion;
@@ -444,7 +449,8 @@ export class VideoPlayer {
   /**
    * Starts `motion` (rate > 0) placed (cadence.js): paused at the planned item time, `play()` at the
    * planned instant, no earlier than `notBeforeMs`. Returns null when no placed start is possible (the
-   * caller starts as before), false when the seek left too little time, true when started.
+   * caller starts as before), false when the seek left too little time, true when started, SUPERSEDED
+   * when another motion takes over before the planned start (nothing done: the loop carries that out).
    */
   async placedStart(motion, notBeforeMs, attempt = 0) {
     if (!this.placed.canPlace(motion)) return null;
@@ -460,7 +466,7 @@ export class VideoPlayer {
       profile: this.placed.profile(motion),
     });
     if (plan === null) return null;
-    await this.seekForStart(plan.itemTime, plan.startMs - this.placedLatency(motion.rate));
+    if ((await this.seekForStart(plan.itemTime, plan.startMs - this.placedLatency(motion.rate), motion)) === null) return SUPERSEDED;
     this.setRate(motion.rate, 1);
     return this.startAt(plan.startMs, motion, attempt, plan);
   }
@@ -701,6 +707,13 @@ export class VideoPlayer {
     return this.grid.snap(itemTime) + this.timing.snapEpsilon;
   }
 
+  /** Whether a motion other than `motion` comes into force after now and no later than reference ms `beforeMs`. */
+  supersededBefore(motion, beforeMs) {
+    const now = this.clock.nowMs();
+    if (now === null) return false;
+    return this.schedule.motions.some((m) => m.referenceMs > now && m.referenceMs <= beforeMs && !sameMotion(m, motion));
+  }
+
   /** Seeks (paused) and waits until the element has the picture (an own seek: stall.js); true when it sought. */
   async seekTo(itemTime) {
     const target = this.element.seekTarget(itemTime);
@@ -713,11 +726,23 @@ export class VideoPlayer {
    * Seeks to `itemTime` for a `play()` at reference ms `playMs`, no earlier than the seek lead before it
    * (seeklead.js): a paused seek's picture is shown as soon as it is decoded and stays up until the
    * start, so seeking at once showed a frame of the future (255-372 ms ahead in Chromium). An element
-   * still playing plays on until then and is paused for the seek. Returns how long the seek took (ms).
+   * still playing plays on until then and is paused for the seek. Returns how long the seek took (ms),
+   * or null, without pausing or seeking, when another motion than `motion` comes into force before
+   * `playMs` (a command that arrived meanwhile: the loop carries it out at its instant, the element
+   * playing on until then instead of being paused for a start that would come after it).
    */
-  async seekForStart(itemTime, playMs) {
-    const now = this.clock.nowMs();
-    if (now !== null) await this.waitUntil(this.seekLead.seekAt(playMs, now));
+  async seekForStart(itemTime, playMs, motion) {
+    const start = this.clock.nowMs();
+    const seekAt = start === null ? null : this.seekLead.seekAt(playMs, start);
+    // Until then a command may arrive (handle() wakes the sleep): one that comes first ends this start.
+    for (let i = 0; seekAt !== null && i < 10_000; i++) {
+      if (this.supersededBefore(motion, playMs)) return null;
+      const now = this.clock.nowMs();
+      if (now === null || now >= seekAt - this.timing.spinMs) break;
+      await this.sleep(seekAt - now - this.timing.spinMs);
+    }
+    if (seekAt !== null) await this.waitUntil(seekAt);
+    if (this.supersededBefore(motion, playMs)) return null;
     if (!this.video.paused || this.playing) this.pauseElement();
     const started = this.clock.nowMs();
     const sought = await this.seekTo(itemTime);
