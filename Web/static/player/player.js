@@ -118,6 +118,7 @@ export class VideoPlayer {
     this.correctionsSinceStart = 0;
     this.restartDelayMs = this.timing.restartDelayMs;
     this.lastSeekMs = null; // how long the last start's seek took (ms)
+    this.seekPicture = null; // while a start's seek waits for its picture: (sample) => void
     // How long before a start's play() its seek is made (seeklead.js): a paused seek's picture is shown at once.
     this.seekLead = new SeekLead({
       marginMs: this.timing.seekLeadMarginMs, kept: this.timing.seekLeadKept, initialMs: this.timing.seekLeadInitialMs, maximumMs: 2000,
@@ -188,7 +189,10 @@ export class VideoPlayer {
       },
     });
     this.stall.reportInitial();
-    this.element.watchFrames(() => !this.stopped, (metadata) => this.playhead.recordFrame(metadata));
+    this.element.watchFrames(() => !this.stopped, (metadata) => {
+      this.playhead.recordFrame(metadata);
+      this.seekPicture?.(this.playhead.samplesKept[this.playhead.samplesKept.length - 1]);
+    });
     this.loop().catch((error) => this.onnotice({ kind: "error", detail: `the player stopped: ${error?.message ?? error}` }));
   }
 
@@ -745,8 +749,21 @@ export class VideoPlayer {
     if (this.supersededBefore(motion, playMs)) return null;
     if (!this.video.paused || this.playing) this.pauseElement();
     const started = this.clock.nowMs();
-    const sought = await this.seekTo(itemTime);
-    const seekMs = Math.max(0, (this.clock.nowMs() ?? started) - started);
+    // Chromium often presents the seek's picture before the page hears `seeked` (under load tens of
+    // ms before; the picture's rVFC sample even reads seeking): the seek is timed by its picture,
+    // dated by the compositor, and the start goes on as soon as either came.
+    let pictureMs = null;
+    const picture = new Promise((resolve) => {
+      this.seekPicture = (sample) => {
+        if (started === null || sample.refMs < started || !sample.paused) return;
+        if (Math.abs(sample.mediaTime - itemTime) > (this.grid?.interval ?? 0.05) + 0.002) return;
+        pictureMs = sample.refMs - started;
+        resolve(true);
+      };
+    });
+    const sought = await Promise.race([this.seekTo(itemTime), picture]);
+    this.seekPicture = null;
+    const seekMs = pictureMs ?? Math.max(0, (this.clock.nowMs() ?? started) - started);
     if (sought) {
       this.seekLead.record(seekMs);
       this.lastSeekMs = seekMs;

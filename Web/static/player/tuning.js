@@ -133,10 +133,10 @@ export const TIMING = Object.freeze({
    * before its `play()` (seeklead.js): a paused seek's picture is up as soon as it is decoded, so a
    * restart that sought at once showed its start frame 255-372 ms ahead of the group's timeline.
    * The margin covers a seek a little slower than the recent ones (a slower one makes the start late:
-   * it is started again, as any start whose seek outlasted its delay). Chromium shows the seek's picture
-   * before the page hears `seeked` (under load tens of ms before), so the picture comes up the margin,
-   * that gap and the recent seeks' spread ahead (with 40 ms and the last eight: 40-58 ms at load 14 on
-   * two cores, 70-86 ms at load 16; the figures with these settings are in docs/web.md, "Known limits").
+   * it is started again, as any start whose seek outlasted its delay). Seeks are timed by their picture
+   * (its rVFC sample): Chromium shows it before the page hears `seeked`, under load tens of ms before.
+   * Timed by `seeked` with 40 ms and the last eight, the pictures came 40-86 ms ahead at load 14-16 on
+   * two cores; as now, -27 to +46 ms (median +16) at load 10-11 (docs/web.md, "Known limits").
    */
   seekLeadMarginMs: 20,
   seekLeadKept: 5,
