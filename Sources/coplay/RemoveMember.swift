@@ -53,17 +53,7 @@ struct RemoveMember {
         guard let seed = invite.hostSeed else { throw Refusal(description: "no host key in the invite") }
         let hostKey = try MemberKey(seed: seed)
         let address = "\(invite.host):\(invite.port)"
-        let center = GroupActivityCenter<WatchTogetherActivity>(transport: RelayTransport(invite: invite, tls: tls), logger: logger)
-        let session: GroupSession<WatchTogetherActivity>
-        do {
-            session = try await center.accept(invite)
-        } catch let error as RelayTransportError {
-            throw PlaybackSetupError.relayTransport(error)
-        } catch let error as GroupSessionError {
-            throw PlaybackSetupError.inviteRefused(address, error)
-        } catch {
-            throw PlaybackSetupError.relayUnreachable(address, error)
-        }
+        let session = try await ChatCommand.acceptedSession(invite: invite, tls: tls, logger: logger)
         // Listening before joining: the others announce who they are (and their sealing keys) to
         // this member as soon as its `joined` reaches them; the role statements retained in the
         // session (who was granted control) are handed over at once.
