@@ -24,7 +24,12 @@ struct BenchRunCommand: AsyncParsableCommand {
             syncplay-server and two Syncplay clients driving mpv on the same media, measured by the same \
             sampler, under the play/pause/seek part of the same script.
 
-            `mpv-plain` (in the default run), `mpv-plain-av`, `mpv-audio` and `mpv-plain-audio` (run only when             named) are mpv scenarios too: `-plain` starts each mpv as README tells a person to             (`mpv --input-ipc-server=SOCK --vo=null --ao=null MEDIA`, playing at once, none of coplay's options),             `-av` plays a clip with an audio track, and `-audio` also plays it through a PulseAudio server with a             null sink that the runner starts (`--ao=pulse`; needs `pulseaudio`, scripts/install-deps.sh).             --rate R plays the script at rate R (set right after the first play, and restored after the 0.5 phase).
+            `mpv-plain` (in the default run), `mpv-plain-av`, `mpv-audio` and `mpv-plain-audio` (run only when \
+            named) are mpv scenarios too: `-plain` starts each mpv as README tells a person to \
+            (`mpv --input-ipc-server=SOCK --vo=null --ao=null MEDIA`, playing at once, none of coplay's options), \
+            `-av` plays a clip with an audio track, and `-audio` also plays it through a PulseAudio server with a \
+            null sink that the runner starts (`--ao=pulse`; needs `pulseaudio`, scripts/install-deps.sh). \
+            --rate R plays the script at rate R (set right after the first play, and restored after the 0.5 phase).
 
             Writes summary.json, report.md, skew.svg and each player's event stream to --out, prints the \
             Markdown table, and exits non-zero if any scenario could not run (its row says FAILED and why).
