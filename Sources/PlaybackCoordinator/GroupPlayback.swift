@@ -262,7 +262,7 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
                                 do { try await started(moved) } catch { hookEvent.yield(.failed(error)) }
                             }
                         case .failed(let error):
-                            logger.error("the started hook failed in the successor session", metadata: ["error": "\(error)"])
+                            logger.info("the started hook failed in the successor session", metadata: ["error": "\(error)"])
                             throw error
                         }
                     }

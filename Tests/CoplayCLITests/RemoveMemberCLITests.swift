@@ -380,7 +380,7 @@ struct RemoveMemberCLITests {
         #expect(try String(contentsOfFile: daveFile, encoding: .utf8) == "\(viewer)\n")
         let daveAgain = try await CoplayProcess.run(["join", "--invite-file", daveFile, media, "--name", dave], timeout: 60)
         print("coplay remove test: dave again with its old invite: \(daveAgain.status) \(daveAgain.stderr.split(separator: "\n").last ?? "")")
-        #expect(daveAgain.status != 0)
+        #expect(daveAgain.status != 0 && daveAgain.stderr.contains("has no session with this invite's id"), "\(daveAgain.stderr)")
 
         // The remaining members play on together: a pause with the successor's controller invite
         // stops both on one frame.
@@ -395,5 +395,54 @@ struct RemoveMemberCLITests {
         try await Task.sleep(for: .milliseconds(500))
         let stops = try ["host", bob].map { PlaybackSessionCLITests.lastStopped(try #require(members[$0]).out.snapshot)?["index"] as? Int }
         #expect(Set(stops).count == 1, "paused on different frames: \(stops)")
+    }
+
+    @Test(
+        "a member whose copies match no entry of the successor's queue ends once it moved, with the error it would get joining there, and a non-zero exit; the others play on",
+        .timeLimit(.minutes(6)))
+    func noEntryInTheSuccessorEndsTheMember() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-remove-queue-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try await QueueCLITests.makeClip("first-25.mp4", seconds: 30, fps: 25, in: directory)
+        let second = try await QueueCLITests.makeClip("second-30.mp4", seconds: 4, fps: 30, in: directory)
+
+        var children: [Child] = []
+        defer { for child in children.reversed() { child.stop() } }
+        let (_, port) = try await PlaybackSessionCLITests.startRelay(children: &children)
+        let host = try await Child(["host", first, second, "--relay", "127.0.0.1:\(port)", "--name", "host", "--control", "hosts"])
+        children.append(host)
+        #expect(await host.out.wait(for: .seconds(60)) { !$0.isEmpty })
+        let controllerText = try #require(host.out.snapshot.first)
+        let viewer = try Invite(parsing: controllerText).viewer.description
+        let tag = String(UUID().uuidString.prefix(4)).lowercased()
+        let (carol, gus) = ("carol\(tag)", "gus\(tag)")
+        let carolMember = try await Child(["join", viewer, first, "--name", carol])
+        children.append(carolMember)
+        // gus has a copy of the second entry only: it joins and sits out the first.
+        let gusMember = try await Child(["join", viewer, second, "--name", gus])
+        children.append(gusMember)
+        #expect(await gusMember.out.wait(for: .seconds(60)) { PlaybackSessionCLITests.events($0).contains { $0["type"] as? String == "missingEntry" } },
+                "gus did not sit out the first entry: \(gusMember.err.snapshot.suffix(4))")
+        #expect(await carolMember.out.wait(for: .seconds(60)) { PlaybackSessionCLITests.lastStopped($0) != nil })
+        // The second entry leaves the queue: gus, already in, sits on (the check is made on joining).
+        let edit = try await CoplayProcess.run(["control", controllerText, "queue", "remove", "2"], timeout: 60)
+        #expect(edit.status == 0, "queue remove: \(edit.stdout) \(edit.stderr)")
+        #expect(await gusMember.out.wait(for: .seconds(30)) { PlaybackSessionCLITests.events($0).contains { $0["type"] as? String == "queueChanged" && ($0["detail"] as? String ?? "").hasPrefix("removed") } })
+        try await Task.sleep(for: .seconds(1))
+        #expect(gusMember.process.isRunning, "gus stopped on the edit: \(gusMember.err.snapshot.suffix(4))")
+
+        let remove = try await CoplayProcess.run(["control", controllerText, "remove", carol], timeout: 120)
+        #expect(remove.status == 0 && remove.stdout.contains("2 member(s) moved"), "remove: \(remove.stdout) \(remove.stderr)")
+        // gus moves, then finds no entry of its own in the successor's queue: it ends as it would joining there.
+        let gusEnded = await gusMember.process.wait(timeout: .seconds(60))
+        print("coplay remove test: gus in the successor: \(gusEnded?.description ?? "still running"): \(gusMember.err.snapshot.last ?? "")")
+        #expect(PlaybackSessionCLITests.events(gusMember.out.snapshot).contains { $0["type"] as? String == "moved" && $0["detail"] as? String == "moved" })
+        #expect(gusEnded != nil && gusEnded?.status != 0, "gus: \(gusEnded?.description ?? "still running")")
+        #expect(gusMember.err.snapshot.contains { $0.contains("none of your copies is an entry of the session's queue") }, "\(gusMember.err.snapshot.suffix(5))")
+        // The host plays on in the successor.
+        try await Task.sleep(for: .seconds(1))
+        #expect(host.process.isRunning, "the host stopped: \(host.err.snapshot.suffix(5))")
+        #expect(PlaybackSessionCLITests.events(host.out.snapshot).contains { $0["type"] as? String == "moved" })
     }
 }
