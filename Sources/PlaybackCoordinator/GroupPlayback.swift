@@ -151,8 +151,10 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     ///   - onEvent: every event of the coordinator and the player, as they happen.
     ///   - started: called once the coordinator runs (an app's controls drive it from here); an
     ///     error it throws ends the playback with that error. Called again with each successor
-    ///     session's coordinator (an error it throws there is logged, and playback goes on).
-    /// - Throws: what the player's ``CoordinatedPlayer/run(coordinator:)`` threw (its process crashed).
+    ///     session's coordinator: an error it throws there ends the playback with that error too
+    ///     (the member leaves the successor).
+    /// - Throws: what the player's ``CoordinatedPlayer/run(coordinator:)`` threw (its process
+    ///   crashed); what `started` threw, with the first coordinator or a successor's.
     public func run<Player: CoordinatedPlayer>(
         _ player: Player, localItem: String?, canPresent: (@Sendable (String) -> Bool)? = nil, name: String? = nil,
         items: [PresenceReport.ItemSummary] = [],
@@ -169,6 +171,8 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
         }
         let (coordinators, nextCoordinator) = AsyncStream.makeStream(of: PlaybackCoordinator.self)
         nextCoordinator.yield(coordinator)
+        // Each successor's coordinator for the `started` hook, and what a hook threw there.
+        let (hookEvents, hookEvent) = AsyncStream.makeStream(of: SuccessorHook.self)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { [timeClient] in try? await timeClient.run() }
             let label = name.map { PlaybackParticipantID($0) }
@@ -244,13 +248,26 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
                     nextCoordinator.yield(coordinator)
                     succession.moved(to: next)
                     logger.notice("playback moved to the successor session", metadata: ["session": "\(next.id)"])
-                    let moved = coordinator
-                    Task { [logger] in
-                        do { try await started(moved) } catch {
-                            logger.notice("the started hook failed in the successor session", metadata: ["error": "\(error)"])
+                    hookEvent.yield(.started(coordinator))
+                }
+            }
+            // `started` with each successor's coordinator, beside the others (a hook may run for
+            // long); what one throws ends the coordination with that error, as at the first join.
+            group.addTask { [logger] in
+                try await withThrowingTaskGroup(of: Void.self) { hooks in
+                    for await event in hookEvents {
+                        switch event {
+                        case .started(let moved):
+                            hooks.addTask {
+                                do { try await started(moved) } catch { hookEvent.yield(.failed(error)) }
+                            }
+                        case .failed(let error):
+                            logger.info("the started hook failed in the successor session", metadata: ["error": "\(error)"])
+                            throw error
                         }
                     }
                 }
+                while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
             }
             group.addTask {
                 try await player.run(coordinator: coordinator)
@@ -280,6 +297,12 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     }
 
     private enum Ended: Error { case session, player }
+
+    /// A successor's coordinator for the `started` hook, or what the hook threw there.
+    private enum SuccessorHook: Sendable {
+        case started(PlaybackCoordinator)
+        case failed(any Error)
+    }
 
     /// Whether the session has neither a state nor a queue entry, once this member has what the
     /// group had when it joined (the retained messages, the queue): a session just created, not one

@@ -268,6 +268,9 @@ struct ControlCommand: AsyncParsableCommand {
             for label in outcome.leftBehind {
                 Console.out.line("note: \(label) announced no sealing key (an older coplay, or the page): it stays in the old session, which has ended")
             }
+            if outcome.silent > 0 {
+                Console.out.line("note: \(outcome.silent) member(s) present said nothing within 4 s (a stopped process, a computer asleep): no new invite for them; they stay in the old session, which has ended")
+            }
             if !outcome.grants.isEmpty {
                 Console.out.line("control granted in the new session too: \(outcome.grants.joined(separator: ", "))")
             }

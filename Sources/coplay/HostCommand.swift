@@ -21,7 +21,9 @@ struct HostCommand: AsyncParsableCommand {
 
             --invite-file FILE also writes the invite to FILE (mode 0600, readable by you only) once the \
             session exists: `coplay join --invite-file FILE` and `coplay control --invite-file FILE` read it \
-            there, so the secret never appears in a process's arguments. The host keeps running when the \
+            there, so the secret never appears in a process's arguments. When someone is removed \
+            (`coplay control INVITE remove NAME`) and the host moves to the new session, it prints the new \
+            invite and rewrites FILE with it (--resume then comes back to the new session). The host keeps running when the \
             reader of its output goes away (`coplay host … | head -1`): it stops printing and plays on.
 
             Several files make the group's queue, in that order: at the end of one entry every player \

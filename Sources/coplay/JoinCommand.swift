@@ -14,7 +14,10 @@ struct JoinCommand: AsyncParsableCommand {
         discussion: """
             The invite comes from --invite-file FILE (as `coplay host --invite-file FILE` writes it, or a \
             file you saved the invite in with mode 0600), from COPLAY_INVITE, or as the first argument \
-            (where `ps` shows it, secret included, to every local user).
+            (where `ps` shows it, secret included, to every local user). When a host removes someone and \
+            this member moves to the new session, coplay rewrites --invite-file FILE with the new invite it \
+            received (a viewer's, or a controller's for a co-host), so the same command run again rejoins \
+            the group.
 
             Your copy plays frame-identical when it has the session's video packets: the host's file, or a \
             remux of it into another container (ffmpeg -c copy), recognised by its stream identity \
@@ -144,9 +147,17 @@ struct JoinCommand: AsyncParsableCommand {
                 return MemberRunner.ResolvedMedia(media: media, nearItems: near)
             })
         // A host removed someone: this member moved to the successor session. Its new invite (the
-        // viewer invite, or the controller invite for a co-host) is what `coplay control` needs now.
+        // viewer invite, or the controller invite for a co-host) is what `coplay control` needs now,
+        // and what --invite-file holds from now on (the same command run again rejoins the group).
+        let inviteFile = inviteOptions.inviteFile
         runner.moved = { [output] next in
-            output.notice("the session moved (someone was removed); this member's new invite: \(next)")
+            if let inviteFile {
+                do { try InviteOptions.write(next, to: inviteFile) } catch {
+                    output.notice("could not write the new invite to \(inviteFile): \(error)")
+                }
+            }
+            let where_ = inviteFile.map { " (also in \($0))" } ?? ""
+            output.notice("the session moved (someone was removed); this member's new invite\(where_): \(next)")
         }
         let memberKey = MemberKeyStore.memberKey(name: name, persistent: options.name != nil) { output.notice($0) }
         let drift = simulation.clockDriftPPM

@@ -40,6 +40,9 @@ struct RemoveMember {
         var removed: String
         var moved: [String]
         var leftBehind: [String]
+        /// How many members present said neither who they are nor where to seal to (nor that they
+        /// are one-shot) within 4 s: they get no invite and stay in the old session.
+        var silent: Int
         /// The names of the granted members whose grant the host key re-issued in the successor.
         var grants: [String]
         var successor: Invite
@@ -96,14 +99,16 @@ struct RemoveMember {
         // Everyone who plays has said who it is and where to seal to (a one-shot member, another
         // `coplay control`, says neither).
         let local = session.localParticipant.id
-        _ = await ControlCommand.poll(for: .seconds(4)) {
+        // The members present that have said neither (none once everyone has).
+        let unannounced: @Sendable () async -> [Participant] = {
             let oneShot = await coordinator.oneShotMembers
             let sealed = Set(chat.members.map(\.participant))
-            return session.activeParticipants.allSatisfy { member in
-                member.id == local || sealed.contains(member.id)
-                    || oneShot.contains(GroupSessionCoordinationChannel<WatchTogetherActivity>.participant(member))
+            return session.activeParticipants.filter { member in
+                member.id != local && !sealed.contains(member.id)
+                    && !oneShot.contains(GroupSessionCoordinationChannel<WatchTogetherActivity>.participant(member))
             }
         }
+        _ = await ControlCommand.poll(for: .seconds(4)) { await unannounced().isEmpty }
         let people = chat.identities.filter { $0.identity.key != chat.publicKey }
         let matching = Self.resolve(target, among: people)
         guard let removed = matching.first else {
@@ -124,6 +129,10 @@ struct RemoveMember {
         let recipients = chat.members.filter { $0.key != removedKey && $0.key != chat.publicKey }
         let sealedKeys = Set(recipients.map(\.key))
         let leftBehind = people.filter { $0.identity.key != removedKey && !sealedKeys.contains($0.identity.key) }.map(\.label)
+        // Present, but neither a sealing key nor a one-shot's presence in time (its process stopped,
+        // its computer asleep): no invite either. Those that said who they are are in `leftBehind`.
+        let identified = Set(people.filter { !sealedKeys.contains($0.identity.key) }.map(\.identity.participant))
+        let silent = await unannounced().filter { !identified.contains($0.id) }.count
 
         let successorCenter = GroupActivityCenter<WatchTogetherActivity>(
             transport: RelayTransport(invite: successorInvite, tls: tls), logger: logger)
@@ -175,7 +184,7 @@ struct RemoveMember {
         try? await Task.sleep(for: .milliseconds(500))
         await successor.leave(waitingUpTo: .seconds(2))
         return Outcome(
-            removed: removed.label, moved: recipients.map(\.label), leftBehind: leftBehind, grants: carried.map(\.1).sorted(),
+            removed: removed.label, moved: recipients.map(\.label), leftBehind: leftBehind, silent: silent, grants: carried.map(\.1).sorted(),
             successor: successorInvite)
     }
 
