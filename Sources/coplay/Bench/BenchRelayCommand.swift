@@ -105,10 +105,17 @@ struct BenchRelayCommand: AsyncParsableCommand {
         try await Self.waitForRelay(port: port, logger: logger)
 
         print("coplay bench relay: relay pid \(server.processIdentifier) on 127.0.0.1:\(port)")
-        // 1. Throughput.
+        // 1. Throughput, and the relay's own CPU time for it (a figure that load from other work
+        // disturbs far less than the rate: compare binaries by it on a busy machine).
+        let cpuBefore = Self.cpuNanoseconds(pid: server.processIdentifier)
         let (rate, delivered) = try await bench.throughput(receivers: receivers, messages: messages)
+        let cpuAfter = Self.cpuNanoseconds(pid: server.processIdentifier)
         print(String(format: "forwarding: %.0f frames/s delivered (%d receivers x %d messages, %d delivered)",
                      rate, receivers, messages, delivered))
+        if let cpuBefore, let cpuAfter, delivered > 0 {
+            print(String(format: "relay CPU while forwarding: %.0f ms, %.2f us per delivered frame",
+                         Double(cpuAfter - cpuBefore) / 1e6, Double(cpuAfter - cpuBefore) / 1e3 / Double(delivered)))
+        }
 
         // 2. Fan-out latency.
         let fanOut = try await bench.fanOutLatency(
@@ -275,6 +282,18 @@ struct BenchRelayCommand: AsyncParsableCommand {
         if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) != 0 {
             limit.rlim_cur = min(rlim_t(wanted), limit.rlim_max)
             _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+    }
+
+    /// The CPU time a process's threads have run, in nanoseconds: the sum of the first field of
+    /// each `/proc/PID/task/TID/schedstat` (the scheduler's own accounting, not clock ticks). Nil
+    /// when the process cannot be read.
+    static func cpuNanoseconds(pid: Int32) -> UInt64? {
+        let tasks = "/proc/\(pid)/task"
+        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: tasks) else { return nil }
+        return threads.reduce(0) { total, thread in
+            let line = (try? String(contentsOfFile: "\(tasks)/\(thread)/schedstat", encoding: .utf8)) ?? ""
+            return total + (line.split(separator: " ").first.flatMap { UInt64($0) } ?? 0)
         }
     }
 
