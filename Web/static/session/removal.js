@@ -11,6 +11,7 @@
 
 import { concatBytes, equalBytes, fromBase64URL, toBase64URL, u64Bytes, utf8 } from "../wire/bytes.js";
 import { openSingleShot, x25519PublicBytes } from "../wire/hpke.js";
+import { AEADSuite, onlyHostsControl, parseInvite } from "../wire/invite.js";
 import { CHAT_LIMITS, isClean, textLength, verifySignature } from "./chat.js";
 
 /** The most sealed invites one removal carries (Removal.maximumInvites). */
@@ -203,4 +204,17 @@ export class RemovalFollower {
       return { leftBehind: { removed, by } };
     }
   }
+}
+
+/**
+ * The successor's invite from the text a removal sealed to this page, checked as `coplay` checks it
+ * (MemberSessions / openSuccessor): an AES-256-GCM session (the page's suite), and, out of a session
+ * where only hosts control, one that names a host key (without it everyone would control there).
+ * @throws {Error} saying why the page cannot follow.
+ */
+export function successorInvite(text, { onlyHosts }) {
+  const invite = parseInvite(text);
+  if (invite.aead !== AEADSuite.aes256GCM) throw new Error("the successor session is not one browsers can join (its cipher is not AES-256-GCM)");
+  if (onlyHosts && !onlyHostsControl(invite)) throw new Error("the successor invite has no host key, out of a session where only hosts control");
+  return invite;
 }
