@@ -190,11 +190,11 @@ async function moveTo(text, notice) {
   const previous = session;
   const handOver = shell.handOver();
   shell.stop();
+  state.participantId = next.localName; // before the shell: the page's own `joined` is no news
   assign({ session: next, roles: gate, shell: makeShell(channel, handOver.localItem, backlog) });
   shell.adopt(handOver);
   startShell();
   previous.leave();
-  state.participantId = next.localName;
   state.moving = false;
   history.replaceState(history.state, "", withInvite(location.hash, text));
   $("subtitle").textContent = subtitle(next.invite);
