@@ -222,11 +222,14 @@ export class ChatPanel {
   add(entry) {
     this.entries.push(entry);
     this.onentry(entry);
-    this.note(null);
+    // A refusal stays until a message of the page's sent after it is confirmed (not one sent before it,
+    // whose confirmation can come after the refusal).
+    if (entry.own && entry.sentAtMs >= (this.notedAtMs ?? -Infinity)) this.note(null);
     this.draw();
   }
 
   note(text) {
+    this.notedAtMs = text === null ? null : performance.timeOrigin + performance.now();
     const note = this.$("chat-note");
     if (!note) return;
     note.hidden = text === null;
