@@ -266,7 +266,7 @@ struct ControlCommand: AsyncParsableCommand {
             let outcome = try await removal.run()
             Console.out.line("removed \(outcome.removed): \(outcome.moved.count) member(s) moved to a new session (\(outcome.moved.joined(separator: ", ")))")
             for label in outcome.leftBehind {
-                Console.out.line("note: \(label) announced no sealing key (an older coplay, or the page): it stays in the old session, which has ended")
+                Console.out.line("note: \(label) announced no sealing key (an older coplay or page): it stays in the old session, which has ended")
             }
             if outcome.silent > 0 {
                 Console.out.line("note: \(outcome.silent) member(s) present said nothing within 4 s (a stopped process, a computer asleep): no new invite for them; they stay in the old session, which has ended")

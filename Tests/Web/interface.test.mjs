@@ -8,12 +8,12 @@ import assert from "node:assert/strict";
 
 import { RelayErrorCode } from "../../Web/static/wire/frame.js";
 import {
-  PHASES, avatarColor, clockText, delayText, describeEnd, describeOpenFailure, errorTone, isParticipantID, memberLabel, preciseTime,
+  PHASES, avatarColor, clockText, delayText, describeEnd, describeOpenFailure, describeRemoval, errorTone, isParticipantID, memberLabel, preciseTime,
   queueChangeText, reasonText, signedMs,
 } from "../../Web/static/interface/words.js";
 
 test("the status pill has words and a tone for every phase the page goes through", () => {
-  const phases = ["starting", "connecting", "syncing", "media", "checking", "joining", "joined", "reconnecting", "mismatch", "error", "ended"];
+  const phases = ["starting", "connecting", "syncing", "media", "checking", "joining", "joined", "reconnecting", "mismatch", "error", "ended", "removed"];
   assert.deepEqual(Object.keys(PHASES).sort(), [...phases].sort());
   for (const phase of phases) {
     const [text, tone] = PHASES[phase];
@@ -136,4 +136,17 @@ test("the page's state: the parts main() assigns are live bindings; commands cou
   } finally {
     globalThis.document = saved;
   }
+});
+
+test("what the page says about a removal: the removed page, a move, a page left behind", () => {
+  const [notice, title, text] = describeRemoval({ removed: { by: "host" } });
+  assert.equal(notice, "you were removed from this session by host");
+  assert.equal(title, "You were removed");
+  assert.match(text, /^You were removed from this session by host\./);
+  assert.equal(describeRemoval({ removed: { by: null } })[0], "you were removed from this session by a host");
+  assert.deepEqual(describeRemoval({ moved: { invite: "coplay://…", removed: "bob", by: "host" } }), ["bob was removed; moved to a new session", null, null]);
+  const [behind, behindTitle, behindText] = describeRemoval({ leftBehind: { removed: "bob#3f9a2c", by: "host" } });
+  assert.equal(behind, "bob#3f9a2c was removed; this page was left behind");
+  assert.equal(behindTitle, "Left behind");
+  assert.match(behindText, /not given its invite/);
 });

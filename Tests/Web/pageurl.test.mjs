@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { PageURLError, fileNameOfURL, pageURL, parseFragment, resolveMediaURL, webSocketURL } from "../../Web/static/interface/pageurl.js";
+import { PageURLError, fileNameOfURL, pageURL, parseFragment, resolveMediaURL, webSocketURL, withInvite } from "../../Web/static/interface/pageurl.js";
 import { parseInvite } from "../../Web/static/wire/invite.js";
 
 const INVITE = "coplay://127.0.0.1:7000/00112233445566778899aabbccddeeff?aead=aes-256-gcm#AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8";
@@ -66,4 +66,13 @@ test("the link of a viewer invite (host key, no seed) and of a controller invite
       assert.equal(parsed.hostSeed !== undefined, invite === controller);
     }
   }
+});
+
+test("a move replaces the fragment's invite and keeps its media and name", () => {
+  const successor = "coplay://127.0.0.1:7000/ffeeddccbbaa99887766554433221100?aead=aes-256-gcm&host=x#secret.seed";
+  const hash = new URL(pageURL("http://127.0.0.1:7000/", { invite: INVITE, media: "clip.mp4?a=1&b=2", name: "Zoë" })).hash;
+  const moved = withInvite(hash, successor);
+  assert.ok(moved.startsWith("#invite="));
+  assert.deepEqual(parseFragment(moved), { invite: successor, media: "clip.mp4?a=1&b=2", name: "Zoë" });
+  assert.deepEqual(parseFragment(withInvite(`#invite=${encodeURIComponent(INVITE)}`, successor)), { invite: successor, media: null, name: null });
 });

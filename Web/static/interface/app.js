@@ -18,7 +18,7 @@ import { ChatPanel } from "./chatpanel.js";
 import { SyncedClock, TimeClient, TimeExchange, browserLocalNTP } from "../sync/clock.js";
 import { fingerprintsMatch, parseFingerprint } from "../player/fingerprint.js";
 import { AEADSuite, onlyHostsControl, parseInvite } from "../wire/invite.js";
-import { parseFragment, webSocketURL } from "./pageurl.js";
+import { parseFragment, webSocketURL, withInvite } from "./pageurl.js";
 import { PlayerDeck } from "../player/deck.js";
 import { GroupSession, openWebSocket } from "../session/session.js";
 import { CoordinatorShell } from "../sync/shell.js";
@@ -26,8 +26,10 @@ import { RolesGate, listenForRoles } from "../sync/roles.js";
 import {
   $, assign, chat, library, localMs, offsetMs, player, pollAbort, roles, session, shell, state, syncedClock, timeClient, video,
 } from "./state.js";
-import { describeEnd, describeOpenFailure } from "./words.js";
-import { fail, hideBanner, logLine, reload, showBanner } from "./log.js";
+import { describeEnd, describeOpenFailure, describeRemoval } from "./words.js";
+import { fail, hideBanner, keepEvent, logLine, reload, showBanner } from "./log.js";
+import { showNoticeText } from "./noticeboard.js";
+import { successorInvite } from "../session/removal.js";
 import { bindControls, onRole, setPhase, updateControls, updateUI } from "./status.js";
 import { bindQueuePanel, createVideo, gridFor } from "./copies.js";
 import { onPlaybackEvent, onPlayerNotice } from "./events.js";
@@ -48,6 +50,162 @@ function onReconnecting(reconnecting) {
     logLine("Reconnected to the relay", "info");
   }
 }
+
+/** The relay's WebSocket on this origin, the clock's exchange over the session's socket, and the link's name (main sets them). */
+let wsURL = null;
+let exchange = null;
+let persistentKey = false;
+
+/**
+ * A session of `invite` with its coordination channel (through `gate` where only hosts control), the
+ * chat and the role statements wired and the page's callbacks set; not opened yet. Channel events
+ * before the shell exists wait in `backlog`.
+ */
+async function prepareSession(invite, gate) {
+  const next = await GroupSession.create({ invite, connect: () => openWebSocket(wsURL), localNow: browserLocalNTP });
+  const channel = new GroupSessionCoordinationChannel(next, { gate });
+  // After the channel: it wraps the session's callbacks, so the chat kept by the relay arrives as history.
+  if (chat === null) {
+    assign({ chat: new ChatPanel({ session: next, document }) });
+    chat.onremoval = onRemoval;
+  } else {
+    chat.attach(next);
+  }
+  // After both: role statements reach the gate in the relay's order with the coordination messages.
+  if (gate !== null) {
+    gate.onrole = onRole;
+    listenForRoles(next, gate);
+  }
+  const backlog = [];
+  channel.onevent = (event) => backlog.push(event);
+  next.onactivity = receiveActivity;
+  next.ontimereply = (reply, t4) => exchange.receive(reply, t4);
+  next.onreconnecting = onReconnecting;
+  next.onend = (reason) => onSessionEnd(next, reason);
+  return { next, channel, backlog };
+}
+
+/** The session is over for this page (not a session it moved away from, nor one whose open() failed: its caller says why). */
+function onSessionEnd(ended, reason) {
+  if (ended !== session || !ended.opened || state.moving) return;
+  const wasJoined = state.joined;
+  stopPlaying();
+  if (state.phase === "mismatch" || state.phase === "removed") return;
+  setPhase(reason === "left" ? "ended" : "error");
+  const [title, text] = describeEnd(reason, wasJoined);
+  fail(title, text, { actions: [reload] });
+}
+
+function stopPlaying() {
+  state.joined = false;
+  player?.stop();
+  shell?.stop();
+  pollAbort && (pollAbort.aborted = true);
+}
+
+/** The coordinator of `channel` over the page's player; `backlog`: its channel's events so far. */
+function makeShell(channel, localItem, backlog) {
+  return new CoordinatorShell({
+    channel, reference: { now: () => syncedClock.now() }, player, localItem, name: state.name, backlog,
+    // Any item of the group this page has a copy of (library.js): the core follows the group to it.
+    canPresent: (item) => {
+      if (!library.has(item) && shell?.hasQueue) library.learnEntries(shell.queue.entries);
+      return library.has(item);
+    },
+    items: library.items(),
+    log: (message, error) => console.warn(`coplay: ${message}`, error?.message ?? ""),
+  });
+}
+
+/** Starts `shell` (the assigned one) on the page's player. */
+function startShell() {
+  shell.onevent = onPlaybackEvent;
+  shell.start();
+  shell.reportReadiness(player.readiness);
+}
+
+/** Signs as the link's name in the current session, announcing its identity and sealing key. */
+function startChat() {
+  return chat.start(state.name, { persistentKey, hostSigner: roles?.hostSigner ?? null }).then(
+    () => {
+      // A grant names this key (`coplay control … grant NAME`, resolved through the identity the chat announced).
+      if (roles !== null) roles.memberKey = chat.key;
+      updateControls();
+    },
+    (error) => logLine(`Chat unavailable: ${error?.message ?? error}`, "warn"),
+  );
+}
+
+/**
+ * A host removed someone (removal.js's outcome, in the old session before its end): this page stops
+ * (it is the one removed), moves to the successor whose invite was sealed to it, or is left behind.
+ */
+function onRemoval(outcome) {
+  const [notice, title, text] = describeRemoval(outcome);
+  const event = outcome.removed
+    ? { type: "removed", originatorName: outcome.removed.by ?? null }
+    : { type: "moved", originatorName: (outcome.moved ?? outcome.leftBehind).removed, detail: outcome.moved ? "moved" : "left behind" };
+  keepEvent({ ...event, text: notice, kind: "info", realtime: Date.now() / 1000 });
+  showNoticeText(notice);
+  if (outcome.removed) {
+    // Stop now, whether or not the host ends the session; leaving it, the page does not reconnect.
+    setPhase("removed");
+    stopPlaying();
+    session.leave();
+    screenMessage(title, "This page is no longer in the session.");
+    fail(title, text, { actions: [] });
+  } else if (outcome.moved) {
+    moveTo(outcome.moved.invite, notice);
+  } else {
+    logLine(notice, "warn");
+    showBanner(title, text, { tone: "warn" });
+  }
+}
+
+/**
+ * Moves to the successor session (docs/protocol.md, "Moving"): opens and joins it (with its own gate,
+ * made before the join), then hands the player over to a new coordinator there (the same player, clock
+ * and media; the successor's retained state restates the same timeline, so the player plays on), leaves
+ * the old session, announces itself there, and puts the successor's invite in the address bar.
+ */
+async function moveTo(text, notice) {
+  state.moving = true;
+  let opened;
+  try {
+    const invite = successorInvite(text, { onlyHosts: roles !== null });
+    const gate = onlyHostsControl(invite) ? await RolesGate.forInvite(invite) : null;
+    opened = { ...(await prepareSession(invite, gate)), gate };
+    await opened.next.open();
+    opened.next.opened = true;
+    await opened.next.join();
+  } catch (error) {
+    opened?.next.leave();
+    state.moving = false;
+    setPhase("error");
+    stopPlaying();
+    fail("Could not follow the group", `A host moved the group to a new session, and this page could not join it: ${error?.message ?? error}`, { actions: [] });
+    return;
+  }
+  const { next, channel, backlog, gate } = opened;
+  const previous = session;
+  const handOver = shell.handOver();
+  shell.stop();
+  state.participantId = next.localName; // before the shell: the page's own `joined` is no news
+  assign({ session: next, roles: gate, shell: makeShell(channel, handOver.localItem, backlog) });
+  shell.adopt(handOver);
+  startShell();
+  previous.leave();
+  state.moving = false;
+  history.replaceState(history.state, "", withInvite(location.hash, text));
+  $("subtitle").textContent = subtitle(next.invite);
+  logLine(notice, "info");
+  startChat();
+  updateControls();
+  updateUI();
+}
+
+const subtitle = (invite) =>
+  `${invite.host}:${invite.port} · session ${Array.from(invite.session.slice(0, 4), (b) => b.toString(16).padStart(2, "0")).join("")}…`;
 
 function waitForActivity(timeoutMs) {
   if (state.activity !== null) return Promise.resolve(state.activity);
@@ -123,11 +281,10 @@ async function main() {
       screenMessage("This invite is not valid", "Ask the host for the link again.");
       return fail("This invite is not valid", error.message);
     }
-    roles.onrole = onRole;
   }
 
-  const wsURL = webSocketURL(location);
-  $("subtitle").textContent = `${invite.host}:${invite.port} · session ${Array.from(invite.session.slice(0, 4), (b) => b.toString(16).padStart(2, "0")).join("")}…`;
+  wsURL = webSocketURL(location);
+  $("subtitle").textContent = subtitle(invite);
 
   // Start on the media at once: the person can pick a file while the page connects.
   const mediaPromise = obtainMedia(fragment.media, null).then(
@@ -136,37 +293,17 @@ async function main() {
   );
 
   setPhase("connecting");
-  const exchange = new TimeExchange({ send: (t1) => session.requestTime(t1), timeout: 1000 });
-  assign({ session: await GroupSession.create({ invite, connect: () => openWebSocket(wsURL), localNow: browserLocalNTP }) });
+  // The clock's requests go over the current session's socket (the successor's after a move).
+  exchange = new TimeExchange({ send: (t1) => session.requestTime(t1), timeout: 1000 });
+  const { next, channel, backlog } = await prepareSession(invite, roles);
+  assign({ session: next });
   state.participantId = session.localName;
   state.name = fragment.name ?? `web-${state.participantId.slice(-4)}`;
-  const channel = new GroupSessionCoordinationChannel(session, { gate: roles });
-  // After the channel: it wraps the session's callbacks, so the chat kept by the relay arrives as history.
-  assign({ chat: new ChatPanel({ session, document }) });
-  // After both: role statements reach the gate in the relay's order with the coordination messages.
-  if (roles !== null) listenForRoles(session, roles);
-  const backlog = [];
-  channel.onevent = (event) => backlog.push(event);
-  session.onactivity = receiveActivity;
-  session.ontimereply = (reply, t4) => exchange.receive(reply, t4);
-  session.onreconnecting = onReconnecting;
-  session.onend = (reason) => {
-    if (!opened) return; // session.open() fails too: its handler says why, once
-    const wasJoined = state.joined;
-    state.joined = false;
-    player?.stop();
-    shell?.stop();
-    pollAbort && (pollAbort.aborted = true);
-    if (state.phase === "mismatch") return;
-    setPhase(reason === "left" ? "ended" : "error");
-    const [title, text] = describeEnd(reason, wasJoined);
-    fail(title, text, { actions: [reload] });
-  };
+  persistentKey = fragment.name != null;
 
-  let opened = false;
   try {
     await session.open();
-    opened = true;
+    session.opened = true;
   } catch (error) {
     setPhase("error");
     const [title, text] = describeOpenFailure(error, wsURL);
@@ -261,34 +398,17 @@ async function main() {
   assign({ player: new PlayerDeck({ createVideo, library, clock, gridFor }) });
   player.adopt(state.activity.item, video, objectURL);
   player.show(state.activity.item);
-  assign({ shell: new CoordinatorShell({
-    channel, reference: { now: () => syncedClock.now() }, player, localItem: state.activity.item, name: state.name, backlog,
-    // Any item of the group this page has a copy of (library.js): the core follows the group to it.
-    canPresent: (item) => {
-      if (!library.has(item) && shell?.hasQueue) library.learnEntries(shell.queue.entries);
-      return library.has(item);
-    },
-    items: library.items(),
-    log: (message, error) => console.warn(`coplay: ${message}`, error?.message ?? ""),
-  }) });
+  assign({ shell: makeShell(channel, state.activity.item, backlog) });
+  // Live bindings: after a move they reach the successor's shell.
   player.onreadiness = (readiness) => shell.reportReadiness(readiness);
   player.onevent = onPlaybackEvent;
   player.onnotice = onPlayerNotice;
-  shell.onevent = onPlaybackEvent;
   player.start();
-  shell.start();
-  shell.reportReadiness(player.readiness);
+  startShell();
   assign({ pollAbort: { aborted: false } });
   timeClient.run(pollAbort).catch((error) => logLine(`The clock stopped following the relay: ${error?.message ?? error}`, "warn"));
   // A name from the link is the person's: its key is kept in this browser; a made-up one gets a fresh key.
-  chat.start(state.name, { persistentKey: fragment.name != null }).then(
-    () => {
-      // A grant names this key (`coplay control … grant NAME`, resolved through the identity the chat announced).
-      if (roles !== null) roles.memberKey = chat.key;
-      updateControls();
-    },
-    (error) => logLine(`Chat unavailable: ${error?.message ?? error}`, "warn"),
-  );
+  startChat();
   setPhase("joined");
   updateUI();
 }

@@ -3,8 +3,11 @@
 // their senders' labels, and the text field. The rules are chat.js's (Node-tested); this is wiring.
 
 import {
-  ChatError, ChatRoom, MEMBER_MESSAGE_NAME, MemberKey, chatLines, decodeMemberMessage, draftStatus, encodeMemberMessage, retainName,
+  ChatError, ChatRoom, MEMBER_MESSAGE_NAME, MemberKey, chatLines, draftStatus, encodeMemberMessage, memberMessageFromJSON, retainName,
 } from "../session/chat.js";
+import { RemovalFollower, SealingKey, sealingKeyToJSON } from "../session/removal.js";
+import { parseJSON, stringifyJSON } from "../wire/json.js";
+import { toBase64URL as toKeyText, utf8 } from "../wire/bytes.js";
 
 const DATABASE = "coplay";
 const STORE = "member-keys";
@@ -54,7 +57,10 @@ export async function memberKey(name, { persistent }) {
 
 /**
  * The chat of a page: wraps the session's message and presence callbacks (construct it after the
- * coordination channel), so member messages received before joining count as history.
+ * coordination channel), so member messages received before joining count as history. It also
+ * announces the page's sealing key after its identity and follows removals (removal.js): `onremoval`
+ * gets the outcome of the first valid one. When the page moves to a successor session, `attach` the
+ * chat to it and `start` it there (the same name and key, a fresh sealing key; the lines stay).
  */
 export class ChatPanel {
   /**
@@ -67,22 +73,36 @@ export class ChatPanel {
     this.session = session;
     this.document = document;
     this.nowMs = nowMs;
-    this.room = new ChatRoom(session.invite.session);
     this.entries = [];
     this.ignored = {};
-    this.joined = false;
     this.key = null;
     this.name = null;
     /** Called with each entry as it is shown (the test hook, the log). */
     this.onentry = () => {};
+    /** Called with the outcome of the first valid removal in the session (RemovalFollower). */
+    this.onremoval = () => {};
+    this.bind();
+    this.attach(session);
+  }
+
+  /** Listens to `session` (a successor, after a move: messages of the one before are no longer taken). */
+  attach(session) {
+    this.session = session;
+    this.room = new ChatRoom(session.invite.session);
+    this.joined = false;
+    this.sealing = null;
+    this.hostSigner = null;
+    this.follower = null;
     const coordination = session.onmessage;
-    session.onmessage = (name, body, context) => (name === MEMBER_MESSAGE_NAME ? this.receive(body, context) : coordination(name, body, context));
+    session.onmessage = (name, body, context) => {
+      if (name !== MEMBER_MESSAGE_NAME) return coordination(name, body, context);
+      if (this.session === session) this.receive(body, context);
+    };
     const presence = session.onpresence;
     session.onpresence = (type, participant) => {
       presence(type, participant);
-      if (type === "joined" && this.joined && participant !== session.participant) this.announce([participant]);
+      if (type === "joined" && this.joined && this.session === session && participant !== session.participant) this.announce([participant]);
     };
-    this.bind();
   }
 
   $(id) {
@@ -107,10 +127,21 @@ export class ChatPanel {
     });
   }
 
-  /** Once joined: sign as `name` (the person's own key when they chose the name) and announce it. */
-  async start(name, { persistentKey }) {
+  /**
+   * Once joined: sign as `name` (the person's own key when they chose the name) and announce it, with
+   * a fresh sealing key for this session (attested by `hostSigner`, the host key, with a controller invite).
+   */
+  async start(name, { persistentKey, hostSigner = null }) {
     this.name = name;
-    this.key = await memberKey(name, { persistent: persistentKey });
+    this.key ??= await memberKey(name, { persistent: persistentKey });
+    this.sealing = await SealingKey.generate();
+    this.hostSigner = hostSigner;
+    const directory = this.room.directory;
+    this.follower = new RemovalFollower({
+      session: this.session.invite.session, hostKey: this.session.invite.hostKey ?? null, memberKey: this.key, sealingKey: this.sealing,
+      labelOf: (participant) => directory.labelOf(participant),
+      label: (name, key) => (directory.tags.has(toKeyText(key)) ? directory.label(name, key) : name),
+    });
     this.joined = true;
     await this.announce([]);
     const input = this.$("chat-input");
@@ -120,26 +151,40 @@ export class ChatPanel {
     this.draw();
   }
 
-  /** The page's identity to everyone (`to` empty) or to the members named. */
+  /**
+   * The page's identity to everyone (`to` empty) or to the members named, and right after it (same
+   * sender, so in order) its sealing key: what a host's removal seals the successor's invite to.
+   */
   async announce(to) {
     if (this.key === null) return;
+    const { session } = this;
     try {
-      const identity = await this.key.identity(this.session.invite.session, this.session.participant, this.name);
-      await this.room.receiveIdentity(identity, this.session.participant);
-      await this.session.sendMessage(MEMBER_MESSAGE_NAME, encodeMemberMessage({ identity }), { recipients: to });
+      const identity = await this.key.identity(session.invite.session, session.participant, this.name);
+      await this.room.receiveIdentity(identity, session.participant);
+      const statement = await this.sealing.statement(session.invite.session, this.key, this.hostSigner);
+      await session.sendMessage(MEMBER_MESSAGE_NAME, encodeMemberMessage({ identity }), { recipients: to });
+      await session.sendMessage(MEMBER_MESSAGE_NAME, utf8(stringifyJSON(sealingKeyToJSON(statement))), { recipients: to });
     } catch (error) {
       console.warn("coplay: could not announce this page's identity", error?.message ?? error);
     }
   }
 
   receive(body, context) {
+    let json;
     let message;
     try {
-      message = decodeMemberMessage(body);
+      json = parseJSON(new TextDecoder("utf-8", { fatal: true }).decode(body));
+      message = memberMessageFromJSON(json);
     } catch {
       return;
     }
-    if (message.identity) {
+    if (json?.kind === "removal") {
+      // Before `start` the page has announced no sealing key: nobody sealed it anything, nor removed it.
+      this.follower?.receive(json, context.sender).then((outcome) => {
+        if (outcome.ignored) this.ignored[`removal ${outcome.ignored}`] = (this.ignored[`removal ${outcome.ignored}`] ?? 0) + 1;
+        else if (!outcome.dropped) this.onremoval(outcome);
+      });
+    } else if (message.identity) {
       this.room.receiveIdentity(message.identity, context.sender).then(() => this.draw());
     } else if (message.chat) {
       this.room.receive(message.chat, context.sender, { history: !this.joined, nowMs: this.nowMs() }).then((result) => {
@@ -177,11 +222,14 @@ export class ChatPanel {
   add(entry) {
     this.entries.push(entry);
     this.onentry(entry);
-    this.note(null);
+    // A refusal stays until a message of the page's sent after it is confirmed (not one sent before it,
+    // whose confirmation can come after the refusal).
+    if (entry.own && entry.sentAtMs >= (this.notedAtMs ?? -Infinity)) this.note(null);
     this.draw();
   }
 
   note(text) {
+    this.notedAtMs = text === null ? null : performance.timeOrigin + performance.now();
     const note = this.$("chat-note");
     if (!note) return;
     note.hidden = text === null;

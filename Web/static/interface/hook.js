@@ -2,7 +2,7 @@
 // notices, chat, roles, events) and `control.{play,pause,seek,rate,...}`. The Chromium tests
 // (Tests/Browser) and the bench's browser driver read the page through it.
 
-import { $, chat, library, offsetMs, player, roles, shell, state, syncedClock } from "./state.js";
+import { $, chat, library, offsetMs, player, roles, session, shell, state, syncedClock } from "./state.js";
 import { isParticipantID } from "./words.js";
 import { noticeBoard } from "./noticeboard.js";
 import { control } from "./controls.js";
@@ -11,6 +11,8 @@ import { currentQueueView } from "./queueview.js";
 window.coplayPage = Object.freeze({
   get phase() { return state.phase; },
   get participantId() { return state.participantId; },
+  // The session the page is in now (32 hex digits): a successor's after a host removed someone.
+  get sessionId() { return session?.sessionHex ?? null; },
   get joined() { return state.joined; },
   get clock() {
     const synced = syncedClock?.isSynchronized ?? false;

@@ -23,7 +23,11 @@ export function showNotice(event) {
   for (const entry of shell?.queue?.entries ?? []) notices.titles[entry.id] = entry.title;
   if (state.activity !== null) notices.titles[state.activity.item] ??= state.activity.title;
   const text = notices.notice(event);
-  if (text === null) return;
+  if (text !== null) showNoticeText(text);
+}
+
+/** Shows `text` over the video for a few seconds (a notice of the page's own, such as a move to a new session). */
+export function showNoticeText(text) {
   noticeBoard.all.push(text);
   if (noticeBoard.all.length > 200) noticeBoard.all.splice(0, noticeBoard.all.length - 200);
   const list = $("notices");

@@ -68,6 +68,12 @@ export function pageURL(origin, { invite, media = null, name = null }) {
   return `${origin.replace(/\/+$/, "")}/#${fragment}`;
 }
 
+/** The page's fragment (`#invite=…`) with `invite` in place of its invite, its media and name kept (a move to a successor session). */
+export function withInvite(hash, invite) {
+  const { media, name } = parseFragment(hash);
+  return pageURL("", { invite, media, name }).replace(/^\//, "");
+}
+
 /** The relay's WebSocket endpoint on the page's own origin: `ws(s)://HOST/ws`. */
 export function webSocketURL(location) {
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";

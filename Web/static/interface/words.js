@@ -35,6 +35,7 @@ export const PHASES = {
   mismatch: ["Wrong video", "bad"],
   error: ["Not connected", "bad"],
   ended: ["Session over", "bad"],
+  removed: ["Removed", "bad"],
 };
 
 export function clockText(seconds) {
@@ -113,4 +114,22 @@ export function describeEnd(reason, wasJoined) {
   }
   if (reason.startsWith("refused")) return ["The relay refused this member", reason.replace(/^refused:\s*/, "")];
   return ["Session over", reason];
+}
+
+/**
+ * What the page says about a host's removal (removal.js's outcome; `coplay host` / `join` print the
+ * same): [notice, banner title, banner text], the banner's null for a move (the page plays on).
+ */
+export function describeRemoval(outcome) {
+  if (outcome.removed) {
+    const text = `you were removed from this session by ${outcome.removed.by ?? "a host"}`;
+    return [text, "You were removed", `${text[0].toUpperCase()}${text.slice(1)}. Playback stopped here; ask a host for a new link to watch again.`];
+  }
+  if (outcome.moved) return [`${outcome.moved.removed} was removed; moved to a new session`, null, null];
+  const { removed } = outcome.leftBehind;
+  return [
+    `${removed} was removed; this page was left behind`,
+    "Left behind",
+    `A host removed ${removed} and moved everyone else to a new session, but this page was not given its invite. It stops when the old session ends; ask a host for the new link.`,
+  ];
 }

@@ -801,6 +801,8 @@ export class VideoPlayer {
       placed: this.placement !== null, placedOff: this.placed.off,
       placedPaused: this.placed.pausedNow(this.applied),
       foreignItem: this.foreignItem, ended: this.ended, hasAudio: this.element.hasAudio,
+      // The revision of the group state whose motion the element follows (a string: BigInt does not cross to tests).
+      motionRevision: this.applied === null ? null : String(this.applied.revision),
       seekLeadMs: this.seekLead.ms, recentSeeksMs: [...this.seekLead.recent],
     };
   }

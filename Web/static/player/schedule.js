@@ -44,7 +44,7 @@ export class CommandSchedule {
     this.motions = [];
   }
 
-  /** Adds a coordinator command (coordinator.js's command shape). Returns the motion added, or null. */
+  /** Adds a coordinator command (coordinator.js's command shape). Returns the motion added, or null (a seek, or a motion already scheduled). */
   insert(command) {
     let waiting = false;
     let rate;
@@ -66,6 +66,14 @@ export class CommandSchedule {
       item: command.expectedItemIdentifier, itemTime: command.itemTime, referenceTime: command.referenceTime, rate,
       revision: command.revision, waiting, originator: command.originator ?? null,
     });
+    // The same motion at the same instant again (a coordinator continuing this player in a successor
+    // session repeats what the player follows, under another revision): it stays as it is, so the
+    // player is not restarted for it; what followed it goes, as for any command.
+    const same = this.motions.find((m) => m.referenceTime === motion.referenceTime);
+    if (same !== undefined && same.item === motion.item && same.itemTime === motion.itemTime && same.rate === motion.rate && same.waiting === motion.waiting) {
+      this.motions = this.motions.filter((m) => m.referenceTime <= motion.referenceTime);
+      return null;
+    }
     this.motions = this.motions.filter((m) => m.referenceTime < motion.referenceTime);
     this.motions.push(motion);
     return motion;

@@ -150,6 +150,23 @@ export class CoordinatorShell {
     else if (this.outage !== null && this.outage.until === null) this.outage = { ...this.outage, until: now };
   }
 
+  /**
+   * What a shell continuing this one's player in a successor session needs (CoordinatorHandOver in
+   * Swift): what this core last told the player, and the item the player has loaded.
+   */
+  handOver() {
+    return { announced: this.core.announced, localItem: this.core.localItem };
+  }
+
+  /**
+   * Takes over from `handOver` (before `start`): the player follows what it was told, so a successor
+   * whose state restates the same timeline sends it nothing that changes its motion.
+   */
+  adopt({ announced, localItem }) {
+    this.core.announced = announced;
+    this.core.localItem = localItem;
+  }
+
   /** Stops the tick timer and readiness following; channel events are then ignored. */
   stop() {
     this.running = false;
