@@ -18,7 +18,7 @@ struct BlockingIOTests {
         return (caller, body)
     }
 
-    @Test("on the storage executor the body runs in place (no hop); elsewhere on a Dispatch worker, not on the caller's thread")
+    @Test("on the storage executor the body runs in place (no hop); elsewhere it is handed to a Dispatch worker")
     func inPlaceOnlyOnTheStorageExecutor() async throws {
         let onExecutor = await withTaskGroup(of: (Bool, pthread_t, pthread_t).self) { group in
             group.addTask(executorPreference: BlockingIOExecutor.shared) {
@@ -30,9 +30,11 @@ struct BlockingIOTests {
         #expect(onExecutor.0)
         #expect(pthread_equal(onExecutor.1, onExecutor.2) != 0)
 
-        let elsewhere = try await Self.threads()
+        // Off the executor the body goes to Dispatch's global queue. On Linux Swift's cooperative
+        // threads come from the same pool, so the worker may be the caller's own (now suspended)
+        // thread: only that it is not the in-place path can be asserted.
+        _ = try await Self.threads()
         #expect(!BlockingIOExecutor.isCurrent)
-        #expect(pthread_equal(elsewhere.caller, elsewhere.body) == 0)
     }
 
     @Test("the body's error reaches the caller, in place and after a hop")
