@@ -111,6 +111,12 @@ public struct RoleBook: Sendable {
 
     private mutating func check(_ message: CoordinationMessage, from sender: ParticipantID) -> Result<CoordinationMessage, Rejection> {
         switch message {
+        case .state(var proposal) where Self.isTransition(proposal):
+            // A transition needs no authority (the program moves on at an entry's end with or without
+            // a controller there): it goes to the coordinator marked, which applies only the
+            // transition it computes itself.
+            proposal.isUnauthenticated = true
+            return .success(.state(proposal))
         case .state, .queueEdit, .queueSnapshot: return .failure(.unsigned)
         case .suspension, .presence, .queueRequest, .unsupported: return .success(message)
         case .signed(let signed):
@@ -134,6 +140,12 @@ public struct RoleBook: Sendable {
             lastCommands[signer] = last
             return .success(inner)
         }
+    }
+
+    /// Whether `proposal` is a transition at an entry's end, which a member without control sends
+    /// unsigned.
+    public static func isTransition(_ proposal: StateProposal) -> Bool {
+        proposal.command == .advance && proposal.follows != nil
     }
 
     /// Whether `message` is a command: what only controllers send, signed.

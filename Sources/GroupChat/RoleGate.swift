@@ -15,7 +15,9 @@ import Synchronization
 ///   Make the gate before the channel (the retained statements come first).
 /// - ``outgoing(_:from:)`` signs this member's commands with its signing key (the host key for
 ///   a controller invite, the member's own key otherwise) while that key controls, and refuses
-///   them with `PlaybackCoordinatorError.onlyHostsControl` when it does not.
+///   them with `PlaybackCoordinatorError.onlyHostsControl` when it does not; a transition at an
+///   entry's end goes unsigned then (``RoleBook/isTransition(_:)``), which receivers check
+///   against the transition they compute themselves.
 /// - ``events`` tells every accepted statement (`roleChanged`) and every ignored statement or
 ///   message (`messageRejected`, with the running count).
 ///
@@ -123,15 +125,20 @@ public final class RoleGate<Activity: GroupActivity>: CoordinationGate, Sendable
 
     public func outgoing(_ message: CoordinationMessage, from participant: ParticipantID) throws -> CoordinationMessage {
         guard RoleBook.isCommand(message) else { return message }
-        return .signed(try state.withLock { state throws -> SignedCoordinationMessage in
-            guard state.book.controls(signingKey.publicKey) else { throw PlaybackCoordinatorError.onlyHostsControl }
+        let signed = try state.withLock { state throws -> SignedCoordinationMessage? in
+            guard state.book.controls(signingKey.publicKey) else {
+                // A member without control still moves the program on at an entry's end: unsigned.
+                if case .state(let proposal) = message, RoleBook.isTransition(proposal) { return nil }
+                throw PlaybackCoordinatorError.onlyHostsControl
+            }
             // Never below the last signed: what a receiver takes as a replay (the coordinator sends
             // from two tasks, so a message made earlier can go later).
             var message = message
             if let last = state.lastSigned, let sentAt = message.sentAt, sentAt < last { message = Self.message(message, sentAt: last) }
             state.lastSigned = max(state.lastSigned ?? message.sentAt!, message.sentAt!)
             return try RoleBook.sign(message, with: signingKey, session: session.id, participant: participant)
-        })
+        }
+        return signed.map(CoordinationMessage.signed) ?? message
     }
 
     public func incoming(_ message: CoordinationMessage, from sender: ParticipantID) -> CoordinationMessage? {

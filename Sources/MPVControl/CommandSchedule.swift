@@ -64,6 +64,15 @@ public struct CommandSchedule: Sendable, Hashable {
         case .seek:
             return
         }
+        // The same motion at the same instant again (a coordinator continuing this player in a
+        // successor session repeats what the player follows, under another revision): it stays as
+        // it is, so mpv is not restarted for it; what followed it goes, as for any command.
+        if let same = motions.first(where: { $0.referenceTime == motion.referenceTime }), same.item == motion.item,
+            same.itemTime == motion.itemTime, same.rate == motion.rate, same.waiting == motion.waiting
+        {
+            motions.removeAll { $0.referenceTime > motion.referenceTime }
+            return
+        }
         motions.removeAll { $0.referenceTime >= motion.referenceTime }
         // A command that only restates the motion in force (the coordinator replacing a stale later
         // command, such as a resume moved later by another suspension) cancels what followed and

@@ -147,6 +147,8 @@ public actor MPVPlayer: CoordinatedPlayer {
 
     private let connection: MPVConnection
     private let items: [String: Item]
+    /// Each item's file, absolute and standardized once (``MPVOpen``'s normalization), for mpv's playlist.
+    private let normalizedPaths: [String: String]
     private let firstItem: String?
     private let reference: any ReferenceTimeSource
     private let configuration: Configuration
@@ -205,7 +207,7 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// How long before the instant of an entry change the next entry is opened (seconds): the
     /// third-longest of the last eight loads plus 4 ms (30 ms before any was measured; at most 0.25 s).
     /// Its first frame then replaces the last frame of the entry before a few ms before it is due;
-    /// a load that comes late by less than the seek threshold starts at once and is trimmed.
+    /// a load that completes after the instant is restarted where the group is (docs/mpv.md).
     var loadLead: Double {
         guard !loadDurations.isEmpty else { return 0.03 }
         let sorted = loadDurations.sorted(by: >)
@@ -215,6 +217,8 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// the queue entry at each of mpv's playlist indices (nil: a file that is none of the group's).
     private var shownPlaylist: MPVPlaylist?
     private var shownEntries: [String?] = []
+    /// The group's queue ``shownPlaylist`` was made from: an unchanged queue is not looked at again.
+    private var shownQueue: PlayQueue?
     /// When the group's queue and entry were last looked at (``followGroup(_:)``).
     private var nextGroupLook = ContinuousClock.now
     /// The group entry (or item, outside a queue) this member has no copy of, while the group plays it.
@@ -246,6 +250,7 @@ public actor MPVPlayer: CoordinatedPlayer {
     ) {
         self.connection = connection
         self.items = Dictionary(items.map { ($0.timeline.identifier, $0) }, uniquingKeysWith: { first, _ in first })
+        self.normalizedPaths = self.items.mapValues { MPVOpen.normalized($0.path, in: nil) }
         self.firstItem = items.first?.timeline.identifier
         self.reference = reference
         self.participant = participant
@@ -336,6 +341,13 @@ public actor MPVPlayer: CoordinatedPlayer {
         schedule.insert(command)
     }
 
+    /// The coordinator of the session playback moved to (a host removed someone): the person's keys
+    /// and the readiness reports go to it from now on; mpv plays on.
+    public func follow(_ coordinator: PlaybackCoordinator) {
+        self.coordinator = coordinator
+        notices.local = coordinator.participant
+    }
+
     /// Loads the first item paused, then follows the coordinator's commands and the person's actions
     /// until cancelled or until mpv quits (then it returns, and the member leaves).
     public func run(coordinator: PlaybackCoordinator) async throws {
@@ -369,8 +381,9 @@ public actor MPVPlayer: CoordinatedPlayer {
 
     // MARK: Events: completions and the person's actions
 
-    private func followEvents(_ coordinator: PlaybackCoordinator, _ events: AsyncStream<MPVEvent>) async throws {
+    private func followEvents(_ first: PlaybackCoordinator, _ events: AsyncStream<MPVEvent>) async throws {
         for await event in events {
+            let coordinator = self.coordinator ?? first  // a successor session's (follow(_:))
             switch event.name {
             case "property-change":
                 await propertyChanged(event, coordinator: coordinator)
@@ -545,9 +558,10 @@ public actor MPVPlayer: CoordinatedPlayer {
         noticeContinuation.yield(event)
     }
 
-    private func showNotices(_ coordinator: PlaybackCoordinator) async {
-        notices.local = coordinator.participant
+    private func showNotices(_ first: PlaybackCoordinator) async {
+        notices.local = first.participant
         for await event in noticeEvents {
+            let coordinator = self.coordinator ?? first
             if [.next, .previous, .jump, .itemChanged].contains(event.type) {
                 for entry in await coordinator.queue.entries { notices.titles[entry.id] = entry.title }
             }
@@ -636,8 +650,9 @@ public actor MPVPlayer: CoordinatedPlayer {
 
     // MARK: Control: follow the schedule
 
-    private func control(_ coordinator: PlaybackCoordinator) async throws {
+    private func control(_ first: PlaybackCoordinator) async throws {
         while !Task.isCancelled {
+            let coordinator = self.coordinator ?? first  // a successor session's (follow(_:))
             guard let now = reference.now() else {
                 try await Task.sleep(for: .milliseconds(10))
                 continue
@@ -731,9 +746,12 @@ public actor MPVPlayer: CoordinatedPlayer {
         }
 
         // mpv's playlist: the group's queue, when there is one.
-        guard hasQueue, !queue.isEmpty else { return }
-        let wanted = MPVPlaylist(queue: queue, paths: items.mapValues(\.path))
-        guard wanted != shownPlaylist else { return }
+        guard hasQueue, !queue.isEmpty, queue != shownQueue || shownPlaylist == nil else { return }
+        let wanted = MPVPlaylist(queue: queue, normalizedPaths: normalizedPaths)
+        guard wanted != shownPlaylist else {
+            shownQueue = queue
+            return
+        }
         let directory = try await connection.get("working-directory").data.string
         let current = try await connection.get("path").data.string.map { MPVOpen.normalized($0, in: directory) }
         let playlist = MPVOpen.entries(try await connection.get("playlist").data)
@@ -744,6 +762,7 @@ public actor MPVPlayer: CoordinatedPlayer {
         }
         shownPlaylist = wanted
         shownEntries = wanted.shown(current: current)
+        shownQueue = queue
     }
 
     /// Carries out `next` at its instant, from whatever the player does now.
@@ -823,6 +842,11 @@ public actor MPVPlayer: CoordinatedPlayer {
             loadedItem = next.item
             return
         }
+        // Which line of mpv's playlist to play is decided while the entry before still plays: the
+        // pause and the load go out back to back, so that its last frame is held no longer than
+        // the load takes. The load's duration, which the lead learns, counts from here.
+        let started = ContinuousClock.now
+        let plan = try await openPlan(of: item, coordinator: coordinator)
         if playing {
             try await setPause(true)
             playing = false
@@ -833,8 +857,7 @@ public actor MPVPlayer: CoordinatedPlayer {
         let restarts = known.restarts
         known.loadError = nil
         known.ownSeekActive = true
-        let started = ContinuousClock.now
-        guard try await openEntry(of: item, coordinator: coordinator) else {
+        guard try await open(plan, item: item) else {
             known.ownSeekActive = false
             try await waitForPosition()
             loadedItem = next.item
@@ -860,25 +883,49 @@ public actor MPVPlayer: CoordinatedPlayer {
         applied = nil
     }
 
-    /// Starts opening `item`'s file: its entry of mpv's playlist when the playlist shows the group's
-    /// queue (the entry the group plays, else the first with the file), else as ``MPVOpen`` decides.
-    /// - Returns: whether a load started (false: mpv has the file open already).
-    private func openEntry(of item: Item, coordinator: PlaybackCoordinator) async throws -> Bool {
-        let action = try await Self.openAction(for: item.path, on: connection)
-        if action == .alreadyOpen { return false }
-        if let shown = shownPlaylist {
-            let groupEntry = await coordinator.state?.entry
-            let candidates = shownEntries.indices.filter { index in
-                shownEntries[index].map { id in shown.entries.contains { $0.entry == id && $0.item == item.timeline.identifier } } ?? false
-            }
-            if let index = candidates.first(where: { shownEntries[$0] == groupEntry }) ?? candidates.first {
-                known.ownLoads.append(ContinuousClock.now)
-                try await connection.run(["playlist-play-index", index])
-                return true
+    /// How to open an item's file (``openPlan(of:coordinator:)``).
+    private enum OpenPlan: Equatable {
+        /// mpv has it open already.
+        case alreadyOpen
+        /// Its line of mpv's playlist, which shows the group's queue.
+        case playIndex(Int)
+        /// As ``MPVOpen`` decided from mpv's whole playlist.
+        case open(MPVOpen)
+    }
+
+    /// Decides how to open `item`'s file: its line of mpv's playlist when the playlist shows the
+    /// group's queue (the entry the group plays, else the first with the file), else as ``MPVOpen``
+    /// decides. With the group's queue shown, only mpv's `path` is read: reading and matching mpv's
+    /// whole playlist (a 1,000-entry queue) took 0.8-4.7 s in a debug build under load, and held the
+    /// entry before paused on its last frame that long (`coplay bench --scenario queue`, docs/mpv.md).
+    private func openPlan(of item: Item, coordinator: PlaybackCoordinator) async throws -> OpenPlan {
+        if let shown = shownPlaylist,
+            let index = shown.playIndex(of: item.timeline.identifier, preferring: await coordinator.state?.entry, in: shownEntries)
+        {
+            let path = try await connection.get("path").data.string
+            // A relative name (a person's own file) is resolved against mpv's directory below.
+            if path == nil || path!.hasPrefix("/") || path!.contains("://") {
+                return path.map { MPVOpen.normalized($0, in: nil) } == normalizedPaths[item.timeline.identifier]
+                    ? .alreadyOpen : .playIndex(index)
             }
         }
-        known.ownLoads.append(ContinuousClock.now)
-        try await Self.open(item.path, action, on: connection)
+        let action = try await Self.openAction(for: item.path, on: connection)
+        return action == .alreadyOpen ? .alreadyOpen : .open(action)
+    }
+
+    /// Starts opening `item`'s file as `plan` says.
+    /// - Returns: whether a load started (false: mpv has the file open already).
+    private func open(_ plan: OpenPlan, item: Item) async throws -> Bool {
+        switch plan {
+        case .alreadyOpen:
+            return false
+        case .playIndex(let index):
+            known.ownLoads.append(ContinuousClock.now)
+            try await connection.run(["playlist-play-index", index])
+        case .open(let action):
+            known.ownLoads.append(ContinuousClock.now)
+            try await Self.open(item.path, action, on: connection)
+        }
         return true
     }
 
@@ -1150,7 +1197,7 @@ public actor MPVPlayer: CoordinatedPlayer {
         let restarts = known.restarts
         known.loadError = nil
         known.ownSeekActive = true
-        guard try await openEntry(of: item, coordinator: coordinator) else {
+        guard try await open(try await openPlan(of: item, coordinator: coordinator), item: item) else {
             // Already open (``preload(_:on:timeout:)``, the person's own mpv, or a file the person
             // chose in mpv, which may still be opening).
             known.ownSeekActive = false

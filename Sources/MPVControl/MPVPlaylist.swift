@@ -53,6 +53,17 @@ public struct MPVPlaylist: Sendable, Hashable {
         }
     }
 
+    /// The entries of `queue` this member has a file for, `paths` (item identifier to file) already
+    /// absolute and standardized (``MPVOpen``'s normalization): nothing is normalized again, so
+    /// rebuilding the list of a 1,000-entry queue costs no file-system path work.
+    init(queue: PlayQueue, normalizedPaths paths: [String: String]) {
+        entries = queue.playOrder.compactMap { entry in
+            paths[entry.item].flatMap { path in
+                path.contains(where: \.isNewline) ? nil : Entry(entry: entry.id, item: entry.item, path: path, title: entry.title)
+            }
+        }
+    }
+
     /// A playlist of these entries.
     public init(entries: [Entry]) {
         self.entries = entries
@@ -117,6 +128,21 @@ public struct MPVPlaylist: Sendable, Hashable {
             if place > 0 { steps.append(["playlist-move", 0, place + 1]) }
         }
         return steps
+    }
+
+    /// mpv's index of the line that plays `item` once the list is shown: the line of `entry` (the
+    /// entry the group plays) when it is `item`'s, else the first line with `item`; nil when no
+    /// line has it. Linear in the playlist's length: it runs between pausing the entry on screen
+    /// and opening the next one.
+    ///
+    /// - Parameters:
+    ///   - item: the item identifier to play.
+    ///   - entry: the queue entry the group plays, if known.
+    ///   - shown: the entry ids in mpv's playlist order (``shown(current:)``).
+    public func playIndex(of item: String, preferring entry: String?, in shown: [String?]) -> Int? {
+        let ids = Set(entries.lazy.filter { $0.item == item }.map(\.entry))
+        if let entry, ids.contains(entry), let index = shown.firstIndex(of: entry) { return index }
+        return shown.firstIndex { $0.map(ids.contains) ?? false }
     }
 
     /// mpv's index of `entry` once the list is shown (see ``shown(current:)``).

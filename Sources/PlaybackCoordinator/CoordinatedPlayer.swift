@@ -28,6 +28,16 @@ public protocol CoordinatedPlayer: PlaybackControlDelegate {
     /// - Parameter coordinator: the coordinator driving this player, for the person's own actions
     ///   and for readiness reports.
     func run(coordinator: PlaybackCoordinator) async throws
+
+    /// From now on `coordinator` drives this player, in place of the one ``run(coordinator:)`` was
+    /// given: the session moved to a successor (``PlaybackSuccession``) and the player plays on.
+    /// The person's actions and readiness reports go to it. The default does nothing (a player
+    /// that never talks to its coordinator).
+    func follow(_ coordinator: PlaybackCoordinator) async
+}
+
+extension CoordinatedPlayer {
+    public func follow(_ coordinator: PlaybackCoordinator) async {}
 }
 
 /// Whether a player can play now; see ``PlaybackCoordinator/reportReadiness(_:)``.

@@ -44,6 +44,12 @@ public enum CoordinationMessage: Hashable, Sendable {
     /// The retain key of the playback state: a joiner receives the latest state at once.
     public static let stateKey = "coplay.playback.state"
 
+    /// Where only hosts control, the retain key of the latest transition sent by a member without
+    /// control (unsigned, see ``StateProposal/isUnauthenticated``): kept apart from ``stateKey``
+    /// so that a joiner still receives the last signed state and can check the transition against
+    /// it.
+    public static let transitionKey = "coplay.playback.transition"
+
     /// The retain key of one participant's latest suspension notice.
     public static func suspensionKey(for participant: PlaybackParticipantID) -> String {
         "coplay.playback.suspension.\(participant.rawValue)"
@@ -101,13 +107,23 @@ public struct StateProposal: Hashable, Sendable {
     /// a command or a wait changed the timeline changes nothing either. A member without any
     /// state yet (a joiner reading the retained state) takes it as it is.
     public var follows: String?
+    /// Whether the proposal comes from a member without control in a session where only hosts
+    /// control (set by the channel's gate, never on the wire). Only a transition may: the program
+    /// moves on at an entry's end whether or not a controller is there. The core then takes
+    /// nothing from it but the trigger: it applies the transition it computes itself from its own
+    /// state and queue, and only when the proposal names that transition (the entry it follows,
+    /// the entry after it, the anchor), so a forged one changes nothing.
+    public var isUnauthenticated: Bool
 
     /// Creates a proposal.
-    public init(state: PlaybackState, command: CommandLabel, sentAt: ReferenceTime, follows: String? = nil) {
+    public init(
+        state: PlaybackState, command: CommandLabel, sentAt: ReferenceTime, follows: String? = nil, isUnauthenticated: Bool = false
+    ) {
         self.state = state
         self.command = command
         self.sentAt = sentAt
         self.follows = follows
+        self.isUnauthenticated = isUnauthenticated
     }
 }
 

@@ -93,13 +93,31 @@ extension CoordinatorCore {
     mutating func proposeTransitionIfDue(now: ReferenceTime) -> [CoordinatorAction] {
         guard let due = transitionDue, now >= due, let state, let entry = state.entry, let end = groupEnd() else { return [] }
         proposedTransition = (state.revision, end)
-        guard let next = queue.entryAfterEnd(of: entry) else { return [] }
-        let following = PlaybackState(
-            item: next.item, rate: state.rate, anchorItemTime: 0, anchorReferenceTime: end, originator: participant,
-            intendedRate: state.intendedRate, duration: next.duration ?? duration(of: next.item), entry: next.id)
+        guard let following = transition(originator: participant) else { return [] }
         return [.send(
             .state(StateProposal(state: following, command: .advance, sentAt: now, follows: entry)),
             retainKey: CoordinationMessage.stateKey)]
+    }
+
+    /// The state the group moves to at the playing entry's end, by this member's state and queue.
+    private func transition(originator: PlaybackParticipantID) -> PlaybackState? {
+        guard let state, let entry = state.entry, let end = groupEnd(), let next = queue.entryAfterEnd(of: entry) else { return nil }
+        return PlaybackState(
+            item: next.item, rate: state.rate, anchorItemTime: 0, anchorReferenceTime: end, originator: originator,
+            intendedRate: state.intendedRate, duration: next.duration ?? duration(of: next.item), entry: next.id)
+    }
+
+    /// What an unauthenticated transition (from a member without control, where only hosts
+    /// control) applies: the transition this member computes itself, when the proposal names it
+    /// (the entry it follows and its end, the next entry and its item); otherwise nothing. A
+    /// member without a state or the queue cannot check it and takes nothing (a joiner starts
+    /// from the last signed state and moves on by its own transitions).
+    func authenticTransition(_ proposal: StateProposal, from sender: PlaybackParticipantID) -> StateProposal? {
+        guard proposal.command == .advance, state != nil, hasQueue, transitionApplies(proposal),
+            let following = transition(originator: sender),
+            following.entry == proposal.state.entry, following.item == proposal.state.item
+        else { return nil }
+        return StateProposal(state: following, command: .advance, sentAt: proposal.sentAt, follows: proposal.follows)
     }
 
     /// Whether a transition proposal applies: the group plays the entry it follows, and the

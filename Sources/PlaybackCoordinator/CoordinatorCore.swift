@@ -373,6 +373,11 @@ public struct CoordinatorCore: Sendable {
 
     mutating func accept(_ proposal: StateProposal, from sender: PlaybackParticipantID, sequence: UInt64, now: ReferenceTime) -> [CoordinatorAction] {
         if let state, sequence <= state.revision { return [] }
+        var proposal = proposal
+        if proposal.isUnauthenticated {
+            guard let authentic = authenticTransition(proposal, from: sender) else { return [] }
+            proposal = authentic
+        }
         // A transition applies only to the entry and end instant it was computed from: the first
         // one ordered wins, the others (every member proposes it) change nothing; a restatement
         // only when it is the group's state.

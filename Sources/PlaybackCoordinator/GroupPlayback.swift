@@ -1,6 +1,7 @@
 import ClockSync
 import GroupSessions
 import Logging
+import Synchronization
 
 /// Coordinated playback over a joined `GroupSession`: the one call an app makes, the analogue of
 /// `AVPlayer.playbackCoordinator.coordinateWithSession(_:)`.
@@ -9,7 +10,7 @@ import Logging
 /// server (the relay's own, at the invite's address) until the estimate is good enough to present
 /// frames, and builds the coordination channel over the session. With an invite naming several
 /// nodes, the clock polls the first node that answers and moves to the next node of the invite when
-/// its node stops answering (ClockSync's `TimeSourceFailover`; a `timeSource` event says so). ``run(_:localItem:canPresent:name:items:publishInitialState:queue:repeatMode:onEvent:started:)``
+/// its node stops answering (ClockSync's `TimeSourceFailover`; a `timeSource` event says so). ``run(_:localItem:canPresent:name:items:publishInitialState:queue:repeatMode:succession:onEvent:started:)``
 /// then runs the clock's polling, the ``PlaybackCoordinator`` and the player as children of one task
 /// until the session ends (the member left, the group ended it, the relay was lost), the player ends
 /// (its process quit), or the calling task is cancelled; whichever comes first ends the others, and the
@@ -64,6 +65,8 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     public let reference: SyncedReferenceTimeSource<LocalClock>
     /// The options it was prepared with.
     public let options: Options
+    /// The channel's gate (where only hosts control), `nil` where everyone controls.
+    public let gate: (any CoordinationGate)?
     private let logger: Logger
 
     /// Synchronises with the time server and builds the channel over `session` (joined, or about to
@@ -106,12 +109,12 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
         }
         return Self(
             session: session, channel: GroupSessionCoordinationChannel(session: session, gate: gate, logger: logger), timeClient: client,
-            reference: SyncedReferenceTimeSource(client: client), options: options, logger: logger)
+            reference: SyncedReferenceTimeSource(client: client), options: options, gate: gate, logger: logger)
     }
 
     /// Builds a coordinator for `delegate` over this playback's channel and clock.
     ///
-    /// ``run(_:localItem:canPresent:name:items:publishInitialState:queue:repeatMode:onEvent:started:)`` does this itself; a
+    /// ``run(_:localItem:canPresent:name:items:publishInitialState:queue:repeatMode:succession:onEvent:started:)`` does this itself; a
     /// member without a player (one that only sends commands) uses it directly.
     public func makeCoordinator(
         delegate: any PlaybackControlDelegate, localItem: String? = nil, canPresent: (@Sendable (String) -> Bool)? = nil,
@@ -142,19 +145,30 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
     ///   - queue: with `publishInitialState`, the items the group's queue starts with (the first
     ///     is the initial state's entry); empty: no queue.
     ///   - repeatMode: the queue's repeat mode (with `queue`).
+    ///   - succession: where the app says that the session continues in a successor
+    ///     (``PlaybackSuccession``): when the session ends with a successor expected, playback moves
+    ///     there with a new coordinator over the same player, instead of ending.
     ///   - onEvent: every event of the coordinator and the player, as they happen.
-    ///   - started: called once the coordinator runs (an app's controls drive it from here).
+    ///   - started: called once the coordinator runs (an app's controls drive it from here); an
+    ///     error it throws ends the playback with that error. Called again with each successor
+    ///     session's coordinator (an error it throws there is logged, and playback goes on).
     /// - Throws: what the player's ``CoordinatedPlayer/run(coordinator:)`` threw (its process crashed).
     public func run<Player: CoordinatedPlayer>(
         _ player: Player, localItem: String?, canPresent: (@Sendable (String) -> Bool)? = nil, name: String? = nil,
         items: [PresenceReport.ItemSummary] = [],
         publishInitialState: Bool = false, queue: [QueueItem] = [], repeatMode: RepeatMode = .off,
+        succession: PlaybackSuccession<Activity>? = nil,
         onEvent: @escaping @Sendable (PlaybackEvent) -> Void = { _ in },
-        started: @escaping @Sendable (PlaybackCoordinator) async -> Void = { _ in }
+        started: @escaping @Sendable (PlaybackCoordinator) async throws -> Void = { _ in }
     ) async throws {
         let coordinator = makeCoordinator(delegate: player, localItem: localItem, canPresent: canPresent, name: name, items: items)
-        let session = self.session
-        defer { session.leave() }
+        let current = CurrentPlayback(session: session, coordinator: coordinator)
+        defer {
+            current.session.leave()
+            succession?.finish()
+        }
+        let (coordinators, nextCoordinator) = AsyncStream.makeStream(of: PlaybackCoordinator.self)
+        nextCoordinator.yield(coordinator)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { [timeClient] in try? await timeClient.run() }
             let label = name.map { PlaybackParticipantID($0) }
@@ -171,11 +185,13 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
                     if event.type == .correction, event.detail == "seek", let error = event.errorMs,
                         abs(error) >= Self.caughtUpThreshold * 1000
                     {
-                        await coordinator.noteCaughtUp(offBy: error / 1000)
+                        await current.coordinator.noteCaughtUp(offBy: error / 1000)
                     }
                 }
             }
-            group.addTask { for await event in coordinator.events { onEvent(event) } }
+            // Each coordinator's events, one coordinator after the other (a successor session's
+            // coordinator follows when the previous one stopped).
+            group.addTask { for await coordinator in coordinators { for await event in coordinator.events { onEvent(event) } } }
             group.addTask { [logger] in
                 if publishInitialState {
                     do {
@@ -191,14 +207,50 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
                         logger.notice("could not publish the initial state", metadata: ["error": "\(error)"])
                     }
                 }
-                await started(coordinator)
+                // What `started` throws ends the coordination with that error.
+                try await started(coordinator)
                 // Parked until the group is cancelled: returning would not end the coordination.
                 while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
             }
-            // The three that end the coordination: the session, the player, cancellation.
-            group.addTask {
-                await coordinator.run()
-                throw Ended.session
+            // The three that end the coordination: the session (unless it has a successor), the player, cancellation.
+            group.addTask { [logger] in
+                var playback = self
+                var coordinator = coordinator
+                while true {
+                    await coordinator.run()
+                    guard let succession, !Task.isCancelled, let successor = await succession.take() else {
+                        nextCoordinator.finish()
+                        throw Ended.session
+                    }
+                    let next = successor.session
+                    // Where only hosts control, so in the successor: without its gate everyone would.
+                    guard playback.gate == nil || successor.gate != nil else {
+                        logger.error(
+                            "the successor session came without a gate where only hosts control: playback ends with the session",
+                            metadata: ["session": "\(next.id)"])
+                        next.leave()
+                        nextCoordinator.finish()
+                        throw Ended.session
+                    }
+                    // The same player and clock, a new channel (with the successor's own gate) and
+                    // coordinator: the player plays on.
+                    let handOver = await coordinator.handOver()
+                    playback = playback.continuing(in: next, gate: successor.gate)
+                    coordinator = playback.makeCoordinator(
+                        delegate: player, localItem: handOver.localItem, canPresent: canPresent, name: name, items: items)
+                    await coordinator.adopt(handOver)
+                    await player.follow(coordinator)
+                    current.set(session: next, coordinator: coordinator)
+                    nextCoordinator.yield(coordinator)
+                    succession.moved(to: next)
+                    logger.notice("playback moved to the successor session", metadata: ["session": "\(next.id)"])
+                    let moved = coordinator
+                    Task { [logger] in
+                        do { try await started(moved) } catch {
+                            logger.notice("the started hook failed in the successor session", metadata: ["error": "\(error)"])
+                        }
+                    }
+                }
             }
             group.addTask {
                 try await player.run(coordinator: coordinator)
@@ -211,6 +263,20 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
                 logger.info("coordinated playback ended", metadata: ["by": "\(ended)"])
             }
         }
+    }
+
+    /// This playback's clock and options over `session` (a successor of this one's session,
+    /// joined): a new coordination channel through `gate`, the same time client and reference
+    /// clock, so players on the clock notice nothing.
+    ///
+    /// - Parameters:
+    ///   - session: the successor session, joined.
+    ///   - gate: the successor's own gate (made over `session` before its join; a gate decides one
+    ///     session's commands only), `nil` where everyone controls.
+    public func continuing(in session: GroupSession<Activity>, gate: (any CoordinationGate)?) -> Self {
+        Self(
+            session: session, channel: GroupSessionCoordinationChannel(session: session, gate: gate, logger: logger),
+            timeClient: timeClient, reference: reference, options: options, gate: gate, logger: logger)
     }
 
     private enum Ended: Error { case session, player }
@@ -265,7 +331,7 @@ public struct GroupPlayback<Activity: GroupActivity, LocalClock: Clock>: Sendabl
         localItem: String?, canPresent: (@Sendable (String) -> Bool)? = nil, name: String? = nil,
         publishInitialState: Bool = false,
         onEvent: @escaping @Sendable (PlaybackEvent) -> Void = { _ in },
-        started: @escaping @Sendable (PlaybackCoordinator) async -> Void = { _ in }
+        started: @escaping @Sendable (PlaybackCoordinator) async throws -> Void = { _ in }
     ) async throws {
         let playback = try await prepare(session: session, timeServer: timeServer, clock: clock, options: options, logger: logger)
         let made: Player
@@ -308,6 +374,22 @@ extension GroupPlayback where LocalClock == ContinuousClock {
         gate: (any CoordinationGate)? = nil, logger: Logger = .current
     ) async throws -> Self {
         try await prepare(session: session, timeServer: timeServer, clock: ContinuousClock(), options: options, gate: gate, logger: logger)
+    }
+}
+
+/// The session and coordinator a playback runs with now (they change when it moves to a successor).
+private final class CurrentPlayback<Activity: GroupActivity>: Sendable {
+    private let value: Mutex<(session: GroupSession<Activity>, coordinator: PlaybackCoordinator)>
+
+    init(session: GroupSession<Activity>, coordinator: PlaybackCoordinator) {
+        value = Mutex((session, coordinator))
+    }
+
+    var session: GroupSession<Activity> { value.withLock { $0.session } }
+    var coordinator: PlaybackCoordinator { value.withLock { $0.coordinator } }
+
+    func set(session: GroupSession<Activity>, coordinator: PlaybackCoordinator) {
+        value.withLock { $0 = (session, coordinator) }
     }
 }
 

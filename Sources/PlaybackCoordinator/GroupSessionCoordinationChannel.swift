@@ -91,6 +91,10 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
         let participant = session.localParticipant.id
         try sending.withLock { _ in
             let sealed = try gate.outgoing(message, from: participant)
+            // A state the gate let through unsigned is a transition from a member without control:
+            // retained apart, so that it never replaces the last signed state a joiner reads.
+            var key = key
+            if case .state = sealed { key = CoordinationMessage.transitionKey }
             try messenger.sendStamped(sealed, retainedAs: key) { context in
                 // The member's own message counts for it as for the others: at its place in the order.
                 guard let delivered = gate.incoming(sealed, from: participant) else { return }

@@ -69,6 +69,14 @@ public struct PlaybackEvent: Hashable, Sendable, Codable {
         /// ``PlaybackEvent/key``; ``PlaybackEvent/detail`` is `history` for one sent before this
         /// member joined. Printed by `coplay host` / `join`, not by the coordinator.
         case chat
+        /// A host removed ``PlaybackEvent/originatorName`` (its label; ``PlaybackEvent/key`` its
+        /// key) from the session, and this member moved with everyone else to the successor
+        /// session (``PlaybackEvent/detail``: `moved`, or `left behind` for a member the removal
+        /// held no invite for). Printed by `coplay host` / `join`.
+        case moved
+        /// A host (``PlaybackEvent/originatorName``, when it said who it is) removed this member:
+        /// its player stops and it exits with status 3. Printed by `coplay host` / `join`.
+        case removed
         /// Where only hosts control: the host granted (``PlaybackEvent/detail`` `grant`) or revoked
         /// (`revoke`) control of the member key ``PlaybackEvent/key``, named ``PlaybackEvent/text``
         /// when the statement was made; ``PlaybackEvent/originator`` sent the statement. Printed by

@@ -46,7 +46,10 @@ extension SignedCoordinationMessage: Codable {
 /// every command at its point of the order, as every member does. ``outgoing(_:from:)`` is called
 /// for every message the coordinator sends, just before it goes, one at a time.
 public protocol CoordinationGate: Sendable {
-    /// The message to send in place of `message` (the same, or a signed one).
+    /// The message to send in place of `message` (the same, or a signed one). A `state` it returns
+    /// unsigned is a transition from a member without control (``StateProposal/isUnauthenticated``
+    /// on the receivers' side): the channel retains it under
+    /// ``CoordinationMessage/transitionKey``.
     ///
     /// - Parameters:
     ///   - message: the message the coordinator sends.

@@ -13,6 +13,13 @@
 /// such, not as a frame: the frame a seek lands on is shown while mpv waits to resume, so its instant
 /// says when the seek completed, not when playback presented it.
 ///
+/// **Another file.** When `time-pos` comes back after being unavailable (mpv opening another file),
+/// its first value is a jump from the last position before, dated at the midpoint of the last sample
+/// without a position and the first with one. mpv's `start-file` (``fileStarted(at:)``) makes the
+/// first position after it a jump even when it equals the one before: an entry paused on its first
+/// frame (`time-pos` 0) replaced by the next entry's first frame (`time-pos` 0 again) is a change of
+/// picture that the position alone does not show.
+///
 /// **When to sample.** Once a frame change has been seen, the next one is predicted one frame
 /// duration later (divided by mpv's `speed`, which the sampler observes; a speed change mid-frame
 /// moves the prediction accordingly). Samples are dense (``Configuration/denseInterval``) within
@@ -129,12 +136,15 @@ package struct FrameTransitionTracker: Sendable {
         package var to: Double
         /// The midpoint of the bracketing samples (CLOCK_REALTIME seconds).
         package var realtime: Double
+        /// Whether `to` is the first position of another file (mpv's `start-file` came before it).
+        package var newFile: Bool
 
         /// Creates a jump.
-        package init(from: Double, to: Double, realtime: Double) {
+        package init(from: Double, to: Double, realtime: Double, newFile: Bool = false) {
             self.from = from
             self.to = to
             self.realtime = realtime
+            self.newFile = newFile
         }
     }
 
@@ -164,8 +174,8 @@ package struct FrameTransitionTracker: Sendable {
         var missed = false
     }
 
-    /// The knobs.
-    package let configuration: Configuration
+    /// The knobs (the frame rate follows the file mpv has open: ``frameRateChanged(_:)``).
+    package private(set) var configuration: Configuration
     /// The last sample with a position.
     package private(set) var last: Sample?
     /// Whether mpv is paused, once known.
@@ -176,6 +186,16 @@ package struct FrameTransitionTracker: Sendable {
     package private(set) var missedPredictions = 0
     private var phase: Phase?
     private var resyncUntil: Double?
+    /// The last sample with a position before `time-pos` became unavailable.
+    private var held: Sample?
+    /// The instant of the last sample, with or without a position.
+    private var previousInstant: Double?
+    /// When mpv started another file, until a position after it was read.
+    private var fileStart: Double?
+    /// A position that came back after being unavailable, equal to the one before: not reported,
+    /// unless a `start-file` read late turns out to have come before it (the sample it was read in,
+    /// received at `received`).
+    private var unreported: (jump: Jump, received: Double)?
 
     /// Creates a tracker.
     package init(configuration: Configuration) {
@@ -194,13 +214,33 @@ package struct FrameTransitionTracker: Sendable {
     /// - Returns: the presentation or jump the sample completes, if the position changed.
     package mutating func record(position: Double?, sent: Double, received: Double) -> Change? {
         guard let position, position.isFinite else {
+            if let last { held = last }
             last = nil
             phase = nil
+            previousInstant = (sent + received) / 2
             return nil
         }
         let sample = Sample(position: position, sent: sent, received: received)
-        defer { last = sample }
-        guard let last, sample.instant > last.instant else { return nil }
+        let newFile = fileStart.map { $0 <= received } ?? false
+        defer {
+            last = sample
+            previousInstant = sample.instant
+        }
+        guard let last else {
+            // The first position after none: another file's (or the same after a reload).
+            guard let held else { return nil }
+            self.held = nil
+            let jump = Jump(from: held.position, to: position, realtime: ((previousInstant ?? sample.instant) + sample.instant) / 2, newFile: newFile)
+            guard newFile || abs(position - held.position) > 0.000_5 else {
+                unreported = (jump, received)
+                return nil
+            }
+            return reportJump(jump, at: sample.instant)
+        }
+        guard sample.instant > last.instant else { return nil }
+        if newFile {
+            return reportJump(Jump(from: last.position, to: position, realtime: (last.instant + sample.instant) / 2, newFile: true), at: sample.instant)
+        }
         guard position != last.position else {
             if var current = phase, !current.missed, let predicted = predictedChange,
                 sample.instant > predicted + configuration.window + current.uncertainty
@@ -212,6 +252,7 @@ package struct FrameTransitionTracker: Sendable {
             return nil
         }
         resyncUntil = nil
+        unreported = nil
         let steps = ((position - last.position) * configuration.frameRate).rounded()
         if steps >= 1, steps <= Double(configuration.maximumStep) {
             let transition = Transition(
@@ -221,10 +262,39 @@ package struct FrameTransitionTracker: Sendable {
             phase = Phase(at: transition.realtime, progress: 0, uncertainty: transition.bracket / 2)
             return .frame(transition)
         }
-        let jump = Jump(from: last.position, to: position, realtime: (last.instant + sample.instant) / 2)
+        return reportJump(Jump(from: last.position, to: position, realtime: (last.instant + sample.instant) / 2), at: sample.instant)
+    }
+
+    private mutating func reportJump(_ jump: Jump, at instant: Double) -> Change {
+        if jump.newFile { fileStart = nil }
+        unreported = nil
         phase = nil
-        if paused != true { resyncUntil = sample.instant + resyncSpan }
+        if paused != true { resyncUntil = instant + resyncSpan }
         return .jump(jump)
+    }
+
+    /// mpv started another file (its `start-file` event, read at `instant`): the first position
+    /// read after it is a jump even when it equals the one before.
+    ///
+    /// - Returns: that jump, when the position had already come back (equal to the one before) in a
+    ///   sample read after `instant`: the event was handled after the reply that followed it.
+    package mutating func fileStarted(at instant: Double) -> Change? {
+        phase = nil
+        if let pending = unreported, instant <= pending.received {
+            var jump = pending.jump
+            jump.newFile = true
+            unreported = nil
+            return .jump(jump)
+        }
+        fileStart = instant
+        return nil
+    }
+
+    /// The file mpv has open now plays at `frameRate` (its `container-fps`).
+    package mutating func frameRateChanged(_ frameRate: Double) {
+        guard frameRate > 0, frameRate.isFinite else { return }
+        configuration.frameRate = frameRate
+        phase = nil
     }
 
     /// mpv's `pause` changed to `paused` at `instant` (when its notification was read).
@@ -244,11 +314,6 @@ package struct FrameTransitionTracker: Sendable {
             phase = current
         }
         self.speed = speed
-    }
-
-    /// Takes over the count of missed predictions of the tracker this one replaces (another file).
-    mutating func carryCount(from other: FrameTransitionTracker?) {
-        missedPredictions += other?.missedPredictions ?? 0
     }
 
     /// mpv restarted playback (a seek completed, a file loaded) at `instant`.

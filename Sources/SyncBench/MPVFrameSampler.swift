@@ -42,7 +42,7 @@ package final class MPVFrameSampler: Sendable {
         /// Frame presentations, in order.
         package var transitions: [FrameTransitionTracker.Transition] = []
         /// Position jumps (seeks, steps back, and another file's first position after `time-pos` was
-        /// unavailable while it loaded), in order.
+        /// unavailable while it loaded, or after mpv's `start-file`, even at the same position), in order.
         package var jumps: [FrameTransitionTracker.Jump] = []
         /// `pause` changes, in order (the first is the value when the sampler connected).
         package var pauses: [PauseChange] = []
@@ -82,7 +82,9 @@ package final class MPVFrameSampler: Sendable {
                         + (frame.roundTrips.map { String(format: ",\"roundTripsMs\":[%.3f,%.3f]", $0.before * 1000, $0.after * 1000) } ?? "")))
             }
             lines += jumps.map { jump in
-                (jump.realtime, String(format: "{\"type\":\"jump\",\"realtime\":%.6f,\"from\":%.6f,\"to\":%.6f}", jump.realtime, jump.from, jump.to))
+                (jump.realtime, String(
+                    format: "{\"type\":\"jump\",\"realtime\":%.6f,\"from\":%.6f,\"to\":%.6f%@}", jump.realtime, jump.from, jump.to,
+                    jump.newFile ? ",\"newFile\":true" : ""))
             }
             lines += speeds.map { change in
                 (change.realtime, String(format: "{\"type\":\"speed\",\"realtime\":%.6f,\"speed\":%.6f}", change.realtime, change.speed))
@@ -102,10 +104,6 @@ package final class MPVFrameSampler: Sendable {
         var speed = 1.0
         /// mpv loaded another file: read its frame rate before the next sample.
         var fileLoaded = false
-        /// The last position sampled, and the instant of the sample before the current one (the
-        /// bracket of a position that appears after `time-pos` was unavailable).
-        var lastPosition: Double?
-        var previousInstant: Double?
     }
 
     /// The player's name.
@@ -233,6 +231,13 @@ package final class MPVFrameSampler: Sendable {
             case ("playback-restart", _):
                 state.tracker?.restarted(at: event.received)
                 return true
+            case ("start-file", _):
+                if case .jump(let jump)? = state.tracker?.fileStarted(at: event.received) {
+                    // Read after the reply that already showed the file's first position.
+                    let at = state.record.jumps.lastIndex { $0.realtime <= jump.realtime }.map { $0 + 1 } ?? 0
+                    state.record.jumps.insert(jump, at: at)
+                }
+                return true
             case ("file-loaded", _):
                 state.fileLoaded = true
                 return true
@@ -268,8 +273,9 @@ package final class MPVFrameSampler: Sendable {
         throw CancellationError()
     }
 
-    /// mpv loaded another file: a tracker for its frame rate (`container-fps`), keeping what is
-    /// known of pause and speed.
+    /// mpv loaded another file: the tracker follows its frame rate (`container-fps`). The same
+    /// tracker goes on, so that the new file's first position is measured against the last one of
+    /// the file before (a change of file at the same position is still seen: ``FrameTransitionTracker``).
     private func followFileChange() async throws {
         state.withLockedValue { $0.fileLoaded = false }
         var rate = try await connection.number("container-fps")
@@ -277,14 +283,8 @@ package final class MPVFrameSampler: Sendable {
         guard let rate, rate > 0, rate.isFinite else { return }
         let now = RealtimeClock.now()
         state.withLockedValue { state in
-            var configuration = self.configuration
-            configuration.frameRate = rate
-            var tracker = FrameTransitionTracker(configuration: configuration)
-            if let paused = state.paused { tracker.pauseChanged(paused, at: now) }
-            tracker.speedChanged(state.speed, at: now)
-            tracker.restarted(at: now)
-            tracker.carryCount(from: state.tracker)
-            state.tracker = tracker
+            state.tracker?.frameRateChanged(rate)
+            state.tracker?.restarted(at: now)
             state.record.fileChanges.append((now, rate))
         }
     }
@@ -299,21 +299,12 @@ package final class MPVFrameSampler: Sendable {
                 state.record.samples += 1
                 state.record.roundTrips.append(reply.received - reply.sent)
                 if let planned { state.record.lateness.append(max(0, reply.sent - planned)) }
-                let trackerHadPosition = state.tracker!.last != nil
                 let change = state.tracker!.record(position: position, sent: reply.sent, received: reply.received)
-                let instant = (reply.sent + reply.received) / 2
                 switch change {
                 case .frame(let transition)?: state.record.transitions.append(transition)
                 case .jump(let jump)?: state.record.jumps.append(jump)
-                case nil:
-                    // A position after `time-pos` was unavailable (another file loading), or after
-                    // the tracker was replaced for another file: a jump the tracker cannot see.
-                    if !trackerHadPosition, let position, let from = state.lastPosition, abs(position - from) > 0.000_5 {
-                        state.record.jumps.append(.init(from: from, to: position, realtime: ((state.previousInstant ?? instant) + instant) / 2))
-                    }
+                case nil: break
                 }
-                if let position { state.lastPosition = position }
-                state.previousInstant = instant
                 state.record.missedPredictions = state.tracker!.missedPredictions
                 return (change, state.tracker!.nextSample(after: RealtimeClock.now()))
             }

@@ -19,7 +19,8 @@ import Foundation
 /// **mpv members** are seen from outside through mpv's IPC (``MPVFrameSampler``, which follows each
 /// file's frame rate): the *switch* is the sample bracket in which `time-pos` first showed the next
 /// entry (the first jump to a position in its first second, usually its start, after `time-pos` was
-/// unavailable while the file loaded); the *start* is where the entry's item time 0 lies by the motion
+/// unavailable while the file loaded, or after mpv's `start-file` even at the same position: an entry
+/// paused on its first frame replaced by the next entry's first frame); the *start* is where the entry's item time 0 lies by the motion
 /// after the last such jump: the first frame change after it minus its pts (at rate 1). A switch
 /// before the instant is a picture of the next entry shown early (the previous entry's last frame not
 /// held); a last jump to a position past the first frame is a member that skipped the entry's first
@@ -226,14 +227,14 @@ package struct QueueTransitions: Codable, Sendable, Hashable {
                 // The switch: the first jump to the next entry's start between the neighbouring transitions.
                 let low = max(instantRealtime - 1.5, previous.isFinite ? (previous - relayOffset + instantRealtime) / 2 : -.infinity)
                 let high = min(instantRealtime + 1.5, next.isFinite ? (next - relayOffset + instantRealtime) / 2 : .infinity)
-                guard let jump = record.jumps.first(where: { $0.realtime >= low && $0.realtime < high && $0.to < 1 && $0.to != $0.from }) else {
+                guard let jump = record.jumps.first(where: { $0.realtime >= low && $0.realtime < high && $0.to < 1 && ($0.to != $0.from || $0.newFile) }) else {
                     row.missing.append(name)
                     continue
                 }
                 row.mpvSwitchMs[name] = (jump.realtime - instantRealtime) * 1000
                 // Where the entry settled: the last jump into its first second (mpv may first show it
                 // elsewhere and seek after).
-                let settled = record.jumps.last(where: { $0.realtime >= jump.realtime && $0.realtime < high && $0.to < 1 && $0.to != $0.from }) ?? jump
+                let settled = record.jumps.last(where: { $0.realtime >= jump.realtime && $0.realtime < high && $0.to < 1 && ($0.to != $0.from || $0.newFile) }) ?? jump
                 if settled.to > 0.02 { row.mpvEnteredAtMs[name] = settled.to * 1000 }
                 if let step = record.transitions.first(where: { $0.realtime > settled.realtime }), step.realtime < high + 1,
                     step.pts > settled.to, step.pts - settled.to < 0.25

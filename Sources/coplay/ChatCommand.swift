@@ -93,15 +93,15 @@ struct ChatCommand: AsyncParsableCommand {
         }
     }
 
-    /// Accepts the invite and joins, with the CLI's errors for an unreachable relay or a refused invite.
-    static func joinedSession(
+    /// Accepts the invite (not joining yet), with the CLI's errors for an unreachable relay or a
+    /// refused invite.
+    static func acceptedSession(
         invite: Invite, tls: NIOSSL.TLSConfiguration?, logger: Logger
     ) async throws -> GroupSession<WatchTogetherActivity> {
         let address = "\(invite.host):\(invite.port)"
         let center = GroupActivityCenter<WatchTogetherActivity>(transport: RelayTransport(invite: invite, tls: tls), logger: logger)
-        let session: GroupSession<WatchTogetherActivity>
         do {
-            session = try await center.accept(invite)
+            return try await center.accept(invite)
         } catch let error as RelayTransportError {
             throw PlaybackSetupError.relayTransport(error)
         } catch let error as GroupSessionError {
@@ -109,11 +109,18 @@ struct ChatCommand: AsyncParsableCommand {
         } catch {
             throw PlaybackSetupError.relayUnreachable(address, error)
         }
+    }
+
+    /// Accepts the invite and joins, with the CLI's errors for an unreachable relay or a refused invite.
+    static func joinedSession(
+        invite: Invite, tls: NIOSSL.TLSConfiguration?, logger: Logger
+    ) async throws -> GroupSession<WatchTogetherActivity> {
+        let session = try await acceptedSession(invite: invite, tls: tls, logger: logger)
         do {
             try await session.join()
         } catch {
             session.leave()
-            throw PlaybackSetupError.inviteRefused(address, error)
+            throw PlaybackSetupError.inviteRefused("\(invite.host):\(invite.port)", error)
         }
         return session
     }

@@ -13,7 +13,7 @@ import Synchronization
 struct ControlCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "control",
-        abstract: "Send one command to a playback session: play, pause, seek TIME, rate R, item ID, suspend SECONDS, or a queue command or edit.",
+        abstract: "Send one command to a playback session: play, pause, seek TIME, rate R, item ID, suspend SECONDS, a queue command or edit, or remove NAME.",
         usage: "coplay control [<invite>] <action> [<value>] [<options>]",
         discussion: """
             ACTION is one of: play, pause, seek TIME, rate R, item ID, suspend SECONDS, or a queue command \
@@ -47,6 +47,17 @@ struct ControlCommand: AsyncParsableCommand {
             while the others play on, and rejoins at the next entry it has. A missing file, a file that \
             is not playable video, or a position the queue does not have is an error (non-zero exit).
 
+            remove NAME (a session hosted with --control hosts, and its controller invite): removes the member \
+            NAME (as people see it: alice, or alice#3f9a2c when several use the name). Everyone else moves to \
+            a new session under a fresh secret and host key, which each of them receives sealed to its own \
+            key, and plays on without a jump; the removed member's player stops ("you were removed from \
+            this session by NAME", exit status 3) and its invite opens nothing of the new session. \
+            Controllers stay controllers and viewers viewers; the grants in force, but the removed \
+            member's, are re-issued there by the new host key. Prints the new controller invite and viewer \
+            invite; `coplay host` prints its new invite too and rewrites its --invite-file. Only the \
+            controller invite removes (a granted viewer cannot); in a session where everyone controls, \
+            nobody can (remove is refused).
+
             suspend SECONDS suspends this member as a player would while it buffers: every player stops \
             at the same instant and the group waits; SECONDS later (at most the group's suspension \
             timeout, \(Int(PlaybackMember.coordinatorConfiguration.suspensionTimeout.secondsValue)) s) the \
@@ -70,6 +81,7 @@ struct ControlCommand: AsyncParsableCommand {
               coplay control --invite-file invite.txt queue move 4 1
               coplay control --invite-file invite.txt queue clear
               coplay control --invite-file invite.txt suspend 2
+              coplay control --invite-file invite.txt remove bob
               COPLAY_INVITE="$(cat invite.txt)" coplay control suspend 1.5 --reason stallRecovery
               coplay control --invite-file invite.txt grant bob     (a session hosted with --control hosts: the controller invite)
               coplay control --invite-file invite.txt revoke bob
@@ -85,7 +97,7 @@ struct ControlCommand: AsyncParsableCommand {
     )
 
     enum Action: String, ExpressibleByArgument, CaseIterable {
-        case play, pause, seek, rate, item, suspend, next, previous, jump, `repeat`, shuffle, queue, grant, revoke
+        case play, pause, seek, rate, item, suspend, next, previous, jump, `repeat`, shuffle, queue, grant, revoke, remove
     }
 
     /// The suspension reasons the group waits for (`PlaybackMember.coordinatorConfiguration`'s
@@ -104,7 +116,7 @@ struct ControlCommand: AsyncParsableCommand {
     @Argument(
         parsing: .allUnrecognized,
         help: ArgumentHelp(
-            "[INVITE] ACTION [VALUE]: the invite (unless --invite-file or COPLAY_INVITE gives it), then play, pause, seek TIME, rate R, item ID, suspend SECONDS, next, previous, jump N, repeat MODE, shuffle on|off, or queue add FILE…|remove N…|move N M|clear.",
+            "[INVITE] ACTION [VALUE]: the invite (unless --invite-file or COPLAY_INVITE gives it), then play, pause, seek TIME, rate R, item ID, suspend SECONDS, next, previous, jump N, repeat MODE, shuffle on|off, queue add FILE…|remove N…|move N M|clear, or remove NAME.",
             valueName: "command"))
     var words: [String] = []
 
@@ -194,6 +206,13 @@ struct ControlCommand: AsyncParsableCommand {
             }
         case .suspend:
             _ = try Self.suspension(value)
+        case .remove:
+            guard let value, !value.isEmpty else {
+                throw ValidationError("remove needs the member's name as people see it (alice, or alice#3f9a2c)")
+            }
+            do { try RemoveMember.check(try inviteOptions.invite(argument: parsed.invite)) } catch let refusal as RemoveMember.Refusal {
+                throw ValidationError(refusal.description)
+            }
         case .next, .previous:
             break
         case .jump:
@@ -239,6 +258,21 @@ struct ControlCommand: AsyncParsableCommand {
             control.name = name
             control.tls = try relayTLS.configuration(for: invite)
             Console.out.line(try await control.runUntilDone())
+            return
+        }
+        if parsed.action == .remove {
+            let removal = RemoveMember(
+                invite: invite, target: parsed.value ?? "", name: name, tls: try relayTLS.configuration(for: invite), logger: logger)
+            let outcome = try await removal.run()
+            Console.out.line("removed \(outcome.removed): \(outcome.moved.count) member(s) moved to a new session (\(outcome.moved.joined(separator: ", ")))")
+            for label in outcome.leftBehind {
+                Console.out.line("note: \(label) announced no sealing key (an older coplay, or the page): it stays in the old session, which has ended")
+            }
+            if !outcome.grants.isEmpty {
+                Console.out.line("control granted in the new session too: \(outcome.grants.joined(separator: ", "))")
+            }
+            Console.out.line("controller invite: \(outcome.successor)")
+            Console.out.line("viewer invite: \(outcome.successor.viewer)")
             return
         }
         if parsed.action == .queue {
@@ -334,7 +368,7 @@ struct ControlCommand: AsyncParsableCommand {
         case .seek: try await coordinator.coordinateSeek(to: TimeText.seconds(parsed.value ?? "") ?? 0)
         case .rate: try await coordinator.coordinateRateChange(to: Double(parsed.value ?? "") ?? 0)
         case .item: try await coordinator.transitionToItem(identifier: parsed.value ?? "")
-        case .suspend, .next, .previous, .jump, .repeat, .shuffle, .queue, .grant, .revoke: return  // handled by SuspendControl and below
+        case .suspend, .next, .previous, .jump, .repeat, .shuffle, .queue, .grant, .revoke, .remove: return  // handled by SuspendControl and below
         }
         guard await Self.poll(for: .seconds(10), { await coordinator.state?.originator == me }) else {
             throw PlaybackSetupError.commandNotConfirmed(action.rawValue)

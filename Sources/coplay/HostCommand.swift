@@ -120,7 +120,7 @@ struct HostCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Who controls the session: everyone (whoever holds the invite) or hosts (the invite printed is the controller invite; `coplay invite INVITE --viewer` makes the viewers'; `coplay control INVITE grant NAME` gives a viewer control).",
+            "Who controls the session: everyone (whoever holds the invite) or hosts (the invite printed is the controller invite; `coplay invite INVITE --viewer` makes the viewers'; `coplay control INVITE grant NAME` gives a viewer control; `coplay control INVITE remove NAME` removes someone).",
             valueName: "WHO"))
     var control: Control = .everyone
 
@@ -208,6 +208,23 @@ struct HostCommand: AsyncParsableCommand {
             media: media, name: name, publishInitialState: true, output: output,
             imperfections: simulation.imperfections, players: players, logger: logger)
         let memberKey = MemberKeyStore.memberKey(name: name, persistent: options.name != nil) { output.notice($0) }
+        // A host removed someone: this member moved to the successor session; say where it is now.
+        runner.moved = { [output] next in
+            if let inviteFile {
+                do { try InviteOptions.write(next, to: inviteFile) } catch {
+                    output.notice("could not write the new invite to \(inviteFile): \(error)")
+                }
+            }
+            let where_ = inviteFile.map { " (also in \($0))" } ?? ""
+            if output.human != nil {
+                EventOutput.printLine("the session moved (someone was removed); its new invite\(where_):")
+                EventOutput.printLine("  \(next)")
+                if next.controls && next.onlyHostsControl { EventOutput.printLine("viewer invite: \(next.viewer)") }
+            } else {
+                output.notice("the session moved (someone was removed); its new invite\(where_): \(next)")
+                if next.controls && next.onlyHostsControl { output.notice("viewer invite: \(next.viewer)") }
+            }
+        }
         if files.count > 1 {
             runner.queue = copies.copies.prefix(files.count).map(\.queueItem)
             runner.repeatMode = repeatMode

@@ -272,6 +272,13 @@ final class HumanEvents: Sendable {
         case .caughtUp:
             // "alice caught up after 20 s away" (its laptop slept, its process was stopped).
             return PlaybackNotices.text(for: event, local: state.withLock { $0.local }, titles: [:])
+        case .moved:
+            let removed = bold(event.originatorName ?? "a member")
+            return event.detail == "left behind"
+                ? "\(removed) was removed: the others moved to a new session, and this member was not given its invite"
+                : "\(removed) was removed: everyone else moved to a new session (playing on)"
+        case .removed:
+            return "you were removed from this session by \(bold(event.originatorName ?? "a host"))"
         case .roleChanged:
             let name = event.text ?? "a member"
             return event.detail == "grant" ? "\(name) may control the session now" : "\(name) no longer controls the session"

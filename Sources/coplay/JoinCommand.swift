@@ -30,8 +30,9 @@ struct JoinCommand: AsyncParsableCommand {
             switch to.
 
             Several files (coplay join INVITE ep1.mkv ep2.mkv ep3.mkv) are your copies of the entries of \
-            the group's queue (`coplay host A B C`, `coplay control INVITE queue add`): one of them must be \
-            the session's first item, and each other one plays when the group reaches its entry. When the \
+            the group's queue (`coplay host A B C`, `coplay control INVITE queue add`): each plays when the \
+            group reaches its entry. Without a copy of the session's first item you still join, if the \
+            queue has an entry you have (else coplay says what the session plays and exits). When the \
             group plays an entry you have no copy of, you sit it out (a missingEntry event, and `coplay \
             people` says so) while the others play on, and you follow again, in step, from the start of \
             the next entry you have.
@@ -118,16 +119,18 @@ struct JoinCommand: AsyncParsableCommand {
                 if let refused = copies.refusedNearCopy(activity) {
                     throw PlaybackSetupError.exactCopiesRequired(file: refused.path, title: activity.title)
                 }
-                throw PlaybackSetupError.noMatchingCopy(copies, activity: activity)
+                // No copy of the session's first item: the member may still have later entries of
+                // its queue (checked once the queue is in, below).
+                return
             }
             resolution.withLock { $0 = found }
         }
-        let runner = MemberRunner(
+        var runner = MemberRunner(
             media: copies.copies.filter(\.named).map { ($0.timeline, $0.path) }, name: name, publishInitialState: false,
             output: output, imperfections: simulation.imperfections, players: players, logger: logger,
             resolve: { member in
                 let activity = member.session.activity
-                guard let found = resolution.withLock({ $0 }) else { throw PlaybackSetupError.noMatchingCopy(copies, activity: activity) }
+                guard let found = resolution.withLock({ $0 }) else { return try await Self.withoutFirstItem(copies, activity: activity, output: output) }
                 let media = try await copies.items(for: activity, resolution: found)
                 var near: Set<String> = []
                 if case .near(let copy, let difference) = found {
@@ -140,6 +143,11 @@ struct JoinCommand: AsyncParsableCommand {
                 }
                 return MemberRunner.ResolvedMedia(media: media, nearItems: near)
             })
+        // A host removed someone: this member moved to the successor session. Its new invite (the
+        // viewer invite, or the controller invite for a co-host) is what `coplay control` needs now.
+        runner.moved = { [output] next in
+            output.notice("the session moved (someone was removed); this member's new invite: \(next)")
+        }
         let memberKey = MemberKeyStore.memberKey(name: name, persistent: options.name != nil) { output.notice($0) }
         let drift = simulation.clockDriftPPM
         let tls = try relayTLS.configuration(for: invite)
@@ -149,5 +157,28 @@ struct JoinCommand: AsyncParsableCommand {
                 invite: invite, entry: .acceptChecking(check), clockDriftPPM: drift, tls: tls, reconnect: reconnect,
                 memberKey: memberKey, logger: logger)
         }
+    }
+
+    /// What a member plays that has no copy of the session's first item (the activity's): its own
+    /// copies, sitting out what the group plays until it reaches an entry of the queue the member
+    /// has; once the queue is in, a member with none of its entries ends with the reason.
+    static func withoutFirstItem(
+        _ copies: MemberMedia, activity: WatchTogetherActivity, output: EventOutput
+    ) async throws -> MemberRunner.ResolvedMedia {
+        var media = copies.allItems
+        // The first copy plays from its exact frames, as a named file does.
+        if let first = copies.copies.first, !first.exactFrames {
+            let probed = try await MemberMedia.named(first.path)
+            media[0] = (probed.timeline, probed.path)
+        }
+        let items = Set(media.map(\.timeline.identifier))
+        output.notice("none of your files is “\(activity.title)”, the session's first item: you sit out what you have no copy of and play from the entries of the group's queue you have")
+        return MemberRunner.ResolvedMedia(media: media, check: { coordinator in
+            // The queue comes from a member's answer, or the relay's copy within a few seconds.
+            guard await ControlCommand.poll(for: .seconds(10), { await coordinator.hasQueue }) else { return }
+            let queue = await coordinator.queue
+            guard !queue.entries.contains(where: { items.contains($0.item) || ($0.fingerprint.map(items.contains) ?? false) }) else { return }
+            throw PlaybackSetupError.noCopyInQueue(copies, activity: activity, entries: queue.entries.count)
+        })
     }
 }

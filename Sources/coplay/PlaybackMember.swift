@@ -7,6 +7,7 @@ import MediaProbe
 import NIOSSL
 import PlaybackCoordinator
 import ServiceLifecycle
+import Synchronization
 
 /// One member of a playback session as the CLI runs it: the session entered through the relay and
 /// the library's ``GroupPlayback`` over it (clock, channel, coordinator). Argument handling and
@@ -17,11 +18,19 @@ struct PlaybackMember: Sendable {
     let logger: Logger
     /// The member's signing key (its identity, its chat, its commands where it was granted control).
     let memberKey: MemberKey
-    /// Where only hosts control (the invite names a host key): who controls, and the gate between
-    /// the channel and the coordinator (docs/protocol.md, "Roles").
-    let roles: RoleGate<WatchTogetherActivity>?
+    /// The session the member is in now, and where it moves when a host removes someone.
+    let sessions: MemberSessions
+    /// How it reached the relay (a successor session is reached the same way).
+    var tls: TLSConfiguration?
+    var reconnect = ReconnectPolicy()
 
-    var session: GroupSession<WatchTogetherActivity> { playback.session }
+    /// The session the member is in now (a successor's once it moved there).
+    var session: GroupSession<WatchTogetherActivity> { sessions.current }
+
+    /// Where only hosts control (the invite names a host key): who controls in the session the
+    /// member is in now, and the gate between its channel and the coordinator (docs/protocol.md,
+    /// "Roles"). Each session has its own (a successor's is made before its join).
+    var roles: RoleGate<WatchTogetherActivity>? { sessions.roles }
 
     /// The member's local clock: the real one (`ContinuousClock`, i.e. `CLOCK_BOOTTIME`), drifted
     /// in software when `--clock-drift-ppm` asks for it.
@@ -118,7 +127,30 @@ struct PlaybackMember: Sendable {
         let playback = try await GroupPlayback.prepare(
             session: session, timeServer: invite, clock: MemberClock(ContinuousClock(), driftPPM: clockDriftPPM),
             options: options, gate: roles, logger: logger)
-        return PlaybackMember(invite: invite, playback: playback, logger: logger, memberKey: memberKey, roles: roles)
+        return PlaybackMember(
+            invite: invite, playback: playback, logger: logger, memberKey: memberKey, sessions: MemberSessions(session, roles: roles),
+            tls: tls, reconnect: reconnect)
+    }
+
+    /// Opens and joins the successor session `invite` names (a host removed someone and sealed
+    /// this member the invite), on the same relay, as this member reached the old one, with the
+    /// successor's own ``RoleGate`` made before its join (its host key is the successor's; the
+    /// grants the remover re-issued there are retained, so they count from the start).
+    ///
+    /// - Throws: ``PlaybackSetupError/successorWithoutHostKey`` when this member's session had a
+    ///   host key and the successor's invite has none (everyone would control there); the relay's
+    ///   refusal or loss.
+    func openSuccessor(_ invite: Invite) async throws -> MemberSessions.Opened {
+        if roles != nil && invite.hostKey == nil { throw PlaybackSetupError.successorWithoutHostKey }
+        let center = GroupActivityCenter<WatchTogetherActivity>(
+            transport: RelayTransport(invite: invite, tls: tls), logger: logger, reconnectPolicy: reconnect)
+        let session = try await center.accept(invite)
+        let roles = RoleGate(session: session, invite: invite, memberKey: memberKey, logger: logger)
+        do { try await session.join() } catch {
+            session.leave()
+            throw error
+        }
+        return MemberSessions.Opened(session: session, roles: roles)
     }
 
     /// Probes a file for its frame timeline, fingerprint and stream identity (one read of every packet).
@@ -151,7 +183,7 @@ struct PlaybackMember: Sendable {
     func play<Player: CoordinatedPlayer>(
         _ player: Player, items: [MediaTimeline], name: String, output: EventOutput, publishInitialState: Bool,
         nearItems: Set<String> = [], queue: [QueueItem] = [], repeatMode: RepeatMode = .off,
-        started: @escaping @Sendable (PlaybackCoordinator) async -> Void = { _ in }
+        started: @escaping @Sendable (PlaybackCoordinator) async throws -> Void = { _ in }
     ) async throws {
         let itemIDs = Set(items.map(\.identifier))
         var summaries: [PresenceReport.ItemSummary] = []
@@ -161,7 +193,8 @@ struct PlaybackMember: Sendable {
         }
         try await playback.run(
             player, localItem: items.first?.identifier, canPresent: { itemIDs.contains($0) }, name: name, items: summaries,
-            publishInitialState: publishInitialState, queue: queue, repeatMode: repeatMode, onEvent: { output.print($0) }, started: started)
+            publishInitialState: publishInitialState, queue: queue, repeatMode: repeatMode, succession: sessions.succession,
+            onEvent: { output.print($0) }, started: started)
     }
 }
 
@@ -208,7 +241,18 @@ struct PlaybackMemberService: Service, CustomStringConvertible {
     func run() async throws {
         try await withGracefulShutdownHandler {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { await reportConnection() }
+                let moves = member.sessions.succession.moves
+                group.addTask { await reportConnection(member.session) }
+                // A move to a successor session: the answers and the connection reports follow.
+                group.addTask {
+                    for await session in moves {
+                        let answering = card.map { CoplayMemberCard.answer($0, in: session) }
+                        let nearCopies = NearCopyWatch.start(session: session, name: card?.name, output: output)
+                        await reportConnection(session)
+                        answering?.cancel()
+                        nearCopies.cancel()
+                    }
+                }
                 let answering = card.map { CoplayMemberCard.answer($0, in: member.session) }
                 let nearCopies = NearCopyWatch.start(session: member.session, name: card?.name, output: output)
                 defer {
@@ -224,10 +268,10 @@ struct PlaybackMemberService: Service, CustomStringConvertible {
     }
 
     /// Tells the person when the relay goes away and when the session resumed.
-    private func reportConnection() async {
+    private func reportConnection(_ session: GroupSession<WatchTogetherActivity>) async {
         let relay = "\(member.invite.host):\(member.invite.port)"
         var lost = false
-        for await state in member.session.connectionStates {
+        for await state in session.connectionStates {
             switch state {
             case .reconnecting where !lost:
                 lost = true
@@ -239,5 +283,77 @@ struct PlaybackMemberService: Service, CustomStringConvertible {
                 break
             }
         }
+    }
+}
+
+/// The session a member is in now, and its moves: a host's removal of someone moves everyone else
+/// to a successor session (docs/protocol.md, "Removing a member"), and the member's playback, chat
+/// and answers follow it there.
+final class MemberSessions: Sendable {
+    /// Where the playback learns of a move.
+    let succession = PlaybackSuccession<WatchTogetherActivity>()
+
+    /// A session this member joined, with its own role gate (`nil` where everyone controls).
+    struct Opened: Sendable {
+        var session: GroupSession<WatchTogetherActivity>
+        var roles: RoleGate<WatchTogetherActivity>?
+    }
+
+    private struct State {
+        var current: Opened
+        var moving = false
+        /// Set when a host removed this member: the host's label, if it said who it is.
+        var removedBy: String??
+        /// The invites this member moved with, latest last.
+        var invites: [Invite] = []
+    }
+    private let state: Mutex<State>
+
+    init(_ session: GroupSession<WatchTogetherActivity>, roles: RoleGate<WatchTogetherActivity>?) {
+        state = Mutex(State(current: Opened(session: session, roles: roles)))
+    }
+
+    /// The session the member is in now.
+    var current: GroupSession<WatchTogetherActivity> { state.withLock { $0.current.session } }
+
+    /// The role gate of the session the member is in now.
+    var roles: RoleGate<WatchTogetherActivity>? { state.withLock { $0.current.roles } }
+
+    /// The invite of the session the member is in now, when it moved (`nil`: the one it started with).
+    var currentInvite: Invite? { state.withLock { $0.invites.last } }
+
+    /// Whether a host removed this member, and who (`.some(nil)`: a host that did not say who it is).
+    var removedBy: String?? { state.withLock { $0.removedBy } }
+
+    /// Records that a host removed this member.
+    func removed(by host: String?) { state.withLock { $0.removedBy = .some(host) } }
+
+    /// Moves to the session `open` opens and joins, with its gate (it starts now; the playback
+    /// takes it when the current session ends).
+    func move(to invite: Invite, _ open: @escaping @Sendable () async -> Opened?) {
+        state.withLock { $0.moving = true }
+        succession.expect { [self] in
+            let opened = await open()
+            self.state.withLock { state in
+                if let opened {
+                    state.current = opened
+                    state.invites.append(invite)
+                }
+                state.moving = false
+            }
+            return opened.map { PlaybackSuccession.Successor(session: $0.session, gate: $0.roles) }
+        }
+    }
+
+    /// The session after `session` once it ended, with its gate: the successor the member moved
+    /// to, or `nil` when it did not move (waits while a move is being opened, at most 30 s).
+    func next(after session: GroupSession<WatchTogetherActivity>) async -> Opened? {
+        for _ in 0..<3_000 {
+            let (current, moving) = state.withLock { ($0.current, $0.moving) }
+            if current.session.id != session.id { return current }
+            if !moving { return nil }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return nil
     }
 }

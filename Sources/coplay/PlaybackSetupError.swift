@@ -26,6 +26,7 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
         case unplayableMedia
         case onlyHostsControl
         case unknownMember
+        case successorWithoutHostKey
     }
 
     private let code: Code
@@ -104,6 +105,12 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
         return Self(.mediaMismatch, text)
     }
 
+    /// None of the member's copies is the session's item or an entry of its queue.
+    static func noCopyInQueue(_ media: MemberMedia, activity: WatchTogetherActivity, entries: Int) -> Self {
+        let text = noMatchingCopy(media, activity: activity).description
+        return entries == 0 ? Self(.mediaMismatch, text) : Self(.mediaMismatch, "none of your copies is an entry of the session's queue (\(entries) entries) either: " + text)
+    }
+
     /// A near copy, and the host accepts exact copies only.
     static func exactCopiesRequired(file: String, title: String) -> Self {
         Self(.mediaMismatch, """
@@ -138,6 +145,14 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
 
     /// `control … grant NAME` / `revoke NAME`: no member, or more than one, answers to NAME.
     static func unknownMember(_ detail: String) -> Self { Self(.unknownMember, detail) }
+
+    /// A removal sealed this member a successor invite without a host key, out of a session where
+    /// only hosts control: everyone would control there, so the member does not move.
+    static var successorWithoutHostKey: Self {
+        Self(
+            .successorWithoutHostKey,
+            "the successor invite has no host key, but only hosts control this session: everyone would control there, so this member does not move")
+    }
 
     static var noPlaybackState: Self {
         Self(.noPlaybackState, "the session has no playback state yet (is its host running?)")

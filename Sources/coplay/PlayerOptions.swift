@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import GroupSessions
 import Logging
 import MPVControl
 import PlaybackCoordinator
@@ -82,12 +83,19 @@ struct MemberRunner {
     /// What the member plays once its session's activity is known (`join`: its copies resolved
     /// against the session's item), in place of ``media``, and the items it plays from near copies.
     var resolve: (@Sendable (PlaybackMember) async throws -> ResolvedMedia)?
+    /// Called with the successor's invite when the member moved there (a host removed someone):
+    /// `coplay host` prints it and rewrites its invite file.
+    var moved: (@Sendable (Invite) -> Void)?
 
-    /// The media a member plays, the session's item first.
+    /// The media a member plays, the session's item first (or, without a copy of it, the member's
+    /// own first copy).
     struct ResolvedMedia: Sendable {
         var media: [(timeline: MediaTimeline, path: String)]
         /// Items played from near copies (not frame-identical).
         var nearItems: Set<String> = []
+        /// Checked once the coordinator runs (a member without the session's item: that the group's
+        /// queue has an entry it has a copy of); what it throws ends the member.
+        var check: (@Sendable (PlaybackCoordinator) async throws -> Void)?
     }
 
     private func resolved(_ member: PlaybackMember) async throws -> ResolvedMedia {
@@ -124,10 +132,12 @@ struct MemberRunner {
             tap?(event)
             chatNotices.send(event)
         }
-        let open: @Sendable () async throws -> PlaybackMember = { [chatOutput, output, name, logger] in
+        let open: @Sendable () async throws -> PlaybackMember = { [chatOutput, output, name, logger, moved] in
             let member = try await open()
             opened.set(member)
-            let chat = Task { await MemberChat.run(member: member, name: name, output: chatOutput, logger: logger) }
+            let chat = Task {
+                await MemberChat.run(member: member, name: name, output: chatOutput, logger: logger, moved: moved)
+            }
             chats.withLock { $0.append(chat) }
             output.human?.joined(
                 as: member.playback.channel.localParticipant, name: name, sessionTitle: member.session.activity.title,
@@ -137,10 +147,18 @@ struct MemberRunner {
         do {
             try await runPlayer(open: open, chatNotices: chatNotices)
         } catch {
+            if let member = opened.member, let removed = member.sessions.removedBy { throw Self.removedError(removed) }
             if let member = opened.member, let lost = PlaybackMemberService.lossError(member) { throw lost }
             throw error
         }
         output.human?.stop()
+        if let member = opened.member, let removed = member.sessions.removedBy { throw Self.removedError(removed) }
+    }
+
+    /// A host removed this member: one line on standard error, exit status 3 (docs/events.md, `removed`).
+    static func removedError(_ host: String?) -> ExitCode {
+        _ = Console.err.line("coplay: you were removed from this session by \(host ?? "a host")")
+        return ExitCode(3)
     }
 
     private func runPlayer(open: @escaping @Sendable () async throws -> PlaybackMember, chatNotices: NoticeSink) async throws {
@@ -157,6 +175,7 @@ struct MemberRunner {
                     nearItems: resolved.nearItems, queue: queue, repeatMode: repeatMode, started: { [shuffle, queue] coordinator in
                         human?.attach(coordinator)
                         await Self.shuffleIfAsked(shuffle && !queue.isEmpty, coordinator)
+                        try await resolved.check?(coordinator)
                     })
             }
             return
@@ -201,6 +220,7 @@ struct MemberRunner {
                         nearItems: resolved.nearItems, queue: queue, repeatMode: repeatMode, started: { [shuffle, queue] coordinator in
                         human?.attach(coordinator)
                         await Self.shuffleIfAsked(shuffle && !queue.isEmpty, coordinator)
+                        try await resolved.check?(coordinator)
                     })
                 }
             } catch {

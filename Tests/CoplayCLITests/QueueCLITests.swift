@@ -244,3 +244,53 @@ struct QueueCLITests {
         #expect(spread < 20, "first frames of entry 3 \(spread) ms apart (half a frame at 25 fps is 20 ms)")
     }
 }
+
+extension QueueCLITests {
+    @Test("a member with a copy of the second entry only joins, sits out the first and plays the second in step; one with none of the queue's entries is refused, saying so",
+          .timeLimit(.minutes(4)))
+    func joinsWithoutTheFirstItem() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-queue-later-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try await Self.makeClip("first-25.mp4", seconds: 5, fps: 25, in: directory)
+        let second = try await Self.makeClip("second-30.mp4", seconds: 4, fps: 30, in: directory)
+        let other = try await Self.makeClip("other-24.mp4", seconds: 3, fps: 24, in: directory)
+        var children: [Child] = []
+        defer { for child in children.reversed() { child.stop() } }
+        let (_, _, host, invite) = try await Session.startRelayAndHost(
+            media: [first, second], hostArguments: ["--repeat", "all", "--name", "host", "--frames"], children: &children)
+        #expect(await host.out.wait(for: .seconds(60)) { Session.events($0).contains { $0["type"] as? String == "pause" } })
+
+        // Only the second entry: it joins (saying so) and sits out the first.
+        let later = try await Child(["join", invite, second, "--name", "later", "--frames"])
+        children.append(later)
+        #expect(await later.out.wait(for: .seconds(60)) { Session.events($0).contains { $0["type"] as? String == "missingEntry" } },
+                "the member with the second entry only did not sit out the first: \(later.out.snapshot.suffix(4)) \(later.err.snapshot.suffix(4))")
+        #expect(later.err.snapshot.joined().contains("the session's first item") || later.out.snapshot.joined().contains("the session's first item"),
+                "no word that it has no copy of the first item: \(later.err.snapshot.suffix(4))")
+        let play = try await CoplayProcess.run(["control", invite, "play"], timeout: 60)
+        #expect(play.status == 0, "play failed: \(play.stderr)")
+        let changed = await host.out.wait(for: .seconds(30)) { lines in
+            Session.events(lines).contains { $0["type"] as? String == "itemChanged" && $0["reason"] as? String == "end" }
+        }
+        try #require(changed, "the group did not move on: \(host.out.snapshot.suffix(4))")
+        let secondItem = try #require(Session.events(host.out.snapshot).first { $0["type"] as? String == "itemChanged" && $0["reason"] as? String == "end" }?["item"] as? String)
+        for member in [host, later] {
+            #expect(await member.out.wait(for: .seconds(15)) { !Self.firstFrames(of: secondItem, in: $0, after: 0).isEmpty },
+                    "a member did not show the second entry's first frame: \(member.out.snapshot.suffix(3))")
+        }
+        #expect(!Session.events(later.out.snapshot).contains { $0["type"] as? String == "frame" && $0["item"] as? String != secondItem },
+                "the member showed frames of an entry it has no copy of")
+        let starts = [host, later].compactMap { Self.firstFrames(of: secondItem, in: $0.out.snapshot, after: 0).first }
+        try #require(starts.count == 2)
+        let spread = abs(starts[0] - starts[1]) * 1000
+        print("joined without the first item: the second entry's first frame \(String(format: "%.3f", spread)) ms from the host's")
+        #expect(spread < 20, "first frames \(spread) ms apart (half a frame is 16.7 ms)")
+
+        // None of the queue's entries: refused once the queue is in, naming what the session plays.
+        let refused = try await CoplayProcess.run(["join", invite, other, "--name", "stranger"], timeout: 90)
+        #expect(refused.status != 0, "a member with none of the entries was not refused: \(refused.stdout.suffix(300))")
+        #expect(refused.stderr.contains("none of your copies is an entry of the session's queue (2 entries)")
+                && refused.stderr.contains("first-25.mp4"), "\(refused.stderr)")
+    }
+}

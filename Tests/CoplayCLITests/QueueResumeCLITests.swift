@@ -33,8 +33,8 @@ struct QueueResumeCLITests {
     }
 
     @Test("host --resume after a relay restart and a host crash: same session, queue and position; in step with the member that stayed",
-          .timeLimit(.minutes(5)))
-    func hostComesBack() async throws {
+          .timeLimit(.minutes(5)), arguments: ["everyone", "hosts"])
+    func hostComesBack(control: String) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-resume-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -45,13 +45,26 @@ struct QueueResumeCLITests {
 
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
-        let hostArguments = ["--repeat", "all", "--invite-file", inviteFile, "--resume", "--name", "host", "--frames"]
+        let hostArguments = ["--repeat", "all", "--invite-file", inviteFile, "--resume", "--name", "host", "--frames", "--control", control]
         let started = try await Session.startRelayAndHost(
             media: [first, second], hostArguments: hostArguments, relayArguments: ["--data-dir", dataDir], children: &children)
         var relay = started.relay
         let (port, host, invite) = (started.port, started.host, started.invite)
         #expect(try InviteFileText.read(inviteFile) == invite, "the first start writes the invite to the file")
-        let member = try await Child(["join", invite, first, "--item", second, "--name", "ana", "--frames"])
+        // Where only hosts control, the member is a viewer (the host's invite is the controller's).
+        var memberInvite = invite
+        if control == "hosts" {
+            let derived = try await CoplayProcess.run(["invite", invite, "--viewer"], timeout: 30)
+            try #require(derived.status == 0, "invite --viewer failed: \(derived.stderr)")
+            memberInvite = derived.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            // A host does not come back with a viewer invite.
+            let viewerFile = directory.appendingPathComponent("viewer.txt").path
+            try (memberInvite + "\n").write(toFile: viewerFile, atomically: true, encoding: .utf8)
+            let refused = try await CoplayProcess.run(
+                ["host", first, "--relay", "127.0.0.1:\(started.port)", "--invite-file", viewerFile, "--resume"], timeout: 60)
+            #expect(refused.status != 0 && refused.stderr.contains("holds a viewer invite"), "host --resume with a viewer invite: \(refused.status) \(refused.stderr)")
+        }
+        let member = try await Child(["join", memberInvite, first, "--item", second, "--name", "ana", "--frames"])
         children.append(member)
         #expect(await member.out.wait(for: .seconds(60)) { Session.events($0).contains { $0["type"] as? String == "pause" } })
         let before = try await Self.queue(invite)
@@ -100,6 +113,20 @@ struct QueueResumeCLITests {
         print("host --resume: \(skews.count) shared frames after the restart, skew p50 \(p50) ms, p99 \(p99) ms")
         // Every frame at the same moment on both: under half a frame interval (20 ms at 25 fps); the benchmarks measure how close.
         #expect(p99 < 20, "skew p99 \(p99) ms")
+
+        if control == "hosts" {
+            // The roles came through both restarts: the viewer still cannot control, the controller
+            // invite (the one the host came back with) still does.
+            let viewerPause = try await CoplayProcess.run(["control", memberInvite, "--name", "ana2", "pause"], timeout: 60)
+            #expect(viewerPause.status != 0 && viewerPause.stderr.contains("only hosts control this session"), "\(viewerPause.status) \(viewerPause.stderr)")
+            let pause = try await CoplayProcess.run(["control", invite, "pause"], timeout: 60)
+            #expect(pause.status == 0, "the controller's pause failed: \(pause.stderr)")
+            for child in [member, again] {
+                #expect(await child.out.wait(for: .seconds(20)) { lines in
+                    Session.events(lines).filter { $0["type"] as? String == "pause" }.count > (child === member ? pausesAfter : 0)
+                }, "the controller's pause did not reach a member after the restarts")
+            }
+        }
     }
 }
 

@@ -169,4 +169,99 @@ struct RolesCLITests {
         let notController = try await CoplayProcess.run(["control", viewer, "grant", bob], timeout: 60)
         #expect(notController.status != 0 && notController.stderr.contains("controller invite"), "grant with a viewer invite: \(notController.stderr)")
     }
+
+    /// For each of `joiner`'s frames after `after` (realtime), how far (ms) from `other`'s nearest
+    /// showing of the same item and index (a looping queue shows each frame once per round).
+    static func offsets(of joiner: Child, against other: Child, after: Double) -> [Double] {
+        var shown: [String: [Double]] = [:]
+        for event in events(other) where event["type"] as? String == "frame" {
+            if let item = event["item"] as? String, let index = event["index"] as? Int, let realtime = event["realtime"] as? Double {
+                shown["\(item) \(index)", default: []].append(realtime)
+            }
+        }
+        // Up to a moment before `other`'s last frame read (its next lines may not be read yet).
+        let until = (shown.values.compactMap { $0.max() }.max() ?? 0) - 0.2
+        return events(joiner).compactMap { event in
+            guard event["type"] as? String == "frame", let item = event["item"] as? String, let index = event["index"] as? Int,
+                let realtime = event["realtime"] as? Double, realtime > after, realtime < until,
+                let theirs = shown["\(item) \(index)"]?.min(by: { abs($0 - realtime) < abs($1 - realtime) })
+            else { return nil }
+            return (realtime - theirs) * 1000
+        }
+    }
+
+    @Test(
+        "hosts session whose host left: the viewers still move on at each entry's end, in step, and a viewer joining then plays in step",
+        .timeLimit(.minutes(5)))
+    func viewersMoveOnWithoutHost() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-roles-end-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try await QueueCLITests.makeClip("first-25.mp4", seconds: 6, fps: 25, in: directory)
+        let second = try await QueueCLITests.makeClip("second-30.mp4", seconds: 4, fps: 30, in: directory)
+        var children: [Child] = []
+        defer { for child in children.reversed() { child.stop() } }
+        let tag = String(UUID().uuidString.prefix(4)).lowercased()
+        let (_, _, host, controller) = try await PlaybackSessionCLITests.startRelayAndHost(
+            media: [first, second], hostArguments: ["--name", "host", "--control", "hosts", "--repeat", "all"], children: &children)
+        let derived = try await CoplayProcess.run(["invite", controller, "--viewer"], timeout: 30)
+        try #require(derived.status == 0, "invite --viewer failed: \(derived.stderr)")
+        let viewer = derived.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        var viewers: [Child] = []
+        for name in ["ana\(tag)", "bo\(tag)"] {
+            let member = try await Child(["join", viewer, first, "--item", second, "--name", name, "--frames"])
+            children.append(member)
+            viewers.append(member)
+        }
+        for member in viewers {
+            #expect(await member.out.wait(for: .seconds(60)) { lines in
+                PlaybackSessionCLITests.events(lines).contains { $0["type"] as? String == "pause" }
+            }, "a viewer never applied the session's state: \(member.err.snapshot.suffix(5))")
+        }
+        let play = try await CoplayProcess.run(["control", controller, "play"], timeout: 60)
+        try #require(play.status == 0, "play failed: \(play.stderr)")
+        for member in viewers {
+            #expect(await member.out.wait(for: .seconds(20)) { PlaybackSessionCLITests.frames($0).count > 10 }, "a viewer does not play")
+        }
+        // The host (the only controller) leaves while the first entry plays.
+        host.stop()
+        let left = Date().timeIntervalSince1970
+
+        // Both viewers move on to the second entry at the first's end, then back to the first (repeat all).
+        for member in viewers {
+            let moved = await member.out.wait(for: .seconds(40)) { lines in
+                PlaybackSessionCLITests.events(lines).filter { $0["type"] as? String == "itemChanged" && $0["reason"] as? String == "end" }.count >= 2
+            }
+            #expect(moved, "a viewer did not move on without the host: \(member.out.snapshot.suffix(4)) \(member.err.snapshot.suffix(4))")
+        }
+        let changes = Self.events(viewers[0]).filter { $0["type"] as? String == "itemChanged" && $0["reason"] as? String == "end" }
+        try #require(changes.count >= 2)
+        for item in changes.prefix(2).compactMap({ $0["item"] as? String }) {
+            // The change is ordered a moment before the entry's end: wait for its first frame.
+            for member in viewers {
+                _ = await member.out.wait(for: .seconds(10)) { !QueueCLITests.firstFrames(of: item, in: $0, after: left).isEmpty }
+            }
+            let starts = viewers.compactMap { QueueCLITests.firstFrames(of: item, in: $0.out.snapshot, after: left).first }
+            try #require(starts.count == viewers.count, "not every viewer showed \(item)'s first frame after the host left")
+            let spread = (starts.max()! - starts.min()!) * 1000
+            print("without the host, transition to \(item.prefix(12)): first frames within \(String(format: "%.3f", spread)) ms")
+            #expect(spread < 20, "first frames \(spread) ms apart (half a frame is 16.7-20 ms)")
+        }
+
+        // A viewer joining now reads the last signed state (the first entry, long over) and the
+        // retained queue, and walks on by its own transitions to where the group is.
+        let joinedAt = Date().timeIntervalSince1970
+        let late = try await Child(["join", viewer, first, "--item", second, "--name", "cy\(tag)", "--frames"])
+        children.append(late)
+        #expect(await late.out.wait(for: .seconds(60)) { lines in
+            PlaybackSessionCLITests.frames(lines).filter { $0.realtime > joinedAt }.count > 60
+        }, "the late viewer does not play: \(late.out.snapshot.suffix(4)) \(late.err.snapshot.suffix(6))")
+        // Its frames from a second after its first one, against ana's same frames.
+        let firstShown = PlaybackSessionCLITests.frames(late.out.snapshot).map(\.realtime).first { $0 > joinedAt } ?? joinedAt
+        let offsets = Self.offsets(of: late, against: viewers[0], after: firstShown + 1).map(abs).sorted()
+        try #require(offsets.count > 20, "the late viewer showed few of ana's frames: \(offsets.count)")
+        let p99 = offsets[min(offsets.count - 1, Int(Double(offsets.count) * 0.99))]
+        print("late viewer without the host: \(offsets.count) frames, |offset| median \(String(format: "%.3f", offsets[offsets.count / 2])) ms, p99 \(String(format: "%.3f", p99)) ms")
+        #expect(p99 < 20, "the late viewer's frames are \(p99) ms off ana's (p99)")
+    }
 }

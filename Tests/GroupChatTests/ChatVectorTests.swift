@@ -179,7 +179,7 @@ import TestSupport
                 case .success(let entry): expect = "accepted \(entry.label)"
                 case .failure(let reason): expect = "ignored \(reason.rawValue)"
                 }
-            case .role, .unsupported: expect = "ignored"
+            case .role, .unsupported, .sealingKey, .removal: expect = "ignored"
             }
             return Step(name: step.name, body: try body(step.message), from: step.from.description, history: step.history, nowMs: step.nowMs, expect: expect)
         }

@@ -47,4 +47,28 @@ struct MPVPlaylistTests {
         #expect(!playlist.isShown(by: [.init(filename: "/m/b.mp4", current: true, title: "B"), .init(filename: "/m/a.mp4", current: false, title: "A")], workingDirectory: "/m"))
         #expect(playlist.isShown(by: [.init(filename: "/x/other.mkv", current: true), .init(filename: "/m/a.mp4", current: false, title: "A"), .init(filename: "/m/b.mp4", current: false, title: "B")], workingDirectory: "/m"))
     }
+
+    @Test("the line to play: the group's entry when it is the item's, else the item's first line, else none; a 1,000-entry queue in linear time")
+    func playIndex() {
+        let queue = Self.queue([("e1", "a", "A"), ("e2", "b", "B"), ("e3", "a", "A again"), ("e4", "c", "C")])
+        let playlist = MPVPlaylist(queue: queue, paths: ["a": "/m/a.mp4", "b": "/m/b.mp4"])
+        let shown = playlist.shown(current: "/home/x.mkv")  // [nil, e1, e2, e3]
+        #expect(playlist.playIndex(of: "a", preferring: "e3", in: shown) == 3)
+        #expect(playlist.playIndex(of: "a", preferring: "e2", in: shown) == 1)  // e2 is b's: a's first line
+        #expect(playlist.playIndex(of: "a", preferring: nil, in: shown) == 1)
+        #expect(playlist.playIndex(of: "b", preferring: "e4", in: shown) == 2)
+        #expect(playlist.playIndex(of: "c", preferring: "e4", in: shown) == nil)  // no file for c
+        // The queue of the benchmark: 1,000 entries of 5 files, the group's entry the last. The lookup
+        // runs between pausing the entry on screen and opening the next: it used to compare every line
+        // with every entry (a million comparisons, seconds in a debug build under load).
+        let long = Self.queue((1...1_000).map { ("e\($0)", "f\($0 % 5)", "clip \($0)") })
+        let paths = Dictionary(uniqueKeysWithValues: (0..<5).map { ("f\($0)", "/m/f\($0).mp4") })
+        let big = MPVPlaylist(queue: long, paths: paths)
+        let lines = big.shown(current: "/m/f1.mp4")
+        let clock = ContinuousClock()
+        var index: Int?
+        let took = clock.measure { index = big.playIndex(of: "f0", preferring: "e1000", in: lines) }
+        #expect(index == 999)
+        print("playIndex over 1,000 lines took \(took)")
+    }
 }

@@ -247,18 +247,25 @@ struct VectorStep: Codable {
     var expect: VectorExpectation?
 }
 
-/// `{"joined": id}`, `{"left": id}` or `{"message": CoordinationMessage, "sender": id, "sequence": n}`.
+/// `{"joined": id}`, `{"left": id}` or `{"message": CoordinationMessage, "sender": id, "sequence": n}`,
+/// with `"unauthenticated": true` for a `state` the channel's gate let through unsigned
+/// (``StateProposal/isUnauthenticated``).
 struct VectorChannelEvent: Codable {
     var joined: String?
     var left: String?
     var message: CoordinationMessage?
     var sender: String?
     var sequence: UInt64?
+    var unauthenticated: Bool?
 
     func channelEvent() throws -> CoordinationChannelEvent {
         if let joined { return .joined(PlaybackParticipantID(joined)) }
         if let left { return .left(PlaybackParticipantID(left)) }
-        let message = try #require(message, "an event is joined, left or message")
+        var message = try #require(message, "an event is joined, left or message")
+        if unauthenticated == true, case .state(var proposal) = message {
+            proposal.isUnauthenticated = true
+            message = .state(proposal)
+        }
         return .message(message, sender: PlaybackParticipantID(try #require(sender)), sequence: try #require(sequence))
     }
 }

@@ -139,7 +139,7 @@ struct WebRelayTests {
 
             let truncated = try await WebSocketTestClient.connect(port: port)
             truncated.send(.binary, [0, 0, 0, 40, 1, 6, 0])  // announces 40 bytes, carries 3
-            await eventually("closed 1002", timeout: .seconds(10)) { truncated.closed.value }
+            await eventually("closed 1002", timeout: .seconds(60)) { truncated.closed.value }
             #expect(truncated.closeCode == .protocolError)
             let error = try #require(truncated.frames.first { $0.type == .error })
             #expect(try ErrorPayload(decoding: error.payload).code == .malformed)
@@ -149,17 +149,17 @@ struct WebRelayTests {
             FrameCodec.encode(Frame(type: .ping, session: invite.session, sender: ParticipantID(rawValue: 9)), into: &two)
             FrameCodec.encode(Frame(type: .ping, session: invite.session, sender: ParticipantID(rawValue: 9)), into: &two)
             trailing.send(.binary, Array(two.readableBytesView))  // two frames in one message
-            await eventually("closed", timeout: .seconds(10)) { trailing.closed.value }
+            await eventually("closed", timeout: .seconds(60)) { trailing.closed.value }
             #expect(trailing.closeCode == .protocolError)
 
             let huge = try await WebSocketTestClient.connect(port: port)
             huge.send(.binary, [0x7F, 0, 0, 0, 1])
-            await eventually("closed", timeout: .seconds(10)) { huge.closed.value }
+            await eventually("closed", timeout: .seconds(60)) { huge.closed.value }
             #expect(try huge.frames.first.map { try ErrorPayload(decoding: $0.payload).code } == .frameTooLarge)
 
             let text = try await WebSocketTestClient.connect(port: port)
             text.send(.text, Array("hello".utf8))
-            await eventually("closed 1003", timeout: .seconds(10)) { text.closed.value }
+            await eventually("closed 1003", timeout: .seconds(60)) { text.closed.value }
             #expect(text.closeCode == .unacceptableData)
             #expect(text.frames.isEmpty)
 

@@ -85,8 +85,56 @@ struct FrameTransitionTrackerTests {
         guard case .jump? = sample(2.0) else { Issue.record("a seek is a jump"); return }
         guard case .jump? = sample(2.16) else { Issue.record("a four-frame step is a jump"); return }
         #expect(sample(nil) == nil)
-        #expect(sample(2.2) == nil)  // after a sample without position there is nothing to bracket with
+        // After a sample without position (another file loading): a jump from the last position, not a frame.
+        guard case .jump(let reload)? = sample(2.2) else { Issue.record("the position after none is a jump"); return }
+        #expect(reload.from == 2.16 && reload.to == 2.2 && !reload.newFile)
         guard case .frame? = sample(2.24) else { Issue.record("expected a frame"); return }
+    }
+
+    /// What the queue benchmark missed in 22 of 38 changes of file of one mpv (`coplay bench --scenario
+    /// queue`, 28 Nov, checked against `scripts/mpv-ipc-positions.py`): an entry opened paused on its
+    /// first frame and replaced, before it ever played, by the next entry's first frame. `time-pos` read
+    /// 0, then nothing while the file opened, then 0 again, and the change of picture was not seen.
+    @Test("a change of file at the same position (first frame to first frame) is a jump once mpv's start-file says so, also when the event is read late")
+    func fileChangeAtTheSamePosition() {
+        var tracker = FrameTransitionTracker(configuration: .init(frameRate: 30))
+        tracker.pauseChanged(true, at: 19.9)
+        _ = tracker.record(position: 0, sent: 20.000, received: 20.0001)
+        // start-file, then no position while the next file opens (at 24 fps), then its first frame.
+        #expect(tracker.fileStarted(at: 20.0030) == nil)
+        #expect(tracker.record(position: nil, sent: 20.005, received: 20.0051) == nil)
+        tracker.frameRateChanged(24)
+        #expect(tracker.configuration.frameRate == 24)
+        guard case .jump(let change)? = tracker.record(position: 0, sent: 20.010, received: 20.0101) else {
+            Issue.record("the next file's first frame is a change of picture")
+            return
+        }
+        #expect(change.from == 0 && change.to == 0 && change.newFile)
+        #expect(abs(change.realtime - (20.00505 + 20.01005) / 2) < 1e-9)  // between the last sample without a position and the first with one
+        // The same again, with the start-file handled after the reply that showed the new first frame.
+        #expect(tracker.record(position: nil, sent: 21.000, received: 21.0001) == nil)
+        #expect(tracker.record(position: 0, sent: 21.010, received: 21.0101) == nil)  // no word of another file yet
+        guard case .jump(let late)? = tracker.fileStarted(at: 20.995) else {
+            Issue.record("a start-file read late still names the position that followed it")
+            return
+        }
+        #expect(late.newFile && abs(late.realtime - (21.00005 + 21.01005) / 2) < 1e-9)
+        // A reload of the same picture without start-file (a seek that briefly has no position) is no change.
+        #expect(tracker.record(position: nil, sent: 22.000, received: 22.0001) == nil)
+        #expect(tracker.record(position: 0, sent: 22.010, received: 22.0101) == nil)
+        #expect(tracker.fileStarted(at: 22.5) == nil)  // too late for that one: waits for the next position
+        guard case .jump(let next)? = tracker.record(position: 0, sent: 22.600, received: 22.6001) else {
+            Issue.record("the first position read after a start-file is the new file's")
+            return
+        }
+        #expect(next.newFile && next.from == 0 && next.to == 0)
+        // Playing on from there: frames at 24 fps.
+        tracker.pauseChanged(false, at: 22.7)
+        guard case .frame(let frame)? = tracker.record(position: 1.0 / 24, sent: 22.75, received: 22.7501) else {
+            Issue.record("expected a frame")
+            return
+        }
+        #expect(frame.index == 1)
     }
 
     @Test("playing steadily: every frame found, each bracket within the dense interval, sparse sampling between changes")

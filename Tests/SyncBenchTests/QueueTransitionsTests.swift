@@ -98,4 +98,21 @@ struct QueueTransitionsTests {
         #expect(figures.missing == 1)
         #expect(figures.headlessSpread == nil)
     }
+
+    @Test("an entry still paused on its first frame when the next replaces it: the change of file at the same position is the switch")
+    func switchAtTheSamePosition() {
+        let group: [QueueTransitions.GroupTransition] = [.init(referenceTime: 1010, item: "C", entry: "e3", reason: "next")]
+        var m1 = MPVFrameSampler.Record(player: "m1")
+        // B opened paused at 0 long before; C's first frame replaces it 4 ms early and plays on time.
+        m1.jumps.append(.init(from: 2.96, to: 0, realtime: 998.3, newFile: true))
+        m1.jumps.append(.init(from: 0, to: 0, realtime: 999.996, newFile: true))
+        m1.transitions = (1..<25).map { Self.step(Double($0) / 24, rate: 24, at: 1000 + Double($0) / 24) }
+        let row = QueueTransitions.analyze(transitions: group, headless: [:], mpv: ["m1": m1], relayOffset: Self.offset).transitions[0]
+        #expect(row.missing.isEmpty)
+        #expect(abs(row.mpvSwitchMs["m1"]! + 4) < 1e-6)
+        #expect(abs(row.mpvStartMs["m1"]!) < 1e-6)
+        // Without the word of another file, 0 to 0 is no switch.
+        m1.jumps[1].newFile = false
+        #expect(QueueTransitions.analyze(transitions: group, headless: [:], mpv: ["m1": m1], relayOffset: Self.offset).transitions[0].missing == ["m1"])
+    }
 }

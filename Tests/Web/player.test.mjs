@@ -625,3 +625,75 @@ test("at the end, then a stop or a start in the middle: no longer at the end, an
   assert.equal(notices.at(-1), null);
   assert.ok(!video.paused);
 });
+
+// MARK: Seeks of starts (seeklead.js)
+
+/**
+ * Every frame the element presented from reference ms `fromMs` on, as ms ahead of `motion` when it
+ * was shown (a frame of media time m is due from m on: a frame shown before its time is ahead).
+ */
+function presentedAhead(player, motion, fromMs) {
+  return player.samples()
+    .filter((s) => s.wallMs + s.referenceOffsetMs >= fromMs)
+    .map((s) => ({ aheadMs: (s.mediaTime - motionItemTime(motion, s.wallMs + s.referenceOffsetMs)) * 1000, paused: s.paused }));
+}
+
+for (const placed of [false, true]) {
+  test(`a re-anchoring restart (${placed ? "placed" : "closed-loop"}) shows no frame ahead of the group: it plays on and seeks just before its start`, async () => {
+    // A seek that takes 30 ms; the fake shows a paused seek's picture at the next tick, as Chromium does.
+    const { time, video, player, command, events } = (placed ? placedSetup : setup)({ seekMs: 30 }, placed ? {} : { thresholds: undithered });
+    await time.advance(100);
+    const at = time.now + 400;
+    player.handle(command("play", 5, at, { rate: 1 }));
+    const motion = makeMotion({ item: "clip", itemTime: 5, referenceTime: msToNs(at), rate: 1 });
+    await time.advance(2500);
+    const from = time.now;
+    video.jump(placed ? -1 / 60 : 0.4); // a slip of a tick (placed), pictures 400 ms ahead (closed loop)
+    let pausedAt = null;
+    for (let i = 0; i < 120 && pausedAt === null; i++) {
+      await time.advance(5);
+      if (video.paused) pausedAt = time.now;
+    }
+    assert.ok(pausedAt !== null, "the element was paused for the restart's seek");
+    await time.advance(2500);
+    const restart = events.find((e) => e.type === "correction" && (e.detail === "restart" || e.detail === "seek"));
+    assert.ok(restart, JSON.stringify(events));
+    const play = video.calls.filter((c) => c[0] === "play").at(-1);
+    const frames = presentedAhead(player, motion, from).filter((f) => placed || f.paused || f.aheadMs < 300);
+    const seekFrame = frames.find((f) => f.paused);
+    assert.ok(seekFrame, `the seek's picture was presented: ${JSON.stringify(frames)}`);
+    // Before: the seek was made at once and its picture shown 200 ms and more ahead (the restart delay).
+    const worst = Math.max(...frames.map((f) => f.aheadMs));
+    console.log(`${placed ? "placed" : "closed-loop"}: the seek's picture ${seekFrame.aheadMs.toFixed(1)} ms ahead; the most ahead of any frame ${worst.toFixed(1)} ms`);
+    assert.ok(seekFrame.aheadMs <= TIMING.seekLeadMarginMs + 1, `the seek's picture ${seekFrame.aheadMs} ms ahead`);
+    // The element was paused only for the seek, shortly before play() (the lead: the slowest recent seek plus the margin).
+    assert.ok(play[1] - pausedAt <= 30 + TIMING.seekLeadMarginMs + 1000 / 60 + 1, `paused ${play[1] - pausedAt} ms before play()`);
+    assert.ok(!video.paused);
+  });
+}
+
+test("a command that comes into force before a restart's start ends the restart: the element plays on to its instant", async () => {
+  const { time, video, player, command, events } = setup({ seekMs: 30 }, { thresholds: undithered });
+  const at = time.now + 200;
+  player.handle(command("play", 0, at, { rate: 1 }));
+  await time.advance(1500);
+  const seeksBefore = video.calls.filter((c) => c[0] === "seek").length;
+  video.jump(0.4); // a re-anchoring restart follows within a correction interval
+  for (let i = 0; i < 100 && !events.some((e) => e.type === "correction" && e.detail === "seek"); i++) await time.advance(2);
+  assert.ok(events.some((e) => e.type === "correction" && e.detail === "seek"), JSON.stringify(events));
+  // A pause for 100 ms from now: before the restart's start (the restart delay, 200 ms).
+  const callsBefore = video.calls.length;
+  const pauseAt = time.now + 100;
+  const pauseItemTime = (pauseAt - at) / 1000;
+  player.handle(command("pause", pauseItemTime, pauseAt, { rate: 0, revision: 2n }));
+  await time.advance(90);
+  assert.ok(!video.paused, "still playing before the pause's instant (the restart gave way)");
+  await time.advance(400);
+  const pause = video.calls.find((c) => c[0] === "pause");
+  assert.ok(pause && pause[1] >= pauseAt - 1 && pause[1] <= pauseAt + 5, `paused at the instant: ${pause?.[1] - pauseAt} ms`);
+  assert.equal(video.calls.filter((c) => c[0] === "seek").length, seeksBefore + 1, "no seek for the abandoned restart, one for the stop");
+  assert.deepEqual(video.calls.slice(callsBefore).map((c) => c[0]), ["pause", "seek"], `only the stop: ${JSON.stringify(video.calls.slice(callsBefore))}`);
+  const stopped = events.find((e) => e.type === "stopped");
+  assert.ok(stopped && Math.abs(stopped.itemTime - pauseItemTime) < 1e-9, JSON.stringify(stopped));
+  assert.ok(video.paused);
+});

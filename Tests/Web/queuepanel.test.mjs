@@ -107,6 +107,35 @@ test("queueView: next and previous at the ends follow the repeat mode; shuffled 
   assert.equal(offline.canNext, false);
 });
 
+test("queueView for a viewer (only hosts control): nothing of the group's queue is its to change, and it says why", () => {
+  const base = { hasQueue: true, label: (id) => id, me: "me", hasCopy: (e) => e.id !== "2" };
+  const queue = queueOf([entry("1", "a"), entry("2", "b"), entry("3", "c")]);
+  const host = queueView({ ...base, queue, playing: "2" });
+  assert.equal(host.locked, null);
+  assert.equal(host.canAdd, true);
+  assert.ok(host.rows.every((r) => r.canRemove));
+  // `live` as the page computes it is already false for a viewer; the view is locked even if it is not.
+  for (const live of [false, true]) {
+    const view = queueView({ ...base, queue, playing: "2", live, viewer: true });
+    assert.equal(view.locked, "only hosts control this session");
+    assert.equal(view.canAdd, false, "no adding");
+    assert.equal(view.canReorder, false, "no drag and drop");
+    assert.deepEqual(view.rows.map((r) => [r.canUp, r.canDown, r.canJump, r.canRemove]), [[false, false, false, false], [false, false, false, false], [false, false, false, false]]);
+    assert.equal(view.canNext, false);
+    assert.equal(view.canPrevious, false);
+    // Its own copies are still told apart (it chooses its own for the entry it lacks).
+    assert.deepEqual(view.rows.map((r) => r.status), ["ready", "missing", "ready"]);
+  }
+  const shuffled = queueView({ ...base, queue: queueOf([entry("1", "a"), entry("2", "b")], { seed: 3 }), playing: null, live: false, viewer: true });
+  assert.equal(shuffled.reorderHint, null, "no 'turn shuffle off' for someone who cannot");
+  const empty = queueView({ ...base, queue: new PlayQueue(), playing: null, live: false, viewer: true });
+  assert.doesNotMatch(empty.empty, /add videos/);
+  assert.match(empty.empty, /empty/);
+  const waiting = queueView({ ...base, hasQueue: false, queue: new PlayQueue(), playing: null, live: false, viewer: true });
+  assert.equal(waiting.locked, "only hosts control this session");
+  assert.equal(waiting.canAdd, false);
+});
+
 // MARK: Edits
 
 test("moveEdit and dropEdit name the entry and its new predecessor; applied, they move it where the button or drop said", () => {

@@ -7,7 +7,7 @@ import { fingerprintOfBlob } from "../player/fingerprint.js";
 import { isMediaFile } from "../player/library.js";
 import { entriesForCopies, entryToPrepare, missingNotice, nextEntryWithCopy, nextRepeatMode } from "./queuepanel.js";
 import { FrameGrid, nsToMs } from "../player/schedule.js";
-import { $, library, player, shell, state, video } from "./state.js";
+import { $, library, mayControl, player, shell, state, video } from "./state.js";
 import { entryName, logLine } from "./log.js";
 import { act, control } from "./controls.js";
 import { draggedEntry, hasCopy, updateQueuePanel } from "./queueview.js";
@@ -262,6 +262,7 @@ export function bindQueuePanel() {
     if (draggedEntry !== null || !e.dataTransfer?.types?.includes("Files")) return;
     e.preventDefault();
     card.classList.remove("drop-target");
-    takeFiles(await filesOfDrop(e.dataTransfer), { queue: true });
+    // A page that does not control adds nothing to the group's queue: dropped files are its own copies.
+    takeFiles(await filesOfDrop(e.dataTransfer), { queue: mayControl() });
   });
 }

@@ -2,6 +2,8 @@
 // buttons apply, the edits those buttons send, the entries for files the person adds, and what the
 // page says about an entry it has no copy of. Pure: Node tests drive it with plain values.
 
+import { ONLY_HOSTS } from "../sync/roles.js";
+
 /** Seconds as people read a duration: 4:05, 1:02:03; "—" when unknown. */
 export function durationText(seconds) {
   if (!Number.isFinite(seconds) || seconds < 0) return "—";
@@ -30,15 +32,22 @@ export function nextRepeatMode(mode) {
  * @param {(id: string) => string} input.label how a member is named (its name, else its id).
  * @param {string} input.me this page's participant id.
  * @param {(entry: object) => boolean} input.hasCopy whether this page has a copy of an entry.
- * @param {boolean} [input.live] whether commands can be sent (joined, not reconnecting).
+ * @param {boolean} [input.live] whether commands can be sent (joined, not reconnecting, and this page controls).
+ * @param {boolean} [input.viewer] where only hosts control, this page does not: nothing in the queue is
+ *   its to change (adding, removing, moving, jumping, repeat, shuffle), and `locked` says why; its own
+ *   copies of the entries stay its own to choose.
  * @returns {{rows: object[], repeatMode: string, shuffled: boolean, summary: string, canNext: boolean,
- *   canPrevious: boolean, canReorder: boolean, reorderHint: string|null, empty: string|null}}
+ *   canPrevious: boolean, canReorder: boolean, canAdd: boolean, locked: string|null, reorderHint: string|null,
+ *   empty: string|null}}
  */
-export function queueView({ queue, hasQueue, playing, label, me, hasCopy, live = true }) {
+export function queueView({ queue, hasQueue, playing, label, me, hasCopy, live = true, viewer = false }) {
+  const locked = viewer ? ONLY_HOSTS : null;
+  if (viewer) live = false;
   if (!hasQueue) {
     return {
       rows: [], repeatMode: queue.repeatMode, shuffled: queue.shuffleSeed !== null, summary: "", canNext: false,
-      canPrevious: false, canReorder: false, reorderHint: null, empty: live ? "Getting the group's queue…" : "Not joined yet",
+      canPrevious: false, canReorder: false, canAdd: false, locked, reorderHint: null,
+      empty: live || viewer ? "Getting the group's queue…" : "Not joined yet",
     };
   }
   const order = queue.playOrder;
@@ -61,6 +70,7 @@ export function queueView({ queue, hasQueue, playing, label, me, hasCopy, live =
       canUp: canReorder && at > 0,
       canDown: canReorder && at < queue.entries.length - 1,
       canJump: live && entry.id !== playing,
+      canRemove: live,
     };
   });
   const total = order.reduce((sum, entry) => sum + (Number.isFinite(entry.duration) ? entry.duration : 0), 0);
@@ -76,8 +86,10 @@ export function queueView({ queue, hasQueue, playing, label, me, hasCopy, live =
     canNext: live && order.length > 0 && (playingIndex < 0 || playingIndex + 1 < order.length || wraps),
     canPrevious: live && order.length > 0 && (playingIndex < 0 || playingIndex > 0 || wraps),
     canReorder,
-    reorderHint: shuffled ? "Shuffled: turn shuffle off to reorder" : null,
-    empty: order.length === 0 ? "The queue is empty: add videos to play them together" : null,
+    canAdd: live,
+    locked,
+    reorderHint: shuffled && !viewer ? "Shuffled: turn shuffle off to reorder" : null,
+    empty: order.length === 0 ? (viewer ? "The queue is empty: the hosts add what the group plays" : "The queue is empty: add videos to play them together") : null,
   };
 }
 

@@ -2,7 +2,7 @@
 // and drag-and-drop reordering, the repeat and shuffle buttons, the note under the list.
 
 import { dropEdit, missingNotice, moveEdit, nextRepeatMode, queueView } from "./queuepanel.js";
-import { $, library, mayControl, shell, state } from "./state.js";
+import { $, library, mayControl, roles, shell, state } from "./state.js";
 import { who } from "./log.js";
 import { control, editQueue } from "./controls.js";
 
@@ -13,6 +13,7 @@ export function currentQueueView() {
   return queueView({
     queue: shell.queue, hasQueue: shell.hasQueue, playing: shell.state?.entry ?? null,
     label: (id) => who(shell.label(id)), me: state.participantId, hasCopy, live: state.joined && state.phase === "joined" && mayControl(),
+    viewer: roles !== null && !roles.controls,
   });
 }
 
@@ -30,11 +31,16 @@ function svgIcon(path, viewBox = "0 0 24 24") {
   return svg;
 }
 
-function miniButton(className, label, path, enabled, run) {
+/** Sets `element`'s title: `title`, or where the page does not control, why it is off. */
+function titled(element, title, locked) {
+  element.title = locked ?? title;
+}
+
+function miniButton(className, label, path, enabled, run, locked = null) {
   const button = document.createElement("button");
   button.type = "button";
   button.className = `mini ${className}`;
-  button.title = label;
+  titled(button, label, locked);
   button.setAttribute("aria-label", label);
   button.disabled = !enabled;
   button.append(svgIcon(path));
@@ -57,7 +63,7 @@ function queueRow(row, view) {
   position.type = "button";
   position.className = "queue-pos";
   position.disabled = !row.canJump;
-  position.title = row.playing ? "Playing now" : `Play “${row.title}” for everyone`;
+  titled(position, row.playing ? "Playing now" : `Play “${row.title}” for everyone`, row.playing ? null : view.locked);
   position.setAttribute("aria-label", row.playing ? `Entry ${row.position}, playing` : `Play entry ${row.position}`);
   if (row.playing) position.append(svgIcon("M8 5.5v13l10.5-6.5z"));
   else position.textContent = String(row.position);
@@ -85,9 +91,9 @@ function queueRow(row, view) {
   const actions = document.createElement("div");
   actions.className = "queue-actions";
   actions.append(
-    miniButton("up", "Move up", "M12 19V5M6 11l6-6 6 6", row.canUp, () => editQueue(moveEdit(shell.queue, row.id, -1))),
-    miniButton("down", "Move down", "M12 5v14M6 13l6 6 6-6", row.canDown, () => editQueue(moveEdit(shell.queue, row.id, 1))),
-    miniButton("remove", "Remove from the queue", "M6 6l12 12M18 6 6 18", state.joined && mayControl(), () => editQueue({ op: "remove", ids: [row.id] })),
+    miniButton("up", "Move up", "M12 19V5M6 11l6-6 6 6", row.canUp, () => editQueue(moveEdit(shell.queue, row.id, -1)), view.locked),
+    miniButton("down", "Move down", "M12 5v14M6 13l6 6 6-6", row.canDown, () => editQueue(moveEdit(shell.queue, row.id, 1)), view.locked),
+    miniButton("remove", "Remove from the queue", "M6 6l12 12M18 6 6 18", row.canRemove, () => editQueue({ op: "remove", ids: [row.id] }), view.locked),
   );
   li.append(position, text, actions);
   li.addEventListener("dblclick", () => {
@@ -132,16 +138,28 @@ export function updateQueuePanel() {
   }
   card.hidden = false;
   const commands = mayControl();
+  const view = currentQueueView();
+  // Where only hosts control and this page does not: every control of the group's queue is off and
+  // says why (its title, and the hint under the list); choosing its own copies stays on (the picker).
   $("queue-repeat").disabled = !commands;
   $("queue-shuffle").disabled = !commands;
-  $("queue-file").disabled = !commands;
-  $("queue-card").dataset.viewer = String(!commands);
-  const view = currentQueueView();
+  $("queue-file").disabled = !view.canAdd;
+  $("queue-card").dataset.viewer = String(view.locked !== null);
+  const add = $("queue-add");
+  add.setAttribute("aria-disabled", String(!view.canAdd));
+  add.dataset.title ??= add.title;
+  titled(add, add.dataset.title, view.locked);
+  $("queue-hint").hidden = view.locked === null;
   const hasEntries = view.rows.length > 0;
   $("next").hidden = !hasEntries;
   $("previous").hidden = !hasEntries;
   $("next").disabled = !view.canNext;
   $("previous").disabled = !view.canPrevious;
+  for (const id of ["next", "previous"]) {
+    const button = $(id);
+    button.dataset.title ??= button.title;
+    titled(button, button.dataset.title, view.locked);
+  }
   const key = JSON.stringify(view);
   if (key === drawnQueue) return;
   drawnQueue = key;
@@ -149,11 +167,13 @@ export function updateQueuePanel() {
   const repeat = $("queue-repeat");
   repeat.dataset.mode = view.repeatMode;
   const repeatLabel = `Repeat: ${view.repeatMode === "one" ? "this entry" : view.repeatMode === "all" ? "the whole queue" : "off"}`;
-  repeat.title = `${repeatLabel} (click: ${nextRepeatMode(view.repeatMode) === "one" ? "repeat this entry" : nextRepeatMode(view.repeatMode) === "all" ? "repeat the queue" : "repeat off"})`;
+  titled(repeat, `${repeatLabel} (click: ${nextRepeatMode(view.repeatMode) === "one" ? "repeat this entry" : nextRepeatMode(view.repeatMode) === "all" ? "repeat the queue" : "repeat off"})`,
+    view.locked === null ? null : `${repeatLabel}: ${view.locked}`);
   $("queue-repeat-label").textContent = repeatLabel;
   const shuffle = $("queue-shuffle");
   shuffle.setAttribute("aria-pressed", String(view.shuffled));
-  shuffle.title = view.shuffled ? "Shuffle is on: one shuffled order, the same for everyone (click: off)" : "Shuffle: one shuffled order, the same for everyone";
+  titled(shuffle, view.shuffled ? "Shuffle is on: one shuffled order, the same for everyone (click: off)" : "Shuffle: one shuffled order, the same for everyone",
+    view.locked === null ? null : `Shuffle ${view.shuffled ? "on" : "off"}: ${view.locked}`);
   const list = $("queue");
   if (view.empty !== null) {
     const li = document.createElement("li");

@@ -46,9 +46,13 @@ import { VideoElement } from "./element.js";
 import { PlacedStarts } from "./placement.js";
 import { Playhead } from "./playhead.js";
 import { RateController } from "./rate.js";
+import { SeekLead } from "./seeklead.js";
 import { CommandSchedule, isContinued, motionItemTime, sameMotion } from "./schedule.js";
 import { StallDetector } from "./stall.js";
 import { THRESHOLDS, TIMING } from "./tuning.js";
+
+/** What placedStart returns when another motion takes over before its start (nothing was done). */
+const SUPERSEDED = "superseded";
 
 /** The tuning, exported where it always was (scripts/browser-driver.py's experiments override it here). */
 export { THRESHOLDS, TIMING };
@@ -113,6 +117,12 @@ export class VideoPlayer {
     this.startLatencyMs = null; // learnt from starts (ms); null: the first guess (THRESHOLDS startLatencyMs, else TIMING's)
     this.correctionsSinceStart = 0;
     this.restartDelayMs = this.timing.restartDelayMs;
+    this.lastSeekMs = null; // how long the last start's seek took (ms)
+    this.seekPicture = null; // while a start's seek waits for its picture: (sample) => void
+    // How long before a start's play() its seek is made (seeklead.js): a paused seek's picture is shown at once.
+    this.seekLead = new SeekLead({
+      marginMs: this.timing.seekLeadMarginMs, kept: this.timing.seekLeadKept, initialMs: this.timing.seekLeadInitialMs, maximumMs: 2000,
+    });
     this.verifying = null; // {fromMs, attempt, learn}: a start whose first frames are still to be judged
     this.restarts = 0; // starts done again after their first frames
     this.judgeFrom = -Infinity; // reference ms: samples before this are not judged
@@ -179,7 +189,10 @@ export class VideoPlayer {
       },
     });
     this.stall.reportInitial();
-    this.element.watchFrames(() => !this.stopped, (metadata) => this.playhead.recordFrame(metadata));
+    this.element.watchFrames(() => !this.stopped, (metadata) => {
+      this.playhead.recordFrame(metadata);
+      this.seekPicture?.(this.playhead.samplesKept[this.playhead.samplesKept.length - 1]);
+    });
     this.loop().catch((error) => this.onnotice({ kind: "error", detail: `the player stopped: ${error?.message ?? error}` }));
   }
 
@@ -326,10 +339,10 @@ export class VideoPlayer {
       }
       const placed = await this.placedStart(next, next.referenceMs);
       if (placed !== null) {
-        if (placed) this.applied = next;
+        if (placed === true) this.applied = next;
         return;
       }
-      await this.seekTo(next.itemTime);
+      if ((await this.seekForStart(next.itemTime, next.referenceMs - this.startLatency, next)) === null) return;
       this.setRate(next.rate, this.startTrim);
       if (await this.startAt(next.referenceMs, next)) this.applied = next;
       return;
@@ -359,28 +372,39 @@ export class VideoPlayer {
       this.applied = motion;
       return;
     }
-    this.pauseElement();
+    // An element that plays (a re-anchoring of the same motion) plays on, near the timeline, until
+    // the start's seek (seekForStart), which is made as late as the recent seeks allow: its picture
+    // is not shown ahead of the group's timeline. Starts from a stop (a jump was paused at its instant)
+    // hold their last picture until then.
+    if (!sameMotion(this.applied, motion)) this.pauseElement();
+    const delay = Math.max(this.restartDelayMs, this.seekLead.ms + this.timing.spinMs);
     const placedFrom = this.clock.nowMs();
-    const placed = await this.placedStart(motion, placedFrom + this.restartDelayMs, attempt);
+    const placed = await this.placedStart(motion, placedFrom + delay, attempt);
     if (placed !== null) {
+      if (placed === SUPERSEDED) return;
       if (placed) {
         this.applied = motion;
         this.restartDelayMs = Math.max(this.timing.restartDelayMs, this.restartDelayMs * 0.75);
-      } else this.restartDelayMs = Math.min(2000, Math.max(this.restartDelayMs * 2, 2 * ((this.clock.nowMs() ?? placedFrom) - placedFrom) + this.timing.spinMs));
+      } else {
+        // The seek took longer than the delay allowed: allow more next time, and start again (the
+        // element is paused: the motion is not applied, even when it was before this restart).
+        this.applied = null;
+        this.restartDelayMs = Math.min(2000, Math.max(this.restartDelayMs * 2, 2 * (this.lastSeekMs ?? 0) + this.timing.spinMs));
+      }
       return;
     }
-    const later = this.clock.nowMs() + this.restartDelayMs;
+    const later = this.clock.nowMs() + delay;
     const target = motionItemTime(motion, later);
-    const seekStarted = this.clock.nowMs();
-    await this.seekTo(target);
-    const seekMs = (this.clock.nowMs() ?? seekStarted) - seekStarted;
+    const seekMs = await this.seekForStart(target, later - this.startLatency, motion);
+    if (seekMs === null) return;
     this.setRate(motion.rate, this.startTrim);
     if (await this.startAt(later, motion, attempt)) {
       this.applied = motion;
       // A seek slowed by a busy moment made the delay grow: back towards the usual one as starts succeed.
       this.restartDelayMs = Math.max(this.timing.restartDelayMs, this.restartDelayMs * 0.75);
     } else {
-      // The seek took longer than the delay allowed: allow more next time.
+      // The seek took longer than the delay allowed: allow more next time, and start again.
+      this.applied = null;
       this.restartDelayMs = Math.min(2000, Math.max(this.restartDelayMs * 2, 2 * seekMs + this.timing.spinMs));
     }
   }
@@ -429,7 +453,8 @@ export class VideoPlayer {
   /**
    * Starts `motion` (rate > 0) placed (cadence.js): paused at the planned item time, `play()` at the
    * planned instant, no earlier than `notBeforeMs`. Returns null when no placed start is possible (the
-   * caller starts as before), false when the seek left too little time, true when started.
+   * caller starts as before), false when the seek left too little time, true when started, SUPERSEDED
+   * when another motion takes over before the planned start (nothing done: the loop carries that out).
    */
   async placedStart(motion, notBeforeMs, attempt = 0) {
     if (!this.placed.canPlace(motion)) return null;
@@ -445,7 +470,7 @@ export class VideoPlayer {
       profile: this.placed.profile(motion),
     });
     if (plan === null) return null;
-    await this.seekTo(plan.itemTime);
+    if ((await this.seekForStart(plan.itemTime, plan.startMs - this.placedLatency(motion.rate), motion)) === null) return SUPERSEDED;
     this.setRate(motion.rate, 1);
     return this.startAt(plan.startMs, motion, attempt, plan);
   }
@@ -686,11 +711,64 @@ export class VideoPlayer {
     return this.grid.snap(itemTime) + this.timing.snapEpsilon;
   }
 
-  /** Seeks (paused) and waits until the element has the picture (an own seek: stall.js). */
+  /** Whether a motion other than `motion` comes into force after now and no later than reference ms `beforeMs`. */
+  supersededBefore(motion, beforeMs) {
+    const now = this.clock.nowMs();
+    if (now === null) return false;
+    return this.schedule.motions.some((m) => m.referenceMs > now && m.referenceMs <= beforeMs && !sameMotion(m, motion));
+  }
+
+  /** Seeks (paused) and waits until the element has the picture (an own seek: stall.js); true when it sought. */
   async seekTo(itemTime) {
     const target = this.element.seekTarget(itemTime);
-    if (target === null) return;
+    if (target === null) return false;
     await this.stall.ownSeek(() => this.element.seek(target));
+    return true;
+  }
+
+  /**
+   * Seeks to `itemTime` for a `play()` at reference ms `playMs`, no earlier than the seek lead before it
+   * (seeklead.js): a paused seek's picture is shown as soon as it is decoded and stays up until the
+   * start, so seeking at once showed a frame of the future (255-372 ms ahead in Chromium). An element
+   * still playing plays on until then and is paused for the seek. Returns how long the seek took (ms),
+   * or null, without pausing or seeking, when another motion than `motion` comes into force before
+   * `playMs` (a command that arrived meanwhile: the loop carries it out at its instant, the element
+   * playing on until then instead of being paused for a start that would come after it).
+   */
+  async seekForStart(itemTime, playMs, motion) {
+    const start = this.clock.nowMs();
+    const seekAt = start === null ? null : this.seekLead.seekAt(playMs, start);
+    // Until then a command may arrive (handle() wakes the sleep): one that comes first ends this start.
+    for (let i = 0; seekAt !== null && i < 10_000; i++) {
+      if (this.supersededBefore(motion, playMs)) return null;
+      const now = this.clock.nowMs();
+      if (now === null || now >= seekAt - this.timing.spinMs) break;
+      await this.sleep(seekAt - now - this.timing.spinMs);
+    }
+    if (seekAt !== null) await this.waitUntil(seekAt);
+    if (this.supersededBefore(motion, playMs)) return null;
+    if (!this.video.paused || this.playing) this.pauseElement();
+    const started = this.clock.nowMs();
+    // Chromium often presents the seek's picture before the page hears `seeked` (under load tens of
+    // ms before; the picture's rVFC sample even reads seeking): the seek is timed by its picture,
+    // dated by the compositor, and the start goes on as soon as either came.
+    let pictureMs = null;
+    const picture = new Promise((resolve) => {
+      this.seekPicture = (sample) => {
+        if (started === null || sample.refMs < started || !sample.paused) return;
+        if (Math.abs(sample.mediaTime - itemTime) > (this.grid?.interval ?? 0.05) + 0.002) return;
+        pictureMs = sample.refMs - started;
+        resolve(true);
+      };
+    });
+    const sought = await Promise.race([this.seekTo(itemTime), picture]);
+    this.seekPicture = null;
+    const seekMs = pictureMs ?? Math.max(0, (this.clock.nowMs() ?? started) - started);
+    if (sought) {
+      this.seekLead.record(seekMs);
+      this.lastSeekMs = seekMs;
+    }
+    return seekMs;
   }
 
   // MARK: Events
@@ -723,6 +801,7 @@ export class VideoPlayer {
       placed: this.placement !== null, placedOff: this.placed.off,
       placedPaused: this.placed.pausedNow(this.applied),
       foreignItem: this.foreignItem, ended: this.ended, hasAudio: this.element.hasAudio,
+      seekLeadMs: this.seekLead.ms, recentSeeksMs: [...this.seekLead.recent],
     };
   }
 }

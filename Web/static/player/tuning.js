@@ -128,6 +128,20 @@ export const TIMING = Object.freeze({
    * the pictures 0.4-0.6 s).
    */
   restartDelayMs: 200,
+  /**
+   * A start's seek is made no earlier than the slowest of the last `seekLeadKept` seeks plus this
+   * before its `play()` (seeklead.js): a paused seek's picture is up as soon as it is decoded, so a
+   * restart that sought at once showed its start frame 255-372 ms ahead of the group's timeline.
+   * The margin covers a seek a little slower than the recent ones (a slower one makes the start late:
+   * it is started again, as any start whose seek outlasted its delay). Seeks are timed by their picture
+   * (its rVFC sample): Chromium shows it before the page hears `seeked`, under load tens of ms before.
+   * Timed by `seeked` with 40 ms and the last eight, the pictures came 40-86 ms ahead at load 14-16 on
+   * two cores; as now, -27 to +46 ms (median +16) at load 10-11 (docs/web.md, "Known limits").
+   */
+  seekLeadMarginMs: 20,
+  seekLeadKept: 5,
+  /** The seek's lead before any seek was timed (a first seek decodes from a keyframe, cold). */
+  seekLeadInitialMs: 100,
   /** Sleep until this long before an instant, then spin on the clock. */
   spinMs: 3,
   /** The first guess of the time from `play()` to the media clock moving; learned from errors. */

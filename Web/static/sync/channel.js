@@ -73,10 +73,11 @@ export class GroupSessionCoordinationChannel {
   sendChecked(message, retainKey) {
     const gate = this.gate;
     const work = this.sending.then(async () => {
-      const body = await gate.outgoing(message, this.session.participant);
-      if (body === null) return null;
+      const sealed = await gate.seal(message, this.session.participant, retainKey);
+      if (sealed === null) return null;
+      const { body, retainName } = sealed;
       return this.session.sendMessage(COORDINATION_MESSAGE_NAME, body, {
-        retainName: retainKey,
+        retainName,
         onAck: (stamp) => gate.receiveCoordination(body, this.session.participant, (checked) => this.deliver(checked, this.localParticipant, stamp)),
       });
     });

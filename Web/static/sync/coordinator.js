@@ -546,6 +546,11 @@ export class CoordinatorCore {
 
   acceptProposal(proposal, sender, sequence, now) {
     if (this.state !== null && sequence <= this.state.revision) return [];
+    if (proposal.unauthenticated === true) {
+      const authentic = this.authenticTransition(proposal, sender);
+      if (authentic === null) return [];
+      proposal = authentic;
+    }
     // A transition applies only to the entry and end instant it was computed from: the first one
     // ordered wins, the others (every member proposes it) change nothing; a restatement only when
     // it is the group's state.
@@ -1218,13 +1223,37 @@ export class CoordinatorCore {
     if (end === null) return [];
     const entry = state.entry;
     this.proposedTransition = { revision: state.revision, end };
-    const next = this.queue.entryAfterEnd(entry);
-    if (next === null) return [];
-    const following = makeState({
-      item: next.item, rate: state.rate, anchorItemTime: 0, anchorReferenceTime: end, originator: this.participant,
+    const following = this.transition(this.participant);
+    if (following === null) return [];
+    return [send({ state: { state: following, command: "advance", sentAt: now, follows: entry } }, STATE_KEY)];
+  }
+
+  /** The state the group moves to at the playing entry's end, by this member's state and queue (null: none). */
+  transition(originator) {
+    const state = this.state;
+    if (state === null || (state.entry ?? null) === null) return null;
+    const end = this.groupEnd();
+    if (end === null) return null;
+    const next = this.queue.entryAfterEnd(state.entry);
+    if (next === null) return null;
+    return makeState({
+      item: next.item, rate: state.rate, anchorItemTime: 0, anchorReferenceTime: end, originator,
       intendedRate: state.intendedRate, duration: next.duration ?? this.durationOf(next.item), entry: next.id,
     });
-    return [send({ state: { state: following, command: "advance", sentAt: now, follows: entry } }, STATE_KEY)];
+  }
+
+  /**
+   * What an unauthenticated transition (from a member without control, where only hosts control)
+   * applies: the transition this member computes itself, when the proposal names it (the entry it
+   * follows and its end, the next entry and its item); otherwise null. A member without a state or the
+   * queue cannot check it and takes nothing (a joiner starts from the last signed state and moves on
+   * by its own transitions). StateProposal.isUnauthenticated in Swift.
+   */
+  authenticTransition(proposal, sender) {
+    if (proposal.command !== "advance" || this.state === null || !this.hasQueue || !this.transitionApplies(proposal)) return null;
+    const following = this.transition(sender);
+    if (following === null || following.entry !== (proposal.state.entry ?? null) || following.item !== proposal.state.item) return null;
+    return { state: following, command: "advance", sentAt: proposal.sentAt, follows: proposal.follows };
   }
 
   /**

@@ -524,6 +524,12 @@ export function sentAt(message) {
 /** The retain key of the playback state. */
 export const STATE_KEY = "coplay.playback.state";
 
+/**
+ * Where only hosts control, the retain key of the latest transition sent by a member without control
+ * (unsigned): kept apart from STATE_KEY so that a joiner still receives the last signed state.
+ */
+export const TRANSITION_KEY = "coplay.playback.transition";
+
 /** The retain key of one participant's latest suspension notice. */
 export function suspensionKey(participant) {
   return `coplay.playback.suspension.${participant}`;

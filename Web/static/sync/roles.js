@@ -14,7 +14,7 @@
 import { concatBytes, equalBytes, fromBase64URL, toBase64URL, toHex, u64Bytes, utf8 } from "../wire/bytes.js";
 import { CHAT_LIMITS, MemberKey, isClean, textLength, verifySignature } from "../session/chat.js";
 import { parseJSON, stringifyJSON } from "../wire/json.js";
-import { decodeMessage, encodeMessageBody } from "./messages.js";
+import { TRANSITION_KEY, decodeMessage, encodeMessageBody } from "./messages.js";
 
 /** What a member without control is told when it tries a command (mpv shows the same words). */
 export const ONLY_HOSTS = "only hosts control this session";
@@ -24,6 +24,14 @@ export const COMMAND_KINDS = Object.freeze(["state", "queueEdit", "queueSnapshot
 
 /** Commands nobody asked for (the advance at an entry's end, the restate, the queue's copies): dropped, not refused. */
 const AUTOMATIC_COMMANDS = new Set(["advance", "restate"]);
+
+/**
+ * Whether a `state` proposal is a transition at an entry's end: a member without control sends it
+ * unsigned, and the coordinator applies only the transition it computes itself (RoleBook.isTransition).
+ */
+export function isTransition(proposal) {
+  return proposal.command === "advance" && (proposal.follows ?? null) !== null;
+}
 
 /** Why a command could not be sent, or why an invite's host seed is refused. */
 export class RoleError extends Error {
@@ -323,6 +331,8 @@ export class RolesGate {
       return { dropped: true }; // not a message: dropped without a word, as everywhere
     }
     const kind = Object.keys(message)[0];
+    // A transition needs no authority: marked, the coordinator checks it against its own.
+    if (kind === "state" && isTransition(message.state)) return { message: { state: { ...message.state, unauthenticated: true } } };
     if (COMMAND_KINDS.includes(kind)) return this.count("unsigned");
     return { message };
   }
@@ -361,10 +371,21 @@ export class RolesGate {
    * @throws {RoleError} ONLY_HOSTS for a person's command without control.
    */
   async outgoing(message, participant) {
+    return (await this.seal(message, participant))?.body ?? null;
+  }
+
+  /**
+   * What to send for `message` (retained under `retainName`, if any): {body, retainName}, or null to
+   * drop it. As `outgoing`; a transition the page sends without control goes unsigned, retained under
+   * TRANSITION_KEY (GroupSessionCoordinationChannel in Swift).
+   * @throws {RoleError} ONLY_HOSTS for a person's command without control.
+   */
+  async seal(message, participant, retainName = null) {
     const kind = Object.keys(message)[0];
-    if (!COMMAND_KINDS.includes(kind)) return encodeMessageBody(message);
+    if (!COMMAND_KINDS.includes(kind)) return { body: encodeMessageBody(message), retainName };
     const signer = this.signer;
     if (signer === null) {
+      if (kind === "state" && isTransition(message.state)) return { body: encodeMessageBody(message), retainName: TRANSITION_KEY };
       if (kind === "queueSnapshot" || (kind === "state" && AUTOMATIC_COMMANDS.has(message.state.command))) return null;
       throw new RoleError("onlyHosts", ONLY_HOSTS);
     }
@@ -374,7 +395,7 @@ export class RolesGate {
     const { sentAt } = message[kind];
     if (this.lastSigned !== null && sentAt < this.lastSigned) sending = { [kind]: { ...message[kind], sentAt: this.lastSigned } };
     else this.lastSigned = sentAt;
-    return jsonBytes(signedToJSON(await signCommand(signer, this.session, participant, encodeMessageBody(sending))));
+    return { body: jsonBytes(signedToJSON(await signCommand(signer, this.session, participant, encodeMessageBody(sending)))), retainName };
   }
 }
 
