@@ -35,11 +35,16 @@ final class RelayStorage: Sendable {
 
     /// Carries out every scheduled job, each in a child task, until ``finish()`` (then what was
     /// queued before it is still done) or cancellation.
+    ///
+    /// A shard's ``SessionShard/drain()`` runs on Dispatch worker threads (``BlockingIOExecutor``),
+    /// where its file I/O (``blockingIO(_:)``) runs in place: a group commit costs no thread hop
+    /// there and back, as it did when every write went to another thread and resumed the drain on
+    /// Swift's cooperative pool.
     func run() async {
         await withDiscardingTaskGroup { group in
             for await job in jobs {
                 switch job {
-                case .drain(let shard): group.addTask { await shard.drain() }
+                case .drain(let shard): group.addTask(executorPreference: BlockingIOExecutor.shared) { await shard.drain() }
                 case .work(let body): group.addTask { await body() }
                 }
             }
@@ -56,8 +61,32 @@ final class RelayStorage: Sendable {
 /// Swift's cooperative threads (of which there are as many as cores) or an event loop. Dispatch
 /// adds threads when those it runs block, so one session's stalled disk does not hold up the
 /// others' writes.
+///
+/// A task that already runs on a Dispatch worker (``BlockingIOExecutor``: the relay's storage
+/// work) runs `body` in place instead of handing it to another worker and waiting to be resumed.
 func blockingIO<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
+    if BlockingIOExecutor.isCurrent { return try body() }
+    return try await withCheckedThrowingContinuation { continuation in
         DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+    }
+}
+
+/// A task executor whose jobs run on Dispatch's global worker threads, where blocking calls are
+/// allowed (Dispatch adds workers when those it runs block; Swift's cooperative pool does not).
+/// Tasks that prefer it (``RelayStorage/run()``'s drains) do their file I/O in place
+/// (``blockingIO(_:)``); everything they await elsewhere resumes them here.
+final class BlockingIOExecutor: TaskExecutor {
+    static let shared = BlockingIOExecutor()
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        DispatchQueue.global().async { job.runSynchronously(on: executor) }
+    }
+
+    /// Whether the current task prefers this executor: then a nonisolated async function such as
+    /// ``blockingIO(_:)`` runs on it (on a Dispatch worker), whoever its caller is.
+    static var isCurrent: Bool {
+        withUnsafeCurrentTask { $0?.unownedTaskExecutor == shared.asUnownedTaskExecutor() }
     }
 }

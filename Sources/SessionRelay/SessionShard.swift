@@ -361,9 +361,11 @@ final class SessionShard: Sendable {
                     more.events += events
                 }
                 if !more.journal.isEmpty || !more.events.isEmpty { state.pending.insert(more, at: 0) }
-                var completions: [HubAction<Int>] = []
-                for (operation, outcome) in outcomes { completions += state.hub.journalCompleted(operation, outcome) }
-                _ = carryOut(completions, in: &state)  // the writer is running: no second one
+                if !outcomes.isEmpty {
+                    var completions: [HubAction<Int>] = []
+                    for (operation, outcome) in outcomes { completions += state.hub.journalCompleted(operation, outcome) }
+                    _ = carryOut(completions, in: &state)  // the writer is running: no second one
+                }
                 return compact ? state.hub.snapshot(of: self.session) : nil
             }
             if let store, let snapshot {

@@ -73,4 +73,44 @@ struct SessionStoreTests {
         store.apply(.deleted(session))
         #expect(!FileManager.default.fileExists(atPath: sessionDirectory.path))
     }
+
+    @Test("a group commit: each run of one session's records in one write, in order, across sessions and metadata; reloaded intact")
+    func groupCommit() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-store-\(UInt64.random(in: 0...UInt64.max))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let other = SessionID(high: 0x5678, low: 0x9ABC)
+        let sealed = Array("sealed-bytes".utf8)
+        func snapshot(_ id: SessionID) -> SessionSnapshot {
+            SessionSnapshot(session: id, tokenHash: Array(repeating: 7, count: 32), sequence: 0, logFloor: 0, joined: [], senderHigh: [:])
+        }
+        func joined(_ id: SessionID, _ stamp: UInt64) -> SessionStoreEvent {
+            .logged(id, Frame(type: .joined, session: id, sender: ParticipantID(rawValue: 1), sequence: stamp))
+        }
+        func otherData(stamp: UInt64) -> SessionStoreEvent {
+            var payload = ByteBuffer()
+            DataRoute(senderSequence: stamp, retainKey: []).encode(into: &payload)
+            payload.writeBytes(sealed)
+            return .logged(other, Frame(type: .data, session: other, sender: ParticipantID(rawValue: 1), sequence: stamp, payload: payload))
+        }
+        // One session's records in runs broken by another session's and by metadata, as a commit of
+        // the relay never holds (one session per commit) but a store must still write in order.
+        var events: [SessionStoreEvent] = [.updated(snapshot(session)), joined(session, 1), .updated(snapshot(other)), joined(other, 1)]
+        events += (2...300).map { SessionStoreEvent.logged(session, data(1, seq: $0 - 1, stamp: $0, canary: sealed)) }
+        events += (2...5).map { otherData(stamp: $0) }
+        events += [joined(session, 301), .updated(snapshot(session))]
+        events += (302...400).map { SessionStoreEvent.logged(session, data(1, seq: $0 - 2, stamp: $0, canary: sealed)) }
+        let store = try SessionStore(directory: directory.path, logger: Logger(label: "test"))
+        try await store.commit(events, of: session, lease: nil)
+        try await store.commit([otherData(stamp: 6)], of: other, lease: nil)
+
+        let loaded = try await SessionStore(directory: directory.path, logger: Logger(label: "test")).load()
+        let mine = try #require(loaded.first { $0.session == session })
+        let theirs = try #require(loaded.first { $0.session == other })
+        #expect(loaded.count == 2)
+        #expect(mine.log.map(\.sequence) == Array(1...400))
+        #expect(mine.log.allSatisfy { $0.session == session })
+        #expect(mine.log.filter { $0.type == .data }.allSatisfy { $0.payload.readableBytesView.suffix(sealed.count).elementsEqual(sealed) })
+        #expect(theirs.log.map(\.sequence) == Array(1...6))
+        #expect(theirs.log.allSatisfy { $0.session == other })
+    }
 }
