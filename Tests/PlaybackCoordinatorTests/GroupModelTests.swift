@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import PlaybackCoordinator
 
@@ -53,17 +54,6 @@ struct GroupModelTests {
         (Self.firstSeed..<(Self.firstSeed + Self.seedCount)).filter { ($0 - Self.firstSeed) % UInt64(slices) == UInt64(slice) }
     }
 
-    /// Runs `body` on a thread of its own. A slice computes for tens of seconds without suspending;
-    /// on Swift's cooperative pool (one thread per core) it would starve every async test running
-    /// beside it (outbox races and relay fleets timed out waiting for a thread).
-    static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: body()) }
-            thread.stackSize = 8 << 20
-            thread.start()
-        }
-    }
-
     @Test("queue regression seeds", arguments: queueRegressions)
     func queueRegression(seed: UInt64) {
         let model = GroupModel(.queue(seed: seed))
@@ -75,7 +65,9 @@ struct GroupModelTests {
     @Test("random seeds: every member agrees with every other, pauses land where the players were", arguments: 0..<slices)
     func randomSeeds(slice: Int) async {
         let seeds = Self.seeds(ofSlice: slice)
-        let (failures, checks, firstReport) = await Self.onOwnThread { () -> ([UInt64], Int, String?) in
+        // A slice computes for tens of seconds without suspending: on a thread of its own, not on the
+        // cooperative pool (one thread per core), where it starved the async tests beside it.
+        let (failures, checks, firstReport) = await onOwnThread(stackSize: 8 << 20) { () -> ([UInt64], Int, String?) in
             var failures: [UInt64] = []
             var checks = 0
             var firstReport: String?
@@ -98,7 +90,7 @@ struct GroupModelTests {
     @Test("random seeds with a queue: equal queues everywhere, transitions at one instant for all", arguments: 0..<slices)
     func queueSeeds(slice: Int) async {
         let seeds = Self.seeds(ofSlice: slice)
-        let (failures, checks, transitions, edits, sittings, firstReport) = await Self.onOwnThread { () -> ([UInt64], Int, Int, Int, (Int, Int), String?) in
+        let (failures, checks, transitions, edits, sittings, firstReport) = await onOwnThread(stackSize: 8 << 20) { () -> ([UInt64], Int, Int, Int, (Int, Int), String?) in
             var failures: [UInt64] = []
             var checks = 0
             var transitions = 0

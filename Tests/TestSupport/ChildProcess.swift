@@ -213,12 +213,17 @@ public final class ChildProcess: Sendable {
     }
 }
 
-/// Runs a blocking call (a socket read with a timeout, a file lock) on a thread of its own and
-/// awaits it, so the cooperative pool (two threads on a 2-core machine) is never held by it.
-public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+/// Runs a blocking call (a socket read with a timeout, a file lock) or a long computation that never
+/// suspends on a thread of its own and awaits it, so the cooperative pool (two threads on a 2-core
+/// machine) is never held by it: async tests running beside it keep their threads.
+///
+/// - Parameter stackSize: the thread's stack in bytes (nil: the platform's default), for deep
+///   recursion such as a simulation's.
+public func onOwnThread<T: Sendable>(stackSize: Int? = nil, _ body: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { continuation in
         let thread = Thread { continuation.resume(returning: body()) }
         thread.name = "test blocking call"
+        if let stackSize { thread.stackSize = stackSize }
         thread.start()
     }
 }
