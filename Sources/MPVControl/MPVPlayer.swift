@@ -812,8 +812,13 @@ public actor MPVPlayer: CoordinatedPlayer {
             // already in place and needs no seek of its own (on a file with audio, a speed changed
             // while paused needs one after it; see `prepareStart`).
             let speedChanged = trim != 1 ? try await untrim() : false
-            // Snap to the group's frame (the person who paused in mpv moves on to it too).
-            try await seekIfNeeded(to: framePTS(next.item, at: next.itemTime), force: speedChanged && hasAudio)
+            // Snap to the group's frame (the person who paused in mpv moves on to it too). Paused by
+            // us while playing, mpv is part-way through the frame it shows even when `time-pos` is the
+            // group's frame: its clock keeps the elapsed part, so the next start would show the
+            // following frame that much early (measured: every play after a pause and every resume
+            // after a suspension 13-20 ms ahead at 25 fps, trimmed away over about a second, each
+            // player differently). An exact seek onto the same frame starts its clock afresh.
+            try await seekIfNeeded(to: framePTS(next.item, at: next.itemTime), force: stoppedAt != nil || (speedChanged && hasAudio))
             emitStopped(next, at: stoppedAt ?? realtime())
             applied = next
             // Stay in this branch no longer than the instant: the loop then finds it applied.
