@@ -57,6 +57,10 @@ public final class PlaybackSuccession<Activity: GroupActivity>: Sendable {
     /// and playback ends with the session). `open` starts now; the run waits for it when the
     /// current session ends.
     public func expect(_ open: @escaping @Sendable () async -> Successor?) {
+        // Unstructured on purpose: a removal arrives in a message handler, outside any task that
+        // outlives it, and the successor must be opening (its invite accepted, its gate made) while
+        // the old session still runs. The playback's run awaits it in `take()` when the old session
+        // ends; `open` is bounded by the session's own accept and join timeouts.
         let task = Task { await open() }
         state.withLock { $0.pending = task }
     }
