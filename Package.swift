@@ -232,7 +232,10 @@ let package = Package(
         // the seeded generator `SplitMix64`, vector files, child processes, test activities).
         .target(
             name: "TestSupport",
-            dependencies: ["GroupSessions", .product(name: "Subprocess", package: "swift-subprocess")],
+            dependencies: [
+                "GroupSessions", .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/TestSupport",
             swiftSettings: strict
         ),

@@ -21,22 +21,6 @@ struct PlaybackSuccessionTests {
     /// What the `started` hook throws in the successor (the app's check failed there).
     struct NoEntryHere: Error, Equatable {}
 
-    /// A log handler that keeps every record (level, message, metadata) in memory.
-    struct Capturing: LogHandler {
-        let records: LockedBox<[String]>
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            records.mutate { $0.append("\(event.level) \(event.message)") }
-        }
-    }
-
     /// What became of a member told its session continues in a successor, once the old session ended.
     struct Outcome {
         /// How the run ended: `nil` while it still runs (it moved), else its result.
@@ -60,7 +44,7 @@ struct PlaybackSuccessionTests {
     ) async throws -> Outcome {
         try await withLocalRelay { invite in
             let records = LockedBox<[String]>([])
-            let logger = Logger(label: "test") { _ in Capturing(records: records) }
+            let logger = Logger(label: "test") { _ in CapturingLogHandler(records: records) }
             let session = try await GroupActivityCenter<TestActivity>(transport: RelayTransport(invite: invite), logger: logger)
                 .activate(TestActivity(item: "clip"), invite: invite)
             try await session.join()

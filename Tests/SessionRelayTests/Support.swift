@@ -4,25 +4,8 @@ import Logging
 import NIOCore
 import SessionRelay
 import Testing
-// Shared helpers (LockedBox, Collector, eventually, WatchMovie, Chat) live in Tests/TestSupport.
+// Shared helpers (LockedBox, Collector, eventually, CapturingLogHandler, WatchMovie, Chat) live in Tests/TestSupport.
 import TestSupport
-
-/// A log handler that keeps every rendered record (message + metadata) in memory.
-struct CapturingLogHandler: LogHandler {
-    let records: LockedBox<[String]>
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        let all = metadata.merging(event.metadata ?? [:]) { $1 }
-        records.mutate { $0.append("\(event.level) \(event.message) \(all)") }
-    }
-}
 
 /// A relay on a free loopback port for the duration of `body`.
 func withRelay<R>(
