@@ -78,12 +78,7 @@ import TestSupport
         return String(decoding: try encoder.encode(message), as: UTF8.self)
     }
 
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
-    static func base64url(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
 
     static func chat(_ key: Int, name: String? = nil, text: String, at offset: UInt64, ordinal: UInt64 = 0, session: SessionID = session)
         throws -> ChatMessage

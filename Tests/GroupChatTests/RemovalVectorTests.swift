@@ -37,7 +37,7 @@ import TestSupport
 
     static let successor = try! Invite(parsing:
         "coplay://127.0.0.1:7000/00112233445566778899aabbccddeeff?aead=aes-256-gcm&host=\(try! MemberKey(seed: Array(2...33)).publicKey.text)"
-        + "#\(b64(Array(repeating: 7, count: 32))).\(b64(Array(2...33)))")
+        + "#\(base64url(Array(repeating: 7, count: 32))).\(base64url(Array(2...33)))")
 
     struct Vector: Codable, Equatable {
         var description: String
@@ -96,18 +96,8 @@ import TestSupport
         var expect: String
     }
 
-    static func json<T: Encodable>(_ value: T) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
 
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
-    static func b64(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
 
     static func recipient(_ name: String) -> Removal.Recipient {
         let controller = memberSeeds.first { $0.name == name }!.controller
@@ -173,9 +163,9 @@ import TestSupport
         }
         return Vector(
             description: "Removing a member (docs/protocol.md, \"Removing a member\"), written by RemovalVectorTests.swift, read by Tests/Web/removal.test.mjs. Seeds are Ed25519 seeds, sealingPrivate X25519 private keys (base64url). sealingKeys: each member's sealingKey message, canonical = the bytes its member key signs, controllerCanonical = the bytes the host key signs (hex). traces: each starts from a member that has handled no removal; expect is removed, moved INVITE (the successor invite its box opens to), leftBehind, or why the removal is ignored (noHostKey, badSignature, repeated). The removals are sealed afresh at each write.",
-            session: session.description, hostSeed: b64(hostKey.seed), hostKey: hostKey.publicKey.text,
+            session: session.description, hostSeed: base64url(hostKey.seed), hostKey: hostKey.publicKey.text,
             members: memberSeeds.map {
-                Member(name: $0.name, seed: b64($0.seed), publicKey: key($0.name).publicKey.text, sealingPrivate: b64($0.sealing), sealingKey: sealing($0.name).publicKey.text)
+                Member(name: $0.name, seed: base64url($0.seed), publicKey: key($0.name).publicKey.text, sealingPrivate: base64url($0.sealing), sealingKey: sealing($0.name).publicKey.text)
             },
             sealingKeys: statements, invites: Invites(controller: successor.description, viewer: successor.viewer.description), traces: traces())
     }

@@ -77,18 +77,8 @@ import TestSupport
         var expect: String
     }
 
-    static func json<T: Encodable>(_ value: T) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
 
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
-    static func b64(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
 
     static func state(_ command: CommandLabel, rate: Double, at seconds: Double, sentAt: UInt64) -> CoordinationMessage {
         .state(StateProposal(
@@ -120,7 +110,7 @@ import TestSupport
         guard case .signed(let good) = hostPause else { fatalError() }
         let altered: CoordinationMessage = {
             var copy = good
-            copy.body = b64(Array(try! json(state(.pause, rate: 0, at: 40, sentAt: t0)).utf8))
+            copy.body = base64url(Array(try! json(state(.pause, rate: 0, at: 40, sentAt: t0)).utf8))
             return .signed(copy)
         }()
         let presence = CoordinationMessage.presence(PresenceReport(
@@ -204,7 +194,7 @@ import TestSupport
         let statements = try [("grant alice", grant), ("revoke alice", revoke)].map { name, statement in
             Signed(
                 name: name, body: try json(MemberMessage.role(statement)), canonical: hex(statement.canonicalBytes(session: session)),
-                signature: b64(statement.signature))
+                signature: base64url(statement.signature))
         }
         let commands = try [
             ("the host pauses", state(.pause, rate: 0, at: 12.5, sentAt: t0), hostKey, host),
@@ -219,8 +209,8 @@ import TestSupport
         }
         return Vector(
             description: "Roles (docs/protocol.md, \"Roles: who may control\"), written by RoleVectorTests.swift, read by Tests/Web/roles.test.mjs. Seeds are Ed25519 seeds (base64url). statements: role member messages, canonical = the bytes the host key signs (hex). commands: signed coordination messages, inner = the signed body's text, canonical = the bytes the key signs. traces: each starts from a book with no statement; a frame's body is a member message (kind role) or a coordination message; expect is accepted, transition (an unsigned transition at an entry's end, passed marked as unauthenticated) or the reason it is ignored (unsigned, malformed, badSignature, noControl, replay, stale).",
-            session: session.description, hostSeed: b64(hostSeed), hostKey: hostKey.publicKey.text,
-            members: memberSeeds.map { Member(name: $0.name, seed: b64($0.seed), publicKey: try! MemberKey(seed: $0.seed).publicKey.text, participant: $0.participant.description) },
+            session: session.description, hostSeed: base64url(hostSeed), hostKey: hostKey.publicKey.text,
+            members: memberSeeds.map { Member(name: $0.name, seed: base64url($0.seed), publicKey: try! MemberKey(seed: $0.seed).publicKey.text, participant: $0.participant.description) },
             statements: statements, commands: commands, traces: traces())
     }
 
@@ -257,7 +247,7 @@ import TestSupport
                 Issue.record("\(statement.name) is no role statement")
                 continue
             }
-            #expect(Self.hex(decoded.canonicalBytes(session: Self.session)) == statement.canonical)
+            #expect(hex(decoded.canonicalBytes(session: Self.session)) == statement.canonical)
             #expect(decoded.isValid(in: Self.session, hostKey: Self.hostKey.publicKey), "\(statement.name)")
         }
         // Every reason occurs in the traces.
