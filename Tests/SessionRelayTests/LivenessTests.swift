@@ -164,8 +164,11 @@ struct LivenessTests {
             let proxy = try await FreezableProxy.start(targetPort: port)
             defer { proxy.stop() }
             var policy = ReconnectPolicy()
+            // 3 s, not the 1.5 s `KeepaliveTests` check exactly: under the parallel suite's load (a
+            // datagram flood on two cores) a healthy path's pong was once 1.5 s late and A reconnected
+            // before the freeze, which this test is not about.
             policy.pingInterval = .milliseconds(500)
-            policy.livenessTimeout = .milliseconds(1_500)
+            policy.livenessTimeout = .seconds(3)
             let invite = Invite.generate(host: "127.0.0.1", port: port)
             // A goes through the proxy; B straight to the relay.
             let centerA = GroupActivityCenter<WatchMovie>(
@@ -185,9 +188,11 @@ struct LivenessTests {
             // Idle and healthy for a while (several ping intervals): nothing happens.
             try await Task.sleep(for: .seconds(2))
             #expect(states.values == [.connected], "a healthy idle member is never taken for dead")
-            #expect(proxy.connectionCount == 1)
+            // The proxy keeps every path it opened; those before the freeze are the baseline.
+            let pathsBeforeFreeze = proxy.connectionCount
+            #expect(pathsBeforeFreeze >= 1)
 
-            #expect(proxy.freezeAll() == 1)
+            #expect(proxy.freezeAll() == pathsBeforeFreeze)
             let frozenAt = ContinuousClock.now
             var sent = 0
             for _ in 0..<20 {
@@ -207,7 +212,7 @@ struct LivenessTests {
                 try await Task.sleep(for: .milliseconds(25))
             }
             await eventually("A resumed through a fresh path", timeout: .seconds(60)) {
-                a.connectionState == .connected && proxy.connectionCount >= 2
+                a.connectionState == .connected && proxy.connectionCount > pathsBeforeFreeze
             }
             for _ in 0..<20 {
                 try messenger.send(Chat(sender: 1, index: sent))
@@ -222,7 +227,7 @@ struct LivenessTests {
             #expect(relay.metrics.counters.resumes >= 1)
             #expect(presence.values.allSatisfy { $0.count == 2 }, "B never saw A leave")
             #expect(states.values.last == .connected)
-            print("frozen path noticed after \(noticed) (ping 500 ms, liveness timeout 1.5 s)")
+            print("frozen path noticed after \(noticed) (ping 500 ms, liveness timeout 3 s)")
             a.leave()
             b.leave()
         }
