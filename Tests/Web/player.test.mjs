@@ -697,3 +697,18 @@ test("a command that comes into force before a restart's start ends the restart:
   assert.ok(stopped && Math.abs(stopped.itemTime - pauseItemTime) < 1e-9, JSON.stringify(stopped));
   assert.ok(video.paused);
 });
+
+test("stop() while a start waits for its instant: the element is never played (a removed page stays stopped)", async () => {
+  const { time, video, player, command } = setup({}, { thresholds: undithered });
+  await time.advance(100);
+  const at = time.now + 300;
+  player.handle(command("seek", 5, at));
+  player.handle(command("play", 5, at, { rate: 1 }));
+  // The start's seek is made and play() is waiting for the instant when the page is stopped.
+  await time.advance(200);
+  player.stop();
+  await time.advance(1000);
+  assert.ok(!video.calls.some((c) => c[0] === "play"), `the stopped element was played: ${JSON.stringify(video.calls)}`);
+  assert.equal(video.paused, true);
+  assert.equal(player.playing, false);
+});

@@ -425,6 +425,8 @@ export class VideoPlayer {
     const now = this.clock.nowMs();
     if (now === null || instant - latency < now) return false;
     await this.waitUntil(instant - latency);
+    // Stopped while waiting (the page was removed, or the session ended): a start must not outlive it.
+    if (this.stopped) return false;
     this.leaveEnd();
     this.playElement();
     this.playing = true;
@@ -655,6 +657,7 @@ export class VideoPlayer {
   }
 
   playElement() {
+    if (this.stopped) return;
     this.element.play({
       onerror: (error) => this.onnotice({ kind: "error", detail: `the browser would not play: ${error?.message ?? error}` }),
       onmuted: () => {
