@@ -27,10 +27,11 @@ class FirstFileTests(BrowserTestCase):
         print(f"\n  page: {notice['short']}")
         self.assertEqual(notice["kind"], "partial", notice)
         self.assertEqual((notice["have"], notice["total"]), (2, 3), notice)
-        self.assertIn("You have 2 of the 3 entries; the group plays “fa.mp4” now, you join at “fb.mp4”", notice["text"])
+        self.assertIn("You have 2 of the 3 entries; the group plays “fa.mp4” now, you join at “fb.mp4”", notice["short"])
         state = page.state()
         self.assertEqual(state["status"], "Joined", state)
         self.assertIn("You have 2 of the 3 entries", state["banner"] or "", state)
+        self.assertIn("you join at “fb.mp4”", state["banner"] or "", state)
         # It sits A out with the existing prompt and suspension; nobody waits for it.
         page.wait("p.queue.missing !== null && p.queue.missing.title === 'fa.mp4'", 15, "the page to sit out fa")
         picker = page.js("() => document.getElementById('picker').innerText")
@@ -104,7 +105,7 @@ class FirstFileTests(BrowserTestCase):
         page.page.set_input_files("#file", [str(second)])
         page.wait("p.coverage.notice !== null && p.coverage.notice.kind === 'partial' && p.phase === 'joined'", 20,
                   "the page to take the second file")
-        self.assertIn("You have 1 of the 3 entries", page.js("() => window.coplayPage.coverage.notice.text"))
+        self.assertIn("You have 1 of the 3 entries", page.js("() => window.coplayPage.coverage.notice.short"))
         self.assertNotIn("None of these files", page.state()["banner"] or "", "the refusal is gone")
         self.coplay.control(host.invite, "jump", "2")
         page.wait("p.queue.missing === null && p.queue.rows.find((r) => r.playing)?.title === 'nb.mp4'", 20, "the page on nb")

@@ -5,7 +5,9 @@
 // Flow: parse the fragment -> connect to the relay's WebSocket on this origin (hello / welcome,
 // retained frames: the session's activity and the group's state) -> synchronize the clock over the
 // WebSocket while the person picks their copy of the media (or the `media` URL is fetched) -> check
-// its fingerprint against the activity -> join -> coordinate (shell.js + player.js).
+// its fingerprint against the activity -> join -> coordinate (shell.js + player.js). Several files
+// none of which is the activity's join too, and are checked against the group's queue once it is in
+// (copies.js reviewCoverage).
 //
 // The interface's parts, each importing only the ones before it (Tests/Web/layers.test.mjs): state.js,
 // words.js, log.js, noticeboard.js, controls.js, queueview.js, people.js, status.js, copies.js,

@@ -95,14 +95,15 @@ function showMissing() {
   if (missing === null) return;
   const nextWithCopy = shell.hasQueue && shell.state?.entry ? nextEntryWithCopy(shell.queue, shell.state.entry, hasCopy) : null;
   // A person none of whose files is in the session is told so, not asked for this one entry.
-  const notice = state.coverage?.notice?.kind === "none" ? state.coverage.notice : missingNotice(missing.entry, { nextWithCopy });
+  const none = state.coverage?.notice?.kind === "none";
+  const notice = none ? state.coverage.notice : missingNotice(missing.entry, { nextWithCopy });
   const picker = $("picker");
   picker.hidden = false;
   picker.dataset.mode = "missing";
   $("picker-title").textContent = notice.title;
   $("picker-text").textContent = notice.text;
   $("picker-button").textContent = "Choose files…";
-  $("picker-hint").textContent = "or drop the file or its folder here";
+  $("picker-hint").textContent = none ? "or drop the files or their folder here" : "or drop the file or its folder here";
   $("overlay").hidden = true;
 }
 

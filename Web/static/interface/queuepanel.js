@@ -204,6 +204,7 @@ export function titleList(titles, most = 4) {
  * @param {object|null} [input.next] the first entry after `playing` the page has (nextEntryWithCopy), or null.
  * @param {string[]} input.files the names of the files the person gave.
  * @returns {{kind: "partial"|"none", have: number, total: number, title: string, text: string, short: string}}
+ *   `title` and `text` for a banner (the title says how many), `short` in one line (the log, a notice).
  */
 export function coverageNotice({ entries, activity, playing, hasCopy, next = null, files }) {
   const total = entries.length;
@@ -236,7 +237,8 @@ export function coverageNotice({ entries, activity, playing, hasCopy, next = nul
   return {
     kind: "partial", have, total,
     title: count,
-    text: `${count}; ${where} The others never wait for the ones you do not have.`,
+    // The banner's title is the count: its text says the rest.
+    text: `${where.charAt(0).toUpperCase()}${where.slice(1)} The others never wait for the ones you do not have.`,
     short: `${count}; ${where}`,
   };
 }
