@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { MediaLibrary, isMediaFile } from "../../Web/static/player/library.js";
 import { PlayQueue } from "../../Web/static/sync/queue.js";
 import {
-  dropEdit, durationText, entriesForCopies, entryToPrepare, missingNotice, moveEdit, nextEntryWithCopy, nextRepeatMode, queueView,
+  coverageNotice, dropEdit, durationText, entriesForCopies, entryToPrepare, missingNotice, moveEdit, nextEntryWithCopy, nextRepeatMode, queueView, titleList,
 } from "../../Web/static/interface/queuepanel.js";
 
 const digest = (c) => c.repeat(64);
@@ -214,4 +214,52 @@ test("durationText and the repeat cycle", () => {
   assert.equal(durationText(3723), "1:02:03");
   assert.equal(durationText(null), "—");
   assert.deepEqual(["off", "all", "one"].map(nextRepeatMode), ["all", "one", "off"]);
+});
+
+test("titleList: quoted titles joined as people read them, the rest counted", () => {
+  assert.equal(titleList([]), "");
+  assert.equal(titleList(["A"]), "“A”");
+  assert.equal(titleList(["A", "B"]), "“A” and “B”");
+  assert.equal(titleList(["A", "B", "C"]), "“A”, “B” and “C”");
+  assert.equal(titleList(["1", "2", "3", "4", "5", "6"]), "“1”, “2”, “3”, “4” and 2 more");
+});
+
+test("coverageNotice: a page without the first item says how many entries it has and where it joins", () => {
+  const queue = queueOf(["1", "2", "3"].map((id) => entry(id, `i${id}`)));
+  const activity = { title: "Episode 1", duration: 60 };
+  const laterOnes = (e) => e.id !== "1";
+  const files = ["Episode 2.mkv", "Episode 3.mkv"];
+  const joining = coverageNotice({ entries: queue.playOrder, activity, playing: "1", hasCopy: laterOnes, next: nextEntryWithCopy(queue, "1", laterOnes), files });
+  assert.equal(joining.kind, "partial");
+  assert.equal(joining.have, 2);
+  assert.equal(joining.total, 3);
+  assert.equal(joining.title, "You have 2 of the 3 entries");
+  assert.equal(joining.short, "You have 2 of the 3 entries; the group plays “Episode 1” now, you join at “Episode 2”.");
+  assert.equal(joining.text, "The group plays “Episode 1” now, you join at “Episode 2”. The others never wait for the ones you do not have.");
+  // The group already plays one the page has.
+  const along = coverageNotice({ entries: queue.playOrder, activity, playing: "2", hasCopy: laterOnes, next: null, files });
+  assert.match(along.short, /plays “Episode 2”, which you have: you play along now/);
+  // Nothing of the page's after the playing entry (repeat off).
+  const onlyFirst = (e) => e.id === "2";
+  const after = coverageNotice({ entries: queue.playOrder, activity, playing: "3", hasCopy: onlyFirst, next: nextEntryWithCopy(queue, "3", onlyFirst), files });
+  assert.equal(after.kind, "partial");
+  assert.match(after.short, /You have 1 of the 3 entries; the group plays “Episode 3” now, and none of yours comes after it/);
+  // Every entry; a group with no state yet.
+  const all = coverageNotice({ entries: queue.playOrder, activity, playing: null, hasCopy: () => true, files });
+  assert.equal(all.title, "You have all 3 entries");
+  assert.match(all.short, /you play along from the entries you have/);
+});
+
+test("coverageNotice: none of the files is in the session: what it plays and what the person gave", () => {
+  const queue = queueOf(["1", "2", "3"].map((id) => entry(id, `i${id}`)));
+  const activity = { title: "Episode 1", duration: 60 };
+  const none = coverageNotice({ entries: queue.playOrder, activity, playing: "1", hasCopy: () => false, files: ["x.mp4", "y.mp4"] });
+  assert.equal(none.kind, "none");
+  assert.equal(none.have, 0);
+  assert.equal(none.title, "None of these files is in this session");
+  assert.match(none.text, /^The session plays 3 entries: “Episode 1”, “Episode 2” and “Episode 3”; you gave 2 files: “x.mp4” and “y.mp4”\. Choose your copies/);
+  // A session without a queue plays its first item.
+  const single = coverageNotice({ entries: [], activity: { title: "Film", duration: 5423 }, playing: null, hasCopy: () => false, files: ["a.mkv"] });
+  assert.equal(single.kind, "none");
+  assert.match(single.text, /^The session plays “Film” \(1:30:23\); you gave “a\.mkv”\./);
 });

@@ -5,7 +5,9 @@
 // Flow: parse the fragment -> connect to the relay's WebSocket on this origin (hello / welcome,
 // retained frames: the session's activity and the group's state) -> synchronize the clock over the
 // WebSocket while the person picks their copy of the media (or the `media` URL is fetched) -> check
-// its fingerprint against the activity -> join -> coordinate (shell.js + player.js).
+// its fingerprint against the activity -> join -> coordinate (shell.js + player.js). Several files
+// none of which is the activity's join too, and are checked against the group's queue once it is in
+// (copies.js reviewCoverage).
 //
 // The interface's parts, each importing only the ones before it (Tests/Web/layers.test.mjs): state.js,
 // words.js, log.js, noticeboard.js, controls.js, queueview.js, people.js, status.js, copies.js,
@@ -121,7 +123,9 @@ function makeShell(channel, localItem, backlog) {
 function startShell() {
   shell.onevent = onPlaybackEvent;
   shell.start();
-  shell.reportReadiness(player.readiness);
+  // Without a player yet (joined without the session's first item) there is nothing to wait for: the
+  // page sits out what it has no copy of, and its player's readiness counts once it plays an entry.
+  shell.reportReadiness(player.active === null ? "ready" : player.readiness);
 }
 
 /** Signs as the link's name in the current session, announcing its identity and sealing key. */
@@ -358,6 +362,15 @@ async function main() {
       if (media.file) loadVideo(media.file);
       break;
     }
+    // Several files (or a folder), none of them the session's first item: they may be later entries of
+    // its queue, which a member receives once it joined. Join, then say which of them it has (copies.js
+    // reviewCoverage), or that none is in the session. A single file is the session's video or refused.
+    if (media.source === "file" && (media.copies?.length ?? 0) > 1) {
+      state.media = null;
+      state.coverage = { files: media.copies.map(({ file }) => file.name), notice: null, key: null };
+      logLine(`None of your ${media.copies.length} files is “${state.activity.title}”, the video the session started with: joining to find them in the group's queue`, "info");
+      break;
+    }
     const expected = parseFingerprint(state.activity.fingerprint);
     setPhase("mismatch");
     video.removeAttribute("src"); // do not show the wrong video
@@ -376,7 +389,11 @@ async function main() {
   }
   hideBanner();
   $("picker").hidden = true;
-  $("title").textContent = state.activity.title || state.media.name;
+  $("title").textContent = state.activity.title || state.media?.name || "Watch together";
+  if (state.coverage !== null) {
+    screenMessage("Getting the group's queue…", `None of your files is “${state.activity.title}”, the video the session started with. `
+      + "This page joins and looks for them among the entries of the group's queue.");
+  }
 
   // Join and coordinate.
   setPhase("joining");
@@ -394,11 +411,18 @@ async function main() {
   };
   // The page's file is the session's item (its fingerprint was checked): the activity says how long it is.
   library.learn({ item: state.activity.item, fingerprint: state.activity.fingerprint, duration: Number(state.activity.duration) });
-  if (state.media.source === "file") library.add({ fingerprint: state.media.fingerprint, name: state.media.name, size: state.media.size, source: state.media.file });
+  if (state.media?.source === "file") library.add({ fingerprint: state.media.fingerprint, name: state.media.name, size: state.media.size, source: state.media.file });
   assign({ player: new PlayerDeck({ createVideo, library, clock, gridFor }) });
-  player.adopt(state.activity.item, video, objectURL);
-  player.show(state.activity.item);
-  assign({ shell: makeShell(channel, state.activity.item, backlog) });
+  let localItem = null;
+  if (state.coverage === null) {
+    localItem = state.activity.item;
+    player.adopt(localItem, video, objectURL);
+    player.show(localItem);
+  } else {
+    // No copy of the first item (the copies are in the library): the page's element is the deck's first.
+    state.ownVideoFree = true;
+  }
+  assign({ shell: makeShell(channel, localItem, backlog) });
   // Live bindings: after a move they reach the successor's shell.
   player.onreadiness = (readiness) => shell.reportReadiness(readiness);
   player.onevent = onPlaybackEvent;
@@ -411,6 +435,14 @@ async function main() {
   startChat();
   setPhase("joined");
   updateUI();
+  if (state.coverage !== null) {
+    // The queue comes from a member's answer or the retained copy within seconds (QueueReplica's timeout).
+    setTimeout(() => {
+      if (state.joined && !shell.hasQueue) {
+        fail("The group's queue did not arrive", "This page joined without the session's first video and cannot tell which of your files the group plays.", { tone: "warn", actions: [reload] });
+      }
+    }, 15000);
+  }
 }
 
 main().catch((error) => {

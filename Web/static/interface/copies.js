@@ -5,12 +5,14 @@
 
 import { fingerprintOfBlob } from "../player/fingerprint.js";
 import { isMediaFile } from "../player/library.js";
-import { entriesForCopies, entryToPrepare, missingNotice, nextEntryWithCopy, nextRepeatMode } from "./queuepanel.js";
+import { coverageNotice, entriesForCopies, entryToPrepare, missingNotice, nextEntryWithCopy, nextRepeatMode } from "./queuepanel.js";
 import { FrameGrid, nsToMs } from "../player/schedule.js";
 import { $, library, mayControl, player, shell, state, video } from "./state.js";
-import { entryName, logLine } from "./log.js";
+import { entryName, fail, hideBanner, logLine, showBanner } from "./log.js";
+import { showNoticeText } from "./noticeboard.js";
 import { act, control } from "./controls.js";
 import { draggedEntry, hasCopy, updateQueuePanel } from "./queueview.js";
+import { setPhase } from "./status.js";
 
 /** The items this page can play go into its presence reports (the others see who has what). */
 function refreshItems() {
@@ -23,6 +25,7 @@ export function onQueueChanged() {
   library.learnEntries(shell.queue.entries);
   refreshItems();
   followEntry();
+  reviewCoverage();
   schedulePrepare(300);
 }
 
@@ -84,20 +87,23 @@ function endMissing() {
     .then((id) => (id === null ? null : shell.endSuspension(id)))
     .catch((error) => logLine(`Could not tell the group: ${error?.message ?? error}`, "bad"));
   logLine(`Back in step with the group: ${entryName({ entry: shell.state?.entry ?? null, item: shell.state?.item })}`, "info");
+  hideCoverageBanner();
 }
 
 function showMissing() {
   const missing = state.missing;
   if (missing === null) return;
   const nextWithCopy = shell.hasQueue && shell.state?.entry ? nextEntryWithCopy(shell.queue, shell.state.entry, hasCopy) : null;
-  const notice = missingNotice(missing.entry, { nextWithCopy });
+  // A person none of whose files is in the session is told so, not asked for this one entry.
+  const none = state.coverage?.notice?.kind === "none";
+  const notice = none ? state.coverage.notice : missingNotice(missing.entry, { nextWithCopy });
   const picker = $("picker");
   picker.hidden = false;
   picker.dataset.mode = "missing";
   $("picker-title").textContent = notice.title;
   $("picker-text").textContent = notice.text;
   $("picker-button").textContent = "Choose files…";
-  $("picker-hint").textContent = "or drop the file or its folder here";
+  $("picker-hint").textContent = none ? "or drop the files or their folder here" : "or drop the file or its folder here";
   $("overlay").hidden = true;
 }
 
@@ -119,6 +125,67 @@ function schedulePrepare(delayMs = 1500) {
   }, delayMs);
 }
 
+/**
+ * A page that joined without the session's first item (`state.coverage`, app.js: several files, none
+ * of them the activity's): once the group's queue is in, and again when it changes or the person
+ * gives more files, says how many of its entries they have and where they join the group, or that
+ * none of their files is in the session (what it plays, what they gave; they can choose again, and
+ * the files they give then are checked against the queue as they come).
+ */
+export function reviewCoverage() {
+  const coverage = state.coverage;
+  if (coverage === null || shell === null || !shell.hasQueue || !state.joined || state.activity === null) return;
+  library.learnEntries(shell.queue.entries);
+  const playing = shell.state?.entry ?? null;
+  let notice = coverageNotice({
+    entries: shell.queue.playOrder, activity: state.activity, playing, hasCopy,
+    next: playing === null ? null : nextEntryWithCopy(shell.queue, playing, hasCopy), files: coverage.files,
+  });
+  // A session without a queue plays its first item: a copy of it given since is not "none".
+  if (notice.kind === "none" && library.has(state.activity.item)) notice = null;
+  // Said again when it changes: the kind, how many entries they have, the files they gave (not where the group is).
+  const key = notice === null ? "covered" : `${notice.kind} ${notice.have}/${notice.total} ${coverage.files.join("\n")}`;
+  const before = coverage.notice?.kind ?? null;
+  coverage.notice = notice;
+  if ($("picker").dataset.mode === "message") $("picker").hidden = true; // "Getting the group's queue…"
+  if (coverage.key === key) return;
+  coverage.key = key;
+  if (notice === null || notice.kind === "partial") {
+    if (before === "none") {
+      hideBanner();
+      state.lastError = null;
+      setPhase("joined");
+    }
+    if (notice !== null) {
+      logLine(notice.short, "info");
+      showNoticeText(notice.short);
+      showBanner(notice.title, notice.text, { tone: "info" });
+      // Playing along already: the banner goes after a while (else when the page reaches an entry it has).
+      if (state.missing === null) setTimeout(hideCoverageBanner, 12000);
+    }
+  } else {
+    setPhase("mismatch");
+    fail(notice.title, notice.text, { actions: [] });
+    if (state.missing === null) {
+      // The group has no state to follow yet: ask for the files all the same.
+      const picker = $("picker");
+      picker.hidden = false;
+      picker.dataset.mode = "missing";
+      $("picker-title").textContent = notice.title;
+      $("picker-text").textContent = notice.text;
+      $("picker-button").textContent = "Choose files…";
+      $("picker-hint").textContent = "or drop the files or their folder here";
+    }
+  }
+  showMissing();
+}
+
+/** Hides the banner reviewCoverage showed for a partial set of copies, if it is still up. */
+function hideCoverageBanner() {
+  const notice = state.coverage?.notice;
+  if (notice?.kind === "partial" && !$("banner").hidden && $("banner-title").textContent === notice.title) hideBanner();
+}
+
 /** An item's frame grid: the activity's, else from its queue entry's frame rate. */
 export function gridFor(item) {
   if (item === state.activity?.item) return FrameGrid.fromActivity(state.activity);
@@ -129,6 +196,12 @@ export function gridFor(item) {
 
 /** A new element in the screen, under the one on top (deck.js). */
 export function createVideo() {
+  if (state.ownVideoFree) {
+    // The page joined without the session's first item: its own element plays the first entry it has.
+    state.ownVideoFree = false;
+    video.dataset.shown = "false";
+    return video;
+  }
   const element = document.createElement("video");
   element.className = "deck";
   element.playsInline = true;
@@ -192,6 +265,7 @@ export async function takeFiles(files, { queue = false } = {}) {
   note.textContent = `Checking ${files.length === 1 ? `“${files[0].name}”` : `${files.length} files`}…`;
   const copies = await readCopies(files);
   note.hidden = true;
+  if (state.coverage !== null && copies.length > 0) state.coverage.files = files.filter(isMediaFile).map((file) => file.name);
   if (copies.length === 0) {
     logLine("None of those files is a video this page can play", "warn");
     return;
@@ -209,6 +283,7 @@ export async function takeFiles(files, { queue = false } = {}) {
       : `${copies.map((c) => `“${c.name}”`).join(", ")} ${copies.length === 1 ? "is" : "are"} not in the queue: add ${copies.length === 1 ? "it" : "them"} with “Add videos…”`, known.length > 0 ? "info" : "warn");
   }
   followEntry();
+  reviewCoverage();
   schedulePrepare(300);
 }
 

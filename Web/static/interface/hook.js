@@ -39,6 +39,11 @@ window.coplayPage = Object.freeze({
       loaded: player?.loadedItems ?? [], shown: player?.shownItem ?? null, copies: library.copies.map((c) => c.name),
     };
   },
+  // A page that joined without the session's first item: what it said about the person's files once
+  // the queue was in ({kind: "partial" | "none", have, total, title, text}; null before, or when covered).
+  get coverage() {
+    return state.coverage === null ? null : { files: [...state.coverage.files], notice: state.coverage.notice === null ? null : { ...state.coverage.notice } };
+  },
   samples: () => (player === null ? [] : player.samples()),
   // The notices over the video now, oldest first, and every notice shown so far.
   get notices() { return { shown: [...$("notices").children].map((li) => li.textContent), all: [...noticeBoard.all] }; },

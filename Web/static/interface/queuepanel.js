@@ -180,3 +180,65 @@ export function nextEntryWithCopy(queue, playing, hasCopy) {
   }
   return null;
 }
+
+/** `items` as a list people read: “a”, “b” and “c”; past `most`, “… and N more”. */
+export function titleList(titles, most = 4) {
+  const quoted = titles.slice(0, most).map((title) => `“${title}”`);
+  const rest = titles.length - quoted.length;
+  if (rest > 0) return `${quoted.join(", ")} and ${rest} more`;
+  if (quoted.length <= 1) return quoted.join("");
+  return `${quoted.slice(0, -1).join(", ")} and ${quoted.at(-1)}`;
+}
+
+/**
+ * What the page says when it joined with files none of which is the session's first item (the
+ * activity's), once it has the group's queue: how many of the entries the person has and where they
+ * join the group (`kind: "partial"`), or that none of them is in the session (`kind: "none"`: what
+ * the session plays, what the person gave; they can choose again).
+ *
+ * @param {object} input
+ * @param {object[]} input.entries the group's entries in play order (`{id, title, duration}`); empty when the session has no queue.
+ * @param {{title: string, duration?: number|null}} input.activity the session's first item: what it plays without a queue.
+ * @param {string|null} input.playing the entry the group plays (its id), or null.
+ * @param {(entry: object) => boolean} input.hasCopy whether the page has a copy of an entry.
+ * @param {object|null} [input.next] the first entry after `playing` the page has (nextEntryWithCopy), or null.
+ * @param {string[]} input.files the names of the files the person gave.
+ * @returns {{kind: "partial"|"none", have: number, total: number, title: string, text: string, short: string}}
+ *   `title` and `text` for a banner (the title says how many), `short` in one line (the log, a notice).
+ */
+export function coverageNotice({ entries, activity, playing, hasCopy, next = null, files }) {
+  const total = entries.length;
+  const have = entries.filter((entry) => hasCopy(entry)).length;
+  if (have === 0) {
+    const plays = total === 0
+      ? `“${activity.title}”${Number.isFinite(activity.duration) ? ` (${durationText(activity.duration)})` : ""}`
+      : `${total === 1 ? "one entry" : `${total} entries`}: ${titleList(entries.map((entry) => entry.title))}`;
+    const gave = files.length === 0 ? "no video files" : `${files.length === 1 ? "" : `${files.length} files: `}${titleList(files)}`;
+    return {
+      kind: "none", have, total,
+      title: "None of these files is in this session",
+      text: `The session plays ${plays}; you gave ${gave}. Choose your copies of the session's videos (or drop their folder): `
+        + "nothing plays here until one of them is yours.",
+      short: `None of your files is in the session (it plays ${plays})`,
+    };
+  }
+  const current = entries.find((entry) => entry.id === playing) ?? null;
+  const count = have < total ? `You have ${have} of the ${total} entries` : total === 1 ? "You have the queue's one entry" : `You have all ${total} entries`;
+  let where;
+  if (current === null) {
+    where = "you play along from the entries you have.";
+  } else if (hasCopy(current)) {
+    where = `the group plays “${current.title}”, which you have: you play along now.`;
+  } else if (next !== null) {
+    where = `the group plays “${current.title}” now, you join at “${next.title}”.`;
+  } else {
+    where = `the group plays “${current.title}” now, and none of yours comes after it: you join when the group plays one of yours.`;
+  }
+  return {
+    kind: "partial", have, total,
+    title: count,
+    // The banner's title is the count: its text says the rest.
+    text: `${where.charAt(0).toUpperCase()}${where.slice(1)} The others never wait for the ones you do not have.`,
+    short: `${count}; ${where}`,
+  };
+}

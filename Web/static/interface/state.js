@@ -26,6 +26,10 @@ export const state = {
   halted: false, // the page gave up before joining: nothing more is loaded
   moving: false, // a host removed someone and the page is joining the successor session (the old one's end is expected)
   missing: null, // {item, entry, suspension (a promise of its id)}: the group plays an entry this page has no copy of
+  // The page joined with files none of which is the session's first item (copies.js reviewCoverage):
+  // {files (their names), notice (queuepanel.js coverageNotice, once the queue is in), key}; else null.
+  coverage: null,
+  ownVideoFree: false, // the page's own <video> was not given the first item: deck.js takes it for the first entry it plays
 };
 
 /** The person's copies of the group's items (library.js). */
