@@ -167,6 +167,7 @@ function stopFollowing(phase, title, text) {
   chat?.close();
   screenMessage(title, "This page is no longer in the session.");
   fail(title, text, { actions: [] });
+  updateControls();
   updateUI();
 }
 
