@@ -13,7 +13,7 @@ import {
 } from "../../Web/static/interface/words.js";
 
 test("the status pill has words and a tone for every phase the page goes through", () => {
-  const phases = ["starting", "connecting", "syncing", "media", "checking", "joining", "joined", "reconnecting", "mismatch", "error", "ended", "removed"];
+  const phases = ["starting", "connecting", "syncing", "media", "checking", "joining", "joined", "reconnecting", "mismatch", "error", "ended", "removed", "leftBehind"];
   assert.deepEqual(Object.keys(PHASES).sort(), [...phases].sort());
   for (const phase of phases) {
     const [text, tone] = PHASES[phase];
@@ -149,4 +149,14 @@ test("what the page says about a removal: the removed page, a move, a page left 
   assert.equal(behind, "bob#3f9a2c was removed; this page was left behind");
   assert.equal(behindTitle, "Left behind");
   assert.match(behindText, /not given its invite/);
+  // Why, by removal.js's reason; every one says what to do, none promises the page plays on.
+  const because = (reason) => describeRemoval({ leftBehind: { removed: "bob", by: "host", reason } })[2];
+  assert.match(because("noSealingKey"), /no X25519/);
+  assert.match(because("noInvite"), /not given its invite .*joined after the removal was prepared/);
+  assert.match(because("unopened"), /sealed to this page did not open/);
+  for (const reason of ["noSealingKey", "noInvite", "unopened", undefined]) {
+    assert.match(because(reason), /^A host removed bob and moved everyone else to a new session, but /);
+    assert.match(because(reason), /Playback stopped here and this page no longer follows the group; ask a host for a new link to watch again\.$/);
+  }
+  assert.equal(PHASES.leftBehind[0], "Left behind");
 });

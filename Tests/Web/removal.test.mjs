@@ -88,6 +88,27 @@ test("a removal the page seals and signs round-trips through JSON and verifies; 
   await assert.rejects(alice.sealing.open(decoded.invites[0], session, bob.key.publicKey), "the info binds the member key");
 });
 
+test("left behind, and why: no sealing key of its own, no box for it, a box that does not open", async () => {
+  // A removal of bob with a box for alice only: the vectors' first trace moves alice.
+  const frame = vector.traces.find((t) => t.member === "alice" && t.frames[0].expect.startsWith("moved")).frames[0];
+  const json = parseJSON(frame.body);
+  const outcome = async (member, sealingKey) => {
+    const follower = new RemovalFollower({ session, hostKey: hostSigner.publicKey, memberKey: member.key, sealingKey, labelOf: () => "remover" });
+    return follower.receive(json, 1n);
+  };
+  const alice = members.get("alice");
+  const removedName = removalFromJSON(json).name;
+  const others = [...members.values()].filter((m) => m !== alice && toHex(m.key.publicKey) !== toHex(removalFromJSON(json).removed));
+  assert.ok((await outcome(alice, alice.sealing)).moved, "with its own sealing key alice moves");
+  assert.deepEqual(await outcome(alice, null), { leftBehind: { removed: removedName, by: "remover", reason: "noSealingKey" } });
+  assert.deepEqual(await outcome(alice, others[0].sealing), { leftBehind: { removed: removedName, by: "remover", reason: "unopened" } });
+  const stranger = { key: await MemberKey.generate(), sealing: await SealingKey.generate() };
+  assert.deepEqual(await outcome(stranger, stranger.sealing), { leftBehind: { removed: removedName, by: "remover", reason: "noInvite" } });
+  // The removed member without a sealing key is still the removed one.
+  const removed = [...members.values()].find((m) => toHex(m.key.publicKey) === toHex(removalFromJSON(json).removed));
+  assert.deepEqual(await outcome(removed, null), { removed: { by: "remover" } });
+});
+
 test("what does not read as a removal is dropped, not counted", async () => {
   const follower = new RemovalFollower({ session, hostKey: hostSigner.publicKey, memberKey: members.get("alice").key, sealingKey: members.get("alice").sealing });
   const body = parseJSON(vector.traces[0].frames[0].body);

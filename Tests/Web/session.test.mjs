@@ -172,6 +172,7 @@ test("time requests before hello, text messages and malformed frames close the s
   await opened;
   await settle();
   assert.deepEqual(replies, [{ t1: 1000n, t2: 1100n, t3: 1200n, t4: 42n }]);
+  assert.equal(session.timeReplies, 1, "the replies this session received are counted");
   assert.equal(relay.log[0], FrameType.timeRequest);
 
   const socket = session.socket;

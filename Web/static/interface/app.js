@@ -92,7 +92,8 @@ function onSessionEnd(ended, reason) {
   if (ended !== session || !ended.opened || state.moving) return;
   const wasJoined = state.joined;
   stopPlaying();
-  if (state.phase === "mismatch" || state.phase === "removed") return;
+  chat?.close();
+  if (state.phase === "mismatch" || state.phase === "removed" || state.phase === "leftBehind") return;
   setPhase(reason === "left" ? "ended" : "error");
   const [title, text] = describeEnd(reason, wasJoined);
   fail(title, text, { actions: [reload] });
@@ -100,6 +101,7 @@ function onSessionEnd(ended, reason) {
 
 function stopPlaying() {
   state.joined = false;
+  state.stopped = true;
   player?.stop();
   shell?.stop();
   pollAbort && (pollAbort.aborted = true);
@@ -151,19 +153,26 @@ function onRemoval(outcome) {
     : { type: "moved", originatorName: (outcome.moved ?? outcome.leftBehind).removed, detail: outcome.moved ? "moved" : "left behind" };
   keepEvent({ ...event, text: notice, kind: "info", realtime: Date.now() / 1000 });
   showNoticeText(notice);
-  if (outcome.removed) {
-    // Stop now, whether or not the host ends the session; leaving it, the page does not reconnect.
-    setPhase("removed");
-    stopPlaying();
-    session.leave();
-    screenMessage(title, "This page is no longer in the session.");
-    fail(title, text, { actions: [] });
-  } else if (outcome.moved) {
-    moveTo(outcome.moved.invite, notice);
-  } else {
-    logLine(notice, "warn");
-    showBanner(title, text, { tone: "warn" });
-  }
+  if (outcome.removed) stopFollowing("removed", title, text);
+  else if (outcome.moved) moveTo(outcome.moved.invite, notice);
+  else stopFollowing("leftBehind", title, text); // the group is gone: nothing here to follow
+}
+
+/**
+ * The page is out of the group for good (removed, left behind, or it could not join the successor):
+ * it stops now, whether or not the host ends the old session, and leaves it (a session left does not
+ * reconnect, so nothing more is opened); it says why over the video and in the banner, with no retry
+ * (the old invite leads nowhere), and its panels stop showing a live session.
+ */
+function stopFollowing(phase, title, text) {
+  setPhase(phase);
+  stopPlaying();
+  session.leave();
+  chat?.close();
+  screenMessage(title, "This page is no longer in the session.");
+  fail(title, text, { actions: [] });
+  updateControls();
+  updateUI();
 }
 
 /**
@@ -185,9 +194,8 @@ async function moveTo(text, notice) {
   } catch (error) {
     opened?.next.leave();
     state.moving = false;
-    setPhase("error");
-    stopPlaying();
-    fail("Could not follow the group", `A host moved the group to a new session, and this page could not join it: ${error?.message ?? error}`, { actions: [] });
+    stopFollowing("leftBehind", "Could not follow the group",
+      `A host moved the group to a new session, and this page could not join it: ${error?.message ?? error}. Playback stopped here; ask a host for a new link to watch again.`);
     return;
   }
   const { next, channel, backlog, gate } = opened;

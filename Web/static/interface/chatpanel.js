@@ -91,6 +91,7 @@ export class ChatPanel {
     this.room = new ChatRoom(session.invite.session);
     this.joined = false;
     this.sealing = null;
+    this.sealingError = null;
     this.hostSigner = null;
     this.follower = null;
     const coordination = session.onmessage;
@@ -130,11 +131,20 @@ export class ChatPanel {
   /**
    * Once joined: sign as `name` (the person's own key when they chose the name) and announce it, with
    * a fresh sealing key for this session (attested by `hostSigner`, the host key, with a controller invite).
+   * A browser that cannot make one (no X25519 in its WebCrypto) chats without it: it announces its
+   * identity only, and a host's removal of someone else leaves it behind (`sealingError` says why).
    */
   async start(name, { persistentKey, hostSigner = null }) {
     this.name = name;
     this.key ??= await memberKey(name, { persistent: persistentKey });
-    this.sealing = await SealingKey.generate();
+    this.sealingError = null;
+    try {
+      this.sealing = await SealingKey.generate();
+    } catch (error) {
+      this.sealing = null;
+      this.sealingError = error?.message ?? String(error);
+      console.warn("coplay: no sealing key (a host's removal of someone will leave this page behind):", this.sealingError);
+    }
     this.hostSigner = hostSigner;
     const directory = this.room.directory;
     this.follower = new RemovalFollower({
@@ -151,6 +161,15 @@ export class ChatPanel {
     this.draw();
   }
 
+  /** The page is out of its session for good (removed, left behind, the session over): the box keeps its lines and takes no more. */
+  close() {
+    this.joined = false;
+    for (const id of ["chat-input", "chat-send"]) {
+      const element = this.$(id);
+      if (element) element.disabled = true;
+    }
+  }
+
   /**
    * The page's identity to everyone (`to` empty) or to the members named, and right after it (same
    * sender, so in order) its sealing key: what a host's removal seals the successor's invite to.
@@ -161,9 +180,9 @@ export class ChatPanel {
     try {
       const identity = await this.key.identity(session.invite.session, session.participant, this.name);
       await this.room.receiveIdentity(identity, session.participant);
-      const statement = await this.sealing.statement(session.invite.session, this.key, this.hostSigner);
+      const statement = this.sealing === null ? null : await this.sealing.statement(session.invite.session, this.key, this.hostSigner);
       await session.sendMessage(MEMBER_MESSAGE_NAME, encodeMemberMessage({ identity }), { recipients: to });
-      await session.sendMessage(MEMBER_MESSAGE_NAME, utf8(stringifyJSON(sealingKeyToJSON(statement))), { recipients: to });
+      if (statement !== null) await session.sendMessage(MEMBER_MESSAGE_NAME, utf8(stringifyJSON(sealingKeyToJSON(statement))), { recipients: to });
     } catch (error) {
       console.warn("coplay: could not announce this page's identity", error?.message ?? error);
     }
@@ -279,6 +298,8 @@ export class ChatPanel {
       entries: this.entries.map(({ label, text, key, history, own, sentAtMs }) => ({ who: own ? "you" : label, label, text, key, history, own, sentAtMs })),
       ignored: { ...this.ignored },
       key: this.key === null ? null : { tag: this.key.tag },
+      // Whether the page announced a sealing key in this session (a removal can move it), and why not.
+      sealing: this.sealing !== null, sealingError: this.sealingError ?? null,
     };
   }
 }

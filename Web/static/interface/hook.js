@@ -16,7 +16,8 @@ window.coplayPage = Object.freeze({
   get joined() { return state.joined; },
   get clock() {
     const synced = syncedClock?.isSynchronized ?? false;
-    return { offsetMs: synced ? offsetMs() : null, errorMs: synced ? syncedClock.errorBound * 1000 : null, synced };
+    // replies: time replies received over the current session's connection (the successor's after a move).
+    return { offsetMs: synced ? offsetMs() : null, errorMs: synced ? syncedClock.errorBound * 1000 : null, synced, replies: session?.timeReplies ?? 0 };
   },
   get lastError() { return state.lastError; },
   // Originators by name where the name is known by now (a member's first events carry its id: it

@@ -14,6 +14,18 @@ export function syncTone(errorMs) {
 
 export function updatePeople() {
   const list = $("people");
+  if (state.stopped) {
+    // Out of the session for good: nobody here is in step with this page any more.
+    if (list.dataset.stopped !== "true") {
+      const li = document.createElement("li");
+      li.className = "empty";
+      li.textContent = "Not in a session";
+      list.replaceChildren(li);
+      list.dataset.stopped = "true";
+      $("people-count").textContent = "";
+    }
+    return;
+  }
   if (shell === null) return;
   const group = shell.state;
   const members = shell.members().filter((m) => m.joined || m.local);

@@ -12,7 +12,7 @@ export const video = $("video"); // the page's first element (deck.js adds one p
 export const shownVideo = () => player?.video ?? video;
 
 export const state = {
-  phase: "starting", // starting | connecting | syncing | media | checking | joining | joined | reconnecting | mismatch | error | ended | removed
+  phase: "starting", // starting | connecting | syncing | media | checking | joining | joined | reconnecting | mismatch | error | ended | removed | leftBehind
   participantId: null,
   joined: false,
   lastError: null,
@@ -24,6 +24,7 @@ export const state = {
   trims: 0,
   sawGroupState: false,
   halted: false, // the page gave up before joining: nothing more is loaded
+  stopped: false, // the page stopped following its session for good (removed, left behind, the session over): its panels show nothing live
   moving: false, // a host removed someone and the page is joining the successor session (the old one's end is expected)
   missing: null, // {item, entry, suspension (a promise of its id)}: the group plays an entry this page has no copy of
   // The page joined with files none of which is the session's first item (copies.js reviewCoverage):

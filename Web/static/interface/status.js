@@ -100,7 +100,7 @@ export function updateControls() {
   $("time").disabled = !live;
   $("rate").disabled = !live;
   // Where only hosts control, a page without control says why its controls are off.
-  const viewer = roles !== null && !roles.controls;
+  const viewer = roles !== null && !roles.controls && !state.stopped;
   $("control-hint").hidden = !viewer;
   $("controls").dataset.viewer = String(viewer);
   for (const id of ["play", "seek", "time", "rate"]) {
@@ -123,10 +123,14 @@ export function onRole(event) {
 }
 
 export function updateUI() {
+  // Once the page stopped following its session for good (removed, left behind, the session over), the
+  // panels show nothing live: no clock (it no longer follows the relay), no error, no group, no people.
+  const live = !state.stopped;
+  $("sync-card").dataset.live = String(live);
   const clock = window.coplayPage.clock;
-  $("clock-offset").textContent = clock.synced ? `${clock.offsetMs >= 0 ? "+" : "−"}${Math.abs(clock.offsetMs).toFixed(3)} ms` : "—";
-  $("clock-error").textContent = clock.synced ? `±${clock.errorMs.toFixed(3)} ms` : "—";
-  const sync = player?.status ?? null;
+  $("clock-offset").textContent = clock.synced && live ? `${clock.offsetMs >= 0 ? "+" : "−"}${Math.abs(clock.offsetMs).toFixed(3)} ms` : "—";
+  $("clock-error").textContent = clock.synced && live ? `±${clock.errorMs.toFixed(3)} ms` : "—";
+  const sync = live ? (player?.status ?? null) : null;
   const errorValue = $("sync-error");
   if (sync !== null && sync.errorMs !== null) {
     errorValue.textContent = signedMs(sync.errorMs);
@@ -135,10 +139,10 @@ export function updateUI() {
   } else {
     errorValue.textContent = "—";
     delete errorValue.dataset.tone;
-    $("sync-label").textContent = state.joined ? "measured while playing" : "error vs the group";
+    $("sync-label").textContent = !live ? "not in a session" : state.joined ? "measured while playing" : "error vs the group";
   }
   $("trim").textContent = sync !== null && sync.playing ? `${((sync.trim - 1) * 100).toFixed(2)} %` : "—";
-  const group = shell?.state ?? null;
+  const group = live ? (shell?.state ?? null) : null;
   const waiting = shell?.isWaiting ?? false;
   const ended = shell?.hasEnded ?? false;
   $("group-state").textContent = group === null ? "—" : ended ? "at the end" : waiting ? "waiting" : group.rate > 0 ? `playing ${group.rate}×` : "paused";
@@ -158,7 +162,7 @@ export function updateUI() {
     : Number.isFinite(shown.duration) ? shown.duration : Number(state.activity?.duration) || 0;
   const seek = $("seek");
   // The group's time, but the end while the page shows the media's last picture (transport.js).
-  const position = shownPosition({ position: shell?.currentItemTime ?? shown.currentTime, duration, atEnd: (player?.status?.ended ?? false) || (state.missing === null && shown.ended) });
+  const position = shownPosition({ position: (live ? shell?.currentItemTime : null) ?? shown.currentTime, duration, atEnd: (player?.status?.ended ?? false) || (state.missing === null && shown.ended) });
   if (seek.dataset.dragging !== "true") {
     seek.max = String(duration || 1);
     seek.value = String(duration > 0 ? Math.min(position, duration) : position);

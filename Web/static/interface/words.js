@@ -36,6 +36,7 @@ export const PHASES = {
   error: ["Not connected", "bad"],
   ended: ["Session over", "bad"],
   removed: ["Removed", "bad"],
+  leftBehind: ["Left behind", "bad"],
 };
 
 export function clockText(seconds) {
@@ -126,10 +127,17 @@ export function describeRemoval(outcome) {
     return [text, "You were removed", `${text[0].toUpperCase()}${text.slice(1)}. Playback stopped here; ask a host for a new link to watch again.`];
   }
   if (outcome.moved) return [`${outcome.moved.removed} was removed; moved to a new session`, null, null];
-  const { removed } = outcome.leftBehind;
+  const { removed, reason } = outcome.leftBehind;
   return [
     `${removed} was removed; this page was left behind`,
     "Left behind",
-    `A host removed ${removed} and moved everyone else to a new session, but this page was not given its invite. It stops when the old session ends; ask a host for the new link.`,
+    `A host removed ${removed} and moved everyone else to a new session, but ${LEFT_BEHIND[reason] ?? LEFT_BEHIND.noInvite}. Playback stopped here and this page no longer follows the group; ask a host for a new link to watch again.`,
   ];
 }
+
+/** Why a page was left behind (removal.js's `leftBehind.reason`), as the banner says it. */
+const LEFT_BEHIND = {
+  noSealingKey: "this browser could not make the key a new session's invite is sealed to (its WebCrypto has no X25519), so this page was not given one",
+  noInvite: "this page was not given its invite (its key did not reach the host in time, or it joined after the removal was prepared)",
+  unopened: "the invite sealed to this page did not open",
+};

@@ -151,7 +151,10 @@ export class SealingKey {
  * removal is handled, later ones are `repeated`. `receive` resolves to one outcome:
  * - {removed: {by}}: this page's key is the removed one;
  * - {moved: {invite, removed, by}}: its sealed invite opened (the successor's invite text);
- * - {leftBehind: {removed, by}}: no invite for it, or one that does not open;
+ * - {leftBehind: {removed, by, reason}}: it cannot follow; `reason` says why: "noSealingKey" (the page
+ *   announced none: its browser could not make one), "noInvite" (the removal seals it nothing: its
+ *   sealing key did not reach the remover in time, or it joined after the removal was prepared),
+ *   "unopened" (the box sealed to it does not open);
  * - {ignored: reason}: noHostKey, badSignature, repeated;
  * - {dropped: true}: not a removal.
  * `by` and `removed` are labels (as people see them); `by` is null when the sender said no identity.
@@ -162,7 +165,8 @@ export class RemovalFollower {
    * @param {Uint8Array} options.session the session id.
    * @param {Uint8Array|null} options.hostKey the invite's host key (null: everyone controls).
    * @param {{publicKey: Uint8Array}} options.memberKey the page's member key.
-   * @param {SealingKey} options.sealingKey the page's sealing key in this session.
+   * @param {SealingKey|null} options.sealingKey the page's sealing key in this session (null: it has none,
+   *   its browser could not make one; a removal of someone else then leaves it behind).
    * @param {(participant: bigint) => string|null} [options.labelOf] the label of a sender.
    * @param {(name: string, key: Uint8Array) => string} [options.label] the label of a name and key.
    */
@@ -196,12 +200,13 @@ export class RemovalFollower {
     const own = this.memberKey.publicKey;
     if (equalBytes(removal.removed, own)) return { removed: { by } };
     const removed = this.label(removal.name, removal.removed);
+    if (this.sealingKey === null) return { leftBehind: { removed, by, reason: "noSealingKey" } };
     const sealed = removal.invites.find((invite) => equalBytes(invite.key, own));
-    if (sealed === undefined) return { leftBehind: { removed, by } };
+    if (sealed === undefined) return { leftBehind: { removed, by, reason: "noInvite" } };
     try {
       return { moved: { invite: await this.sealingKey.open(sealed, this.session, own), removed, by } };
     } catch {
-      return { leftBehind: { removed, by } };
+      return { leftBehind: { removed, by, reason: "unopened" } };
     }
   }
 }

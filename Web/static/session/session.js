@@ -103,6 +103,8 @@ export class GroupSession {
     this.onactivity = () => {};
     this.onend = () => {};
     this.ontimereply = () => {};
+    /** Time replies received in this session (the test hook: the clock follows the relay over the session the page is in). */
+    this.timeReplies = 0;
     this.onreconnecting = () => {};
     /** `(frame, error)`: a frame's handler threw; the frames after it are still handled. */
     this.onhandlererror = (frame, error) => console.error(`coplay: handling a frame of type ${frame.type} failed:`, error);
@@ -296,7 +298,9 @@ export class GroupSession {
       case FrameType.timeReply: {
         const t4 = this.localNow?.() ?? null;
         try {
-          this.ontimereply(decodeTimeReply(frame.payload), t4);
+          const reply = decodeTimeReply(frame.payload);
+          this.timeReplies += 1;
+          this.ontimereply(reply, t4);
         } catch {
           // malformed reply: dropped
         }
