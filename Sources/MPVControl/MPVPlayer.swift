@@ -65,6 +65,12 @@ public actor MPVPlayer: CoordinatedPlayer {
         public var prepareHorizon: Double = 0.08
         /// When a motion must be (re)started late, the player restarts this far ahead (seconds).
         public var restartDelay: Double = 0.15
+        /// What an exact seek is expected to cost at a speed mpv has not sought at yet, on a file with
+        /// audio (seconds): 1x seeks say little about it (see `seekDurations`).
+        public var unseenSpeedSeek: Double = 0.25
+        /// A restart whose seek ends more than this after the start it planned is planned again once,
+        /// with the seek's cost known (seconds).
+        public var restartOverrun: Double = 0.004
         /// The first guess of the time from `pause=no` to the position moving (seconds); learned.
         public var unpauseLatency: Double = 0.0
         /// Sampling turns dense this long before a predicted frame change, and stays dense until
@@ -190,15 +196,29 @@ public actor MPVPlayer: CoordinatedPlayer {
     private var hasAudio = false
     private var unpauseLatency: Double
     private var learnLatency = false
-    /// How long mpv's last exact seeks took (command to `playback-restart`, seconds), newest last.
-    private var seekDurations: [Double] = []
-    /// What the next exact seek may cost: the longest of the last eight (seconds). A seek at a speed
-    /// other than 1 on a file with audio may cost more (docs/mpv.md); a restart it makes late is
-    /// re-anchored once, with the cost then known.
-    private var expectedSeek: Double { seekDurations.max() ?? 0 }
-    /// How long before its instant a motion is prepared: the configured horizon, or the expected
-    /// seek and a margin when seeks cost more (at most half a second).
-    private var prepareHorizon: Double { max(configuration.prepareHorizon, min(0.5, expectedSeek + 0.02)) }
+    /// How long mpv's last exact seeks took (command to `playback-restart`, seconds), newest last, by
+    /// the speed mpv ran at (``seekKey(_:)``): on a file with audio a seek at a speed other than 1
+    /// costs two to three times one at 1x, because the audio goes through the tempo filter (a
+    /// 25 fps 160x90 clip with AAC, `--ao=null`: 130-200 ms at 0.5 and 115-195 ms at 1.25 against
+    /// 40-65 ms at 1, 28 Nov 2026).
+    private var seekDurations: [Int: [Double]] = [:]
+    /// What the next exact seek at `speed` may cost (seconds): the longest of the last eight at that
+    /// speed. At a speed not seen yet on a file with audio, at least ``Configuration/unseenSpeedSeek``.
+    private func expectedSeek(at speed: Double) -> Double {
+        let key = seekKey(speed)
+        if let longest = seekDurations[key]?.max() { return longest }
+        let known = seekDurations[seekKey(1)]?.max() ?? 0
+        return key == seekKey(1) ? known : max(known, configuration.unseenSpeedSeek)
+    }
+    /// Which list of ``seekDurations`` a seek at `speed` belongs to: the speed in hundredths on a file
+    /// with audio (a trim of a few per cent counts as the group's rate), one list on a video-only file.
+    private func seekKey(_ speed: Double) -> Int { hasAudio ? Int((speed * 100).rounded()) : 100 }
+    /// How long before its instant `motion` is prepared: the configured horizon, or the expected seek
+    /// at its speed and a margin when seeks cost more (at most half a second).
+    private func prepareHorizon(for motion: CommandSchedule.Motion?) -> Double {
+        let speed = motion.map { $0.rate > 0 ? $0.rate : known.speed } ?? known.speed
+        return max(configuration.prepareHorizon, min(0.5, expectedSeek(at: speed) + 0.02))
+    }
     /// The coordinator, while ``run(coordinator:)`` runs (for readiness reports).
     private var coordinator: PlaybackCoordinator?
     /// How long mpv's last loads ahead of an entry change took (command to `playback-restart`,
@@ -698,7 +718,7 @@ public actor MPVPlayer: CoordinatedPlayer {
                 applied = nil
                 continue
             }
-            if let next, (next.referenceTime - now).secondsValue <= prepareHorizon {
+            if let next, (next.referenceTime - now).secondsValue <= prepareHorizon(for: next) {
                 try await transition(to: next, from: current)
                 continue
             }
@@ -707,11 +727,11 @@ public actor MPVPlayer: CoordinatedPlayer {
                 continue
             }
             if let current, current.rate > 0, playing {
-                try await track(current, before: next.map { $0.referenceTime - .secondsRounded(prepareHorizon) })
+                try await track(current, before: next.map { $0.referenceTime - .secondsRounded(prepareHorizon(for: $0)) })
                 continue
             }
             var pause = 0.02
-            if let next { pause = min(pause, max(0.001, (next.referenceTime - now).secondsValue - prepareHorizon)) }
+            if let next { pause = min(pause, max(0.001, (next.referenceTime - now).secondsValue - prepareHorizon(for: next))) }
             try await Task.sleep(for: .secondsRounded(pause))
         }
     }
@@ -779,7 +799,7 @@ public actor MPVPlayer: CoordinatedPlayer {
                 // paused and start it at the instant.
                 let frame = framePTS(next.item, at: next.itemTime)
                 let start = next.referenceTime - .secondsRounded((next.itemTime - frame) / next.rate)
-                try await wait(until: start - .secondsRounded(max(0.005, expectedSeek + 0.004)))
+                try await wait(until: start - .secondsRounded(max(0.005, expectedSeek(at: next.rate) + 0.004)))
                 try await setPause(true)
                 playing = false
                 try await prepareStart(at: frame, rate: next.rate, neededBy: start)
@@ -1010,11 +1030,28 @@ public actor MPVPlayer: CoordinatedPlayer {
             try await setPause(true)
             playing = false
         }
-        let later = now + .secondsRounded(max(configuration.restartDelay, 1.25 * expectedSeek + 0.03))
-        let target = motion.itemTime(at: later)
-        let frame = framePTS(motion.item, at: target)
-        try await prepareStart(at: frame, rate: motion.rate)
-        try await unpause(at: later - .secondsRounded((target - frame) / motion.rate))
+        var planned = now
+        for attempt in 1...2 {
+            // The start is the first frame change of the group's timeline at least the hold away (at
+            // 0.25x a frame of 25 fps lasts 160 ms: the frame on screen at the hold's end began up to
+            // that much before it, and its start would leave the seek that much less time).
+            let earliest = planned + .secondsRounded(max(configuration.restartDelay, 1.25 * expectedSeek(at: motion.rate) + 0.03))
+            let target = motion.itemTime(at: earliest)
+            let frame = framePTS(motion.item, atOrAfter: target)
+            try await prepareStart(at: frame, rate: motion.rate)
+            let start = earliest + .secondsRounded((frame - target) / motion.rate)
+            // A seek that outlasted the hold (the first at a new speed on a file with audio, a seek
+            // slowed by load) would start the player that much late, to be re-anchored by the
+            // controller half a second later: a second hold. Planned again at once instead, with the
+            // seek's cost now known (measured: rate changes to 0.5 on plain mpv with audio landed
+            // 100-170 ms late and were all re-anchored, 28 Nov 2026).
+            if attempt == 1, let after = reference.now(), (after - start).secondsValue > configuration.restartOverrun {
+                planned = after
+                continue
+            }
+            try await unpause(at: start)
+            break
+        }
         applied = motion
     }
 
@@ -1242,7 +1279,7 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// ready only when the seek is still running at `neededBy`, the instant the group expects it to
     /// play: a seek done in time makes nobody wait. The adapter's own seeks (a pause's or a wait's snap
     /// to the group's frame, a re-anchoring, a restart at a new speed) pass no instant; their restarts
-    /// are placed after the seeks' measured cost (``expectedSeek``). Reporting every seek had made each
+    /// are placed after the seeks' measured cost (``expectedSeek(at:)``). Reporting every seek had made each
     /// slow one a group suspension, whose own snap seeks began the next.
     private func seekIfNeeded(to itemTime: Double, force: Bool = false, neededBy: ReferenceTime? = nil) async throws {
         if !force, !playing, let position = try? await connection.number("time-pos"), abs(position - itemTime) < 1e-6 { return }
@@ -1265,10 +1302,13 @@ public actor MPVPlayer: CoordinatedPlayer {
         audioClock.reset()
     }
 
-    /// Remembers how long an exact seek took (``expectedSeek``).
+    /// Remembers how long an exact seek at mpv's present speed took (``expectedSeek(at:)``).
     private func recordSeek(_ seconds: Double) {
-        seekDurations.append(seconds)
-        if seekDurations.count > 8 { seekDurations.removeFirst(seekDurations.count - 8) }
+        let key = seekKey(known.speed)
+        var durations = seekDurations[key] ?? []
+        durations.append(seconds)
+        if durations.count > 8 { durations.removeFirst(durations.count - 8) }
+        seekDurations[key] = durations
     }
 
     private func setPause(_ paused: Bool) async throws {
@@ -1321,6 +1361,15 @@ public actor MPVPlayer: CoordinatedPlayer {
     private func framePTS(_ item: String, at itemTime: Double) -> Double {
         guard let timeline = items[item]?.timeline, let frame = timeline.frame(displayedAt: itemTime) else { return itemTime }
         return timeline.presentationTime(ofFrame: frame)
+    }
+
+    /// The presentation time of the first frame of `item` at or after `itemTime` (the last frame's
+    /// past the end).
+    private func framePTS(_ item: String, atOrAfter itemTime: Double) -> Double {
+        guard let timeline = items[item]?.timeline, let index = timeline.frame(displayedAt: itemTime) else { return itemTime }
+        let shown = timeline.presentationTime(ofFrame: index)
+        guard shown < itemTime - 1e-9, index + 1 < timeline.frameCount else { return shown }
+        return timeline.presentationTime(ofFrame: index + 1)
     }
 
     /// The `stopped` event of a pause or wait (its frame index is the group's frame at its item time).

@@ -488,6 +488,66 @@ struct MPVPlainCLITests {
         }
     }
 
+    @Test(
+        "plain mpv, a clip with an audio track: a rate change's restart at a speed not sought at before starts on time (its seek's cost learnt per speed, a seek that outlasts the hold planned again at once), so the controller does not re-anchor it",
+        .timeLimit(.minutes(5)))
+    func rateChangesWithAudioStartOnTime() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.mpv), "mpv is missing: scripts/install-deps.sh installs it")
+        let directory = try Self.temporaryDirectory("coplay-rate")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // On a file with audio a rate change is a restart: a hold (150 ms, or more when seeks cost more),
+        // then a start at the new speed after an exact seek. An exact seek decodes from the keyframe
+        // before its target, and at a low speed its audio costs more: on this 160x90 clip with AAC and
+        // one keyframe (30 s), 10 s in, a seek takes 300-350 ms at 0.25x and 80-115 ms at 1x (28 Nov
+        // 2026). Before, such a restart started 150-200 ms late and the controller re-anchored it half
+        // a second later: a second hold.
+        let media = try await Self.makeMedia(in: directory, fps: 25, audio: true, keyframeInterval: 750)
+        var children: [Child] = []
+        defer { for child in children.reversed() { child.stop() } }
+        let (_, _, _, invite) = try await PlaybackSessionCLITests.startRelayAndHost(media: [media], children: &children)
+        var people: [MPVConnection] = []
+        var members: [Child] = []
+        for name in ["r1", "r2"] {
+            let socket = directory.appendingPathComponent("\(name).sock").path
+            children.append(try await Self.startPlainMPV(socket: socket, files: [media]))
+            people.append(try await MPVConnection.connect(path: socket, waitingUpTo: .seconds(30)))
+            let member = try await Child(["join", invite, media, "--mpv-socket", socket, "--name", name])
+            children.append(member)
+            members.append(member)
+        }
+        defer { for person in people { Task { await person.close() } } }
+        for member in members {
+            #expect(await Self.joined(member), "a member did not join: \(member.err.snapshot.suffix(5))")
+        }
+        let play = try await CoplayProcess.run(["control", invite, "play"], timeout: 60)
+        #expect(play.status == 0, "control play failed: \(play.stderr)")
+        try await Task.sleep(for: .seconds(10))
+
+        var marks: [(rate: String, from: Double)] = []
+        for rate in ["0.25", "1", "0.5", "1"] {
+            marks.append((rate, Date().timeIntervalSince1970))
+            let result = try await CoplayProcess.run(["control", invite, "rate", rate], timeout: 60)
+            #expect(result.status == 0, "control rate \(rate) failed: \(result.stderr)")
+            try await Task.sleep(for: .seconds(3))
+        }
+        for (person, member) in zip(people, members) {
+            let events = Self.events(member)
+            var report: [String] = []
+            var reanchorsAtQuarter = 0
+            for (index, mark) in marks.enumerated() {
+                let until = index + 1 < marks.count ? marks[index + 1].from : .infinity
+                let window = events.filter { ($0["realtime"] as? Double).map { $0 >= mark.from && $0 < until } ?? false }
+                let seeks = window.filter { $0["type"] as? String == "correction" && $0["detail"] as? String == "seek" }
+                let first = window.first { $0["type"] as? String == "correction" }?["errorMs"] as? Double
+                report.append("\(mark.rate)x: \(seeks.count) re-anchoring, first error \(first.map { String(format: "%.1f ms", $0) } ?? "inside the deadband")")
+                if mark.rate == "0.25" { reanchorsAtQuarter = seeks.count }
+            }
+            print("plain mpv with audio, rate changes: \(report.joined(separator: "; "))")
+            #expect(reanchorsAtQuarter == 0, "the restart at 0.25x was re-anchored: \(report)")
+            #expect(try await Self.poll(person, "pause", for: .seconds(15)) { $0 == .bool(false) } == .bool(false), "mpv is not playing at the end")
+        }
+    }
+
     /// How far apart two mpvs play, from `audio-pts` (the audio clock both sound and video follow,
     /// smooth where `time-pos` moves a frame at a time) read one after the other, each read dated by
     /// the midpoint of its request and reply: the median over `reads` pairs whose round trips were
