@@ -36,7 +36,9 @@ class FirstFileTests(BrowserTestCase):
         page.wait("p.queue.missing !== null && p.queue.missing.title === 'fa.mp4'", 15, "the page to sit out fa")
         picker = page.js("() => document.getElementById('picker').innerText")
         self.assertIn("Choose your copy of “fa.mp4” (0:25)", picker)
-        self.assertIn("“fb.mp4”, which you have", picker)
+        # It names the first entry the page has (not the one it sits out) as where it joins.
+        self.assertIn("when the group reaches “fb.mp4”, which you have.", picker)
+        self.assertNotIn("“fa.mp4”, which you have", picker)
         self.assertEqual([r["hasCopy"] for r in page.js("() => window.coplayPage.queue.rows")], [False, True, True])
         page.screenshot("web-first-file-partial.png")
         began = ben.wait_event(lambda e: e.get("type") == "suspensionBegan" and e.get("reason") == "coordinatedPlaybackNotPossible",

@@ -208,6 +208,37 @@ test("entryToPrepare and nextEntryWithCopy: what the page loads ahead", () => {
   assert.equal(nextEntryWithCopy(queue, "2", () => false), null);
 });
 
+test("nextEntryWithCopy after a playing entry that was removed: where the queue goes on, not its top", () => {
+  // The group plays 2 and 2 is removed: the queue goes on at 3 (its successor), so a page with copies
+  // of 1 and 4 and none of 2 or 3 joins at 4; 1 played before and comes again only with repeat all.
+  const hasCopy = (e) => e.id === "1" || e.id === "4";
+  const queue = queueOf(["1", "2", "3", "4"].map((id) => entry(id, `i${id}`)));
+  queue.apply({ op: "remove", ids: ["2"] }, "2");
+  assert.equal(queue.entryAfterEnd("2")?.id, "3", "the queue goes on at the removed entry's successor");
+  assert.equal(nextEntryWithCopy(queue, "2", hasCopy)?.id, "4");
+  assert.match(missingNotice({ title: "Episode 2" }, { nextWithCopy: nextEntryWithCopy(queue, "2", hasCopy) }).text, /reaches “Episode 4”, which you have/);
+  assert.equal(nextEntryWithCopy(queue, "2", (e) => e.id === "1"), null, "1 does not come again with repeat off");
+  // The last entry removed while it played: nothing follows it with repeat off; repeat all goes on at the top.
+  const last = queueOf(["1", "2", "3"].map((id) => entry(id, `i${id}`)));
+  last.apply({ op: "remove", ids: ["3"] }, "3");
+  assert.equal(nextEntryWithCopy(last, "3", (e) => e.id === "1"), null);
+  last.apply({ op: "repeat", mode: "all" });
+  assert.equal(nextEntryWithCopy(last, "3", (e) => e.id === "2")?.id, "2");
+  assert.equal(nextEntryWithCopy(last, "3", () => false), null);
+  // An entry the queue does not know (not the removed one): the page cannot say where the group goes.
+  assert.equal(nextEntryWithCopy(queueOf([entry("1", "i1"), entry("2", "i2")]), "9", () => true), null);
+});
+
+test("the missing prompt of a page with the later entries of a queue names the first of them, not the playing one", () => {
+  // test_first_file's page: `coplay host fa fb fc`, the page has fb and fc and the group plays fa.
+  const queue = queueOf([entry("a", "ia", { title: "fa.mp4" }), entry("b", "ib", { title: "fb.mp4" }), entry("c", "ic", { title: "fc.mp4" })]);
+  const hasCopy = (e) => e.id !== "a";
+  const text = missingNotice(queue.entry("a"), { nextWithCopy: nextEntryWithCopy(queue, "a", hasCopy) }).text;
+  assert.match(text, /The group is playing “fa\.mp4” and this page has no copy of it/);
+  assert.match(text, /reaches “fb\.mp4”, which you have\.$/);
+  assert.doesNotMatch(text, /“fa\.mp4”, which you have/);
+});
+
 test("durationText and the repeat cycle", () => {
   assert.equal(durationText(0), "0:00");
   assert.equal(durationText(59.6), "1:00");

@@ -167,16 +167,18 @@ export function entryToPrepare(queue, playing, hasCopy) {
   return next;
 }
 
-/** The first entry after `playing` in play order (wrapping with repeat all) the page has a copy of, or null. */
+/**
+ * The first entry after `playing` in play order (wrapping with repeat all) the page has a copy of, or
+ * null. It walks the way the queue goes on (queue.js `following`): after an entry removed while it
+ * played, from its successor; an entry the queue does not know leads nowhere (the top only with repeat all).
+ */
 export function nextEntryWithCopy(queue, playing, hasCopy) {
-  const order = queue.playOrder;
-  const start = order.findIndex((entry) => entry.id === playing);
-  for (let step = 1; step <= order.length; step += 1) {
-    const index = start + step;
-    if (index >= order.length && queue.repeatMode !== "all") return null;
-    const entry = order[index % order.length];
+  const wrapping = queue.repeatMode === "all";
+  let entry = queue.following(playing, wrapping);
+  for (let step = 0; entry !== null && step < queue.entries.length; step += 1) {
     if (entry.id === playing) return null;
     if (hasCopy(entry)) return entry;
+    entry = queue.following(entry.id, wrapping);
   }
   return null;
 }

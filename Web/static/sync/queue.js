@@ -145,6 +145,11 @@ export class PlayQueue {
     return this.repeatMode === "all" ? (order[order.length - 1] ?? null) : null;
   }
 
+  /**
+   * The entry after `id` in play order (the first after the last when `wrapping`); after an entry
+   * removed while it played, its successor then (`removedPlaying`); after an unknown entry, the first
+   * when `wrapping`, else null.
+   */
   following(id, wrapping) {
     const order = this.playOrder;
     const first = order[0] ?? null;
