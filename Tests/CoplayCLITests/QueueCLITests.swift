@@ -76,9 +76,16 @@ struct QueueCLITests {
         let secondItem = try #require(changes[0]["item"] as? String)
         let firstItem = try #require(changes[1]["item"] as? String)
         #expect(secondItem != firstItem)
-        // Every member showed the first frame of each new entry at the same moment.
-        for item in [secondItem, firstItem] {
-            let starts = members.compactMap { Self.firstFrames(of: item, in: $0.out.snapshot, after: 0).last }
+        // Every member showed the first frame of each new entry at the same moment. A member's frame
+        // line can come a little after its `itemChanged` line: each is waited for, from a second
+        // before the host's transition (entries are 3-4 s long, so no earlier start of that entry).
+        for (change, item) in [(changes[0], secondItem), (changes[1], firstItem)] {
+            let after = (change["realtime"] as? Double ?? 0) - 1
+            var starts: [Double] = []
+            for member in members {
+                _ = await member.out.wait(for: .seconds(10)) { lines in !Self.firstFrames(of: item, in: lines, after: after).isEmpty }
+                if let start = Self.firstFrames(of: item, in: member.out.snapshot, after: after).first { starts.append(start) }
+            }
             try #require(starts.count == members.count, "not every member showed \(item)'s first frame")
             let spread = (starts.max()! - starts.min()!) * 1000
             print("queue transition to \(item.prefix(12)): first frames within \(String(format: "%.3f", spread)) ms")
