@@ -39,6 +39,27 @@ struct MPVPlainCLITests {
 
     static func events(_ child: Child) -> [[String: Any]] { PlaybackSessionCLITests.events(child.out.snapshot) }
 
+    /// A plain mpv per name playing `media`, each attached by its own `coplay join --mpv-socket`
+    /// member; expects every member to join. The connections are the person's view of each mpv.
+    static func attachPlainMembers(
+        _ names: [String], media: String, invite: String, in directory: URL, children: inout [Child]
+    ) async throws -> (people: [MPVConnection], members: [Child]) {
+        var people: [MPVConnection] = []
+        var members: [Child] = []
+        for name in names {
+            let socket = directory.appendingPathComponent("\(name).sock").path
+            children.append(try await startPlainMPV(socket: socket, files: [media]))
+            people.append(try await MPVConnection.connect(path: socket, waitingUpTo: .seconds(30)))
+            let member = try await Child(["join", invite, media, "--mpv-socket", socket, "--name", name])
+            children.append(member)
+            members.append(member)
+        }
+        for member in members {
+            #expect(await joined(member), "a member did not join: \(member.err.snapshot.suffix(5))")
+        }
+        return (people, members)
+    }
+
     /// The member's re-anchoring seeks (`correction` with `detail: "seek"`).
     static func correctionSeeks(_ child: Child) -> Int {
         events(child).filter { $0["type"] as? String == "correction" && $0["detail"] as? String == "seek" }.count
@@ -446,20 +467,8 @@ struct MPVPlainCLITests {
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
         let (_, _, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(media: [media], children: &children)
-        var people: [MPVConnection] = []
-        var members: [Child] = []
-        for name in ["k1", "k2"] {
-            let socket = directory.appendingPathComponent("\(name).sock").path
-            children.append(try await Self.startPlainMPV(socket: socket, files: [media]))
-            people.append(try await MPVConnection.connect(path: socket, waitingUpTo: .seconds(30)))
-            let member = try await Child(["join", invite, media, "--mpv-socket", socket, "--name", name])
-            children.append(member)
-            members.append(member)
-        }
+        let (people, members) = try await Self.attachPlainMembers(["k1", "k2"], media: media, invite: invite, in: directory, children: &children)
         defer { for person in people { Task { await person.close() } } }
-        for member in members {
-            #expect(await Self.joined(member), "a member did not join: \(member.err.snapshot.suffix(5))")
-        }
 
         // The bench script's order: a play, a pause mid-frame, a play from there, rate changes.
         for (command, wait) in [(["play"], 4.0), (["pause"], 1.5), (["play"], 2.0), (["rate", "0.5"], 2.5), (["rate", "1.25"], 2.5), (["rate", "1"], 1.0)] {
@@ -505,20 +514,8 @@ struct MPVPlainCLITests {
         var children: [Child] = []
         defer { for child in children.reversed() { child.stop() } }
         let (_, _, _, invite) = try await PlaybackSessionCLITests.startRelayAndHost(media: [media], children: &children)
-        var people: [MPVConnection] = []
-        var members: [Child] = []
-        for name in ["r1", "r2"] {
-            let socket = directory.appendingPathComponent("\(name).sock").path
-            children.append(try await Self.startPlainMPV(socket: socket, files: [media]))
-            people.append(try await MPVConnection.connect(path: socket, waitingUpTo: .seconds(30)))
-            let member = try await Child(["join", invite, media, "--mpv-socket", socket, "--name", name])
-            children.append(member)
-            members.append(member)
-        }
+        let (people, members) = try await Self.attachPlainMembers(["r1", "r2"], media: media, invite: invite, in: directory, children: &children)
         defer { for person in people { Task { await person.close() } } }
-        for member in members {
-            #expect(await Self.joined(member), "a member did not join: \(member.err.snapshot.suffix(5))")
-        }
         let play = try await CoplayProcess.run(["control", invite, "play"], timeout: 60)
         #expect(play.status == 0, "control play failed: \(play.stderr)")
         try await Task.sleep(for: .seconds(10))
