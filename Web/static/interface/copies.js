@@ -97,14 +97,19 @@ function showMissing() {
   // A person none of whose files is in the session is told so, not asked for this one entry.
   const none = state.coverage?.notice?.kind === "none";
   const notice = none ? state.coverage.notice : missingNotice(missing.entry, { nextWithCopy });
+  askForFiles(notice, none ? "or drop the files or their folder here" : "or drop the file or its folder here");
+  $("overlay").hidden = true;
+}
+
+/** The picker, asking for the files `notice` names (its title and text), `hint` under its button. */
+function askForFiles(notice, hint) {
   const picker = $("picker");
   picker.hidden = false;
   picker.dataset.mode = "missing";
   $("picker-title").textContent = notice.title;
   $("picker-text").textContent = notice.text;
   $("picker-button").textContent = "Choose files…";
-  $("picker-hint").textContent = none ? "or drop the files or their folder here" : "or drop the file or its folder here";
-  $("overlay").hidden = true;
+  $("picker-hint").textContent = hint;
 }
 
 let prepareTimer = null;
@@ -168,13 +173,7 @@ export function reviewCoverage() {
     fail(notice.title, notice.text, { actions: [] });
     if (state.missing === null) {
       // The group has no state to follow yet: ask for the files all the same.
-      const picker = $("picker");
-      picker.hidden = false;
-      picker.dataset.mode = "missing";
-      $("picker-title").textContent = notice.title;
-      $("picker-text").textContent = notice.text;
-      $("picker-button").textContent = "Choose files…";
-      $("picker-hint").textContent = "or drop the files or their folder here";
+      askForFiles(notice, "or drop the files or their folder here");
     }
   }
   showMissing();
