@@ -88,6 +88,15 @@ public actor MPVPlayer: CoordinatedPlayer {
         /// `audio-pts` samples taken sooner than this after an unpause are not used (seconds): while
         /// the output starts, mpv may still report the paused position's audio.
         public var audioSettle: Double = 0.03
+        /// A start on a file with audio whose first error says the sound began later than this, and
+        /// by less than ``lateSoundLimit``, is put right with `audio-delay` instead of a re-anchoring
+        /// (seconds; see ``MPVPlayer`` `shiftPicture(by:)`).
+        public var lateSound: Double = 0.008
+        /// Larger errors at a start are re-anchored (a stall through an audio server) (seconds).
+        public var lateSoundLimit: Double = 0.08
+        /// The lag must be the same within this at two looks a ``correctionInterval`` apart: a lag
+        /// that grows is a stall, re-anchored as before (seconds).
+        public var lateSoundSteadiness: Double = 0.003
         /// At most this many re-anchoring seeks in ``reanchorWindow``; beyond, errors are trimmed.
         /// A start through a real audio server can stall once more (see ``AudioClock``): a second
         /// re-anchoring is allowed, but never a loop.
@@ -194,8 +203,22 @@ public actor MPVPlayer: CoordinatedPlayer {
     private var ratePlan: RatePlan?
     /// Whether the loaded item plays an audio track: mpv then times video by the audio clock.
     private var hasAudio = false
+    /// Whether it shows a moving picture (not an audio file, not cover art).
+    private var hasPicture = true
     private var unpauseLatency: Double
     private var learnLatency = false
+    /// Whether the first fine error after the last start is still to come (``shiftPicture(by:)``).
+    private var judgeStart = false
+    /// The sound's lag at the first look after a start, while it is judged (seconds).
+    private var firstLate: Double?
+    /// mpv's `audio-delay` as the person set it (read at each load): the picture runs that far ahead of
+    /// the sound clock (item seconds).
+    private var audioDelay = 0.0
+    /// What the adapter added to `audio-delay` to put the picture on the group's timeline after a start
+    /// whose sound began late (item seconds), until the next seek or load (``dropStartShift()``).
+    private var startShift = 0.0
+    /// A shift was taken back without a seek or load after it: the next seek is not skipped.
+    private var soundResync = false
     /// How long mpv's last exact seeks took (command to `playback-restart`, seconds), newest last, by
     /// the speed mpv ran at (``seekKey(_:)``): on a file with audio a seek at a speed other than 1
     /// costs two to three times one at 1x, because the audio goes through the tempo filter (a
@@ -878,6 +901,7 @@ public actor MPVPlayer: CoordinatedPlayer {
         }
         frameClock.reset()
         audioClock.reset()
+        try await dropStartShift()
         let loads = known.loads
         let restarts = known.restarts
         known.loadError = nil
@@ -887,6 +911,8 @@ public actor MPVPlayer: CoordinatedPlayer {
             try await waitForPosition()
             loadedItem = next.item
             hasAudio = await audioPlays()
+            hasPicture = await picturePlays()
+            audioDelay = await personsAudioDelay()
             applied = nil
             return
         }
@@ -901,10 +927,13 @@ public actor MPVPlayer: CoordinatedPlayer {
         }
         if late { coordinator.reportReadiness(.ready) }
         if let error = known.loadError { throw MPVError.cannotPlay(item.path, error) }
+        soundResync = false  // a file opened afresh starts its sound on time
         loadDurations.append((ContinuousClock.now - started).secondsValue)
         if loadDurations.count > 8 { loadDurations.removeFirst(loadDurations.count - 8) }
         loadedItem = next.item
         hasAudio = await audioPlays()
+        hasPicture = await picturePlays()
+        audioDelay = await personsAudioDelay()
         applied = nil
     }
 
@@ -1087,7 +1116,42 @@ public actor MPVPlayer: CoordinatedPlayer {
         audioClock.reset()
         audioValidFrom = reference.now().map { $0 + .secondsRounded(configuration.audioSettle) }
         learnLatency = true
+        judgeStart = hasAudio && hasPicture
+        firstLate = nil
         lastCorrection = reference.now()
+    }
+
+    /// Puts the picture on the group's timeline after a start whose sound began `late` seconds (item
+    /// time) late, without a re-anchoring.
+    ///
+    /// mpv begins the sound late after some starts, and the picture follows the sound: measured (mpv
+    /// 0.35, `--ao=null`, 25 fps clips, 28 Nov 2026) 31-45 ms late for every start in the first
+    /// 0.05 s of a file with AAC or PCM, and from 0.1-0.3 s of one with Opus; 0.5-4 ms elsewhere.
+    /// No option changed it (`audio-buffer`, `ao-null-buffer`, `audio-stream-silence`,
+    /// `initial-audio-sync=no` moves it to other positions). `audio-pts` shows it the moment the
+    /// sound plays, as a steady lag, and the picture stays that late for good. A re-anchoring fixes
+    /// both, but holds the picture still for 150 ms or more, a hold every member sees at the first
+    /// play of every entry. Instead the lag is added to `audio-delay`: mpv then shows the picture
+    /// that much ahead of its sound clock, on the group's timeline at once (within a few ms, within
+    /// 1 ms after about half a second). The sound then catches up: the controller trims the speed by
+    /// the sound's lag (at most 5 %, so 35 ms take about 0.7 s) and takes off the shift what the
+    /// sound has caught up at each look (`correct`), so that the picture stays where it is. A seek
+    /// or a load while a shift is left takes it back (``dropStartShift()``).
+    private func shiftPicture(by late: Double) async throws {
+        startShift += late
+        try await connection.set("audio-delay", audioDelay + startShift)
+        audioClock.reset()
+        frameClock.reset()
+        emit(PlaybackEvent(type: .correction, realtime: realtime(), player: participant, errorMs: -late * 1000, detail: "audio-delay"))
+    }
+
+    /// Takes back the `audio-delay` that ``shiftPicture(by:)`` added. The sound is still late until a
+    /// seek or a load: the next seek is not skipped (``soundResync``).
+    private func dropStartShift() async throws {
+        guard startShift != 0 else { return }
+        startShift = 0
+        soundResync = true
+        try await connection.set("audio-delay", audioDelay)
     }
 
     /// One step of tracking: one position sample, and a correction when due.
@@ -1168,8 +1232,12 @@ public actor MPVPlayer: CoordinatedPlayer {
         // With audio, mpv's clock steps back by (speed change) x its audio buffer while a trim lasts
         // (measured: -(s-1) x 0.19 s), and video follows it: that step is not an error to correct.
         let audioStep = hasAudio ? motion.rate * (trim - 1) * configuration.audioBuffer : 0
-        let fine = (hasAudio ? audioClock.error(for: motion, since: settled) : frameClock.error(for: motion, since: settled))
-            .map { $0 + audioStep }
+        // The picture runs ahead of the sound clock by mpv's `audio-delay`: the person's, and what
+        // ``shiftPicture(by:)`` added while the sound catches up. `sound` is the error of what plays
+        // with the person's delay alone, `fine` the picture's.
+        let sound = (hasAudio ? audioClock.error(for: motion, since: settled) : frameClock.error(for: motion, since: settled))
+            .map { $0 + audioStep + (hasAudio ? audioDelay : 0) }
+        let fine = sound.map { $0 + (hasAudio ? startShift : 0) }
         let now = reference.now()
         if fine != nil { lastFineAt = now }
         guard let error = fine ?? frameClock.coarseError(for: motion, frameInterval: frameInterval) else { return }
@@ -1180,6 +1248,34 @@ public actor MPVPlayer: CoordinatedPlayer {
             learnLatency = false
             if abs(fine) < min(0.005, frameInterval / 4) {
                 unpauseLatency = min(0.05, max(0, unpauseLatency - fine / motion.rate * 0.7))
+            }
+        }
+        if judgeStart, let fine {
+            // The first fine errors of a start: sound that began late, by the same amount at two looks
+            // (not a stall through an audio server, whose lag grows), moves the picture, not a restart.
+            let late = -fine
+            if late > configuration.lateSound, late < configuration.lateSoundLimit, ratePlan == nil {
+                if let first = firstLate, abs(late - first) < configuration.lateSoundSteadiness {
+                    judgeStart = false
+                    firstLate = nil
+                    try await shiftPicture(by: late)
+                    return
+                }
+                if firstLate == nil {
+                    firstLate = late
+                    return  // looked at again at the next correction
+                }
+            }
+            judgeStart = false
+            firstLate = nil
+        }
+        if startShift > 0, let sound {
+            // The trim below brings the sound forward; the shift shrinks with what is left of its lag,
+            // so the picture stays on the timeline meanwhile.
+            let left = min(startShift, max(0, -sound))
+            if abs(left - startShift) > 0.0005 || left == 0 {
+                startShift = left < 0.0005 ? 0 : left
+                try await connection.set("audio-delay", audioDelay + startShift)
             }
         }
         // A coarse error (no tight bracket yet) is only trusted beyond a whole frame more.
@@ -1200,18 +1296,20 @@ public actor MPVPlayer: CoordinatedPlayer {
             }
             return
         }
+        // While the picture is shifted, the trim works on the sound's lag (the shift follows it).
+        let trimmed = startShift > 0 ? sound ?? error : error
         let wanted: Double
-        if abs(error) <= configuration.deadband {
+        if abs(trimmed) <= configuration.deadband {
             wanted = 1
         } else {
-            let raw = 1 - error / configuration.trimWindow / motion.rate
+            let raw = 1 - trimmed / configuration.trimWindow / motion.rate
             wanted = min(1 + configuration.maximumTrim, max(1 - configuration.maximumTrim, raw))
         }
         if abs(wanted - trim) > 1e-6 {
             trim = wanted
             try await setSpeed(motion.rate * trim)
             emit(PlaybackEvent(
-                type: .correction, realtime: realtime(), player: participant, rate: motion.rate * trim, errorMs: error * 1000,
+                type: .correction, realtime: realtime(), player: participant, rate: motion.rate * trim, errorMs: trimmed * 1000,
                 detail: "speed"))
         }
     }
@@ -1235,6 +1333,7 @@ public actor MPVPlayer: CoordinatedPlayer {
         frameClock.reset()
         audioClock.reset()
         try await setPause(true)
+        try await dropStartShift()
         let loads = known.loads
         let restarts = known.restarts
         known.loadError = nil
@@ -1246,13 +1345,18 @@ public actor MPVPlayer: CoordinatedPlayer {
             try await waitForPosition()
             loadedItem = identifier
             hasAudio = await audioPlays()
+            hasPicture = await picturePlays()
+            audioDelay = await personsAudioDelay()
             return
         }
         coordinator.reportReadiness(.loading)
         try await waitFor(timeout: 30) { known.loads > loads && known.restarts > restarts || known.loadError != nil }
         if let error = known.loadError { throw MPVError.cannotPlay(item.path, error) }
+        soundResync = false  // a file opened afresh starts its sound on time
         loadedItem = identifier
         hasAudio = await audioPlays()
+        hasPicture = await picturePlays()
+        audioDelay = await personsAudioDelay()
         coordinator.reportReadiness(.ready)
     }
 
@@ -1271,6 +1375,17 @@ public actor MPVPlayer: CoordinatedPlayer {
         return reply.succeeded && reply.data.number != nil
     }
 
+    /// mpv's `audio-delay` with nothing of the adapter's in it (read after ``dropStartShift()``).
+    private func personsAudioDelay() async -> Double {
+        (try? await connection.number("audio-delay")).flatMap { $0 } ?? 0
+    }
+
+    /// Whether the loaded file shows a moving picture (a video track that is not cover art).
+    private func picturePlays() async -> Bool {
+        guard let reply = try? await connection.get("current-tracks/video/albumart") else { return false }
+        return reply.succeeded && reply.data.bool == false
+    }
+
     /// Seeks exactly to `itemTime` unless mpv is paused there already (or `force`).
     ///
     /// An exact seek decodes from the keyframe before its target, so it costs from a few ms to
@@ -1282,11 +1397,14 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// are placed after the seeks' measured cost (``expectedSeek(at:)``). Reporting every seek had made each
     /// slow one a group suspension, whose own snap seeks began the next.
     private func seekIfNeeded(to itemTime: Double, force: Bool = false, neededBy: ReferenceTime? = nil) async throws {
-        if !force, !playing, let position = try? await connection.number("time-pos"), abs(position - itemTime) < 1e-6 { return }
+        // A shift of the picture ends with the seek that restarts the sound on time.
+        try await dropStartShift()
+        if !force, !soundResync, !playing, let position = try? await connection.number("time-pos"), abs(position - itemTime) < 1e-6 { return }
         let restarts = known.restarts
         known.ownSeekActive = true
         let started = ContinuousClock.now
         try await connection.run(["seek", max(0, itemTime), "absolute+exact"])
+        soundResync = false
         var late = false
         try await waitFor(timeout: 10) {
             if known.restarts > restarts { return true }
