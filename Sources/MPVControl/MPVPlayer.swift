@@ -80,23 +80,29 @@ public actor MPVPlayer: CoordinatedPlayer {
         public var denseSampling: Double = 0.0002
         /// The sampling interval when no frame change is predicted (seconds).
         public var fallbackSampling: Double = 0.002
-        /// How far mpv's audio clock steps back per unit of speed change on a file with audio
-        /// (seconds; measured 0.19 s with mpv's default audio buffer).
-        public var audioBuffer: Double = 0.19
+        /// How far mpv's audio clock, and the picture with it, steps back per unit of speed changed
+        /// while playing on a file with audio, until the next seek (seconds). Measured with mpv 0.35,
+        /// `--ao=null` and mpv's default buffers, 28 Nov 2026: `audio-pts` and the frames both 19.6-19.8
+        /// ms late after 1 → 1.05 and early after 1 → 0.95, for as long as the speed was held (an
+        /// earlier 0.19 s was half of it). The adapter adds it to `audio-delay` with each such change.
+        public var audioBuffer: Double = 0.396
         /// The sampling interval of `audio-pts` while a file with audio plays (seconds).
         public var audioSampling: Double = 0.01
         /// `audio-pts` samples taken sooner than this after an unpause are not used (seconds): while
         /// the output starts, mpv may still report the paused position's audio.
         public var audioSettle: Double = 0.03
-        /// A start on a file with audio whose first error says the sound began later than this, and
-        /// by less than ``lateSoundLimit``, is put right with `audio-delay` instead of a re-anchoring
-        /// (seconds; see ``MPVPlayer`` `shiftPicture(by:)`).
-        public var lateSound: Double = 0.008
+        /// A start on a file with a picture and sound whose first errors say the sound began more than
+        /// this late, and less than ``soundStartLimit``, has its picture put right with `audio-delay`
+        /// while the sound catches up, instead of a re-anchoring (seconds; see ``MPVPlayer``
+        /// `shiftPicture(by:)`). Smaller errors, and early ones, are left to the trim: shifting every
+        /// start off by 2 ms or more, early ones too, measured worse (`coplay bench --scenario
+        /// mpv-plain-av`, p99 4.5-4.9 ms against 2.7-4.0 ms at 1x, docs/mpv.md).
+        public var soundStartError: Double = 0.008
         /// Larger errors at a start are re-anchored (a stall through an audio server) (seconds).
-        public var lateSoundLimit: Double = 0.08
-        /// The lag must be the same within this at two looks a ``correctionInterval`` apart: a lag
+        public var soundStartLimit: Double = 0.08
+        /// The error must be the same within this at two looks a ``correctionInterval`` apart: one
         /// that grows is a stall, re-anchored as before (seconds).
-        public var lateSoundSteadiness: Double = 0.003
+        public var soundStartSteadiness: Double = 0.003
         /// At most this many re-anchoring seeks in ``reanchorWindow``; beyond, errors are trimmed.
         /// A start through a real audio server can stall once more (see ``AudioClock``): a second
         /// re-anchoring is allowed, but never a loop.
@@ -217,6 +223,15 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// What the adapter added to `audio-delay` to put the picture on the group's timeline after a start
     /// whose sound began late (item seconds), until the next seek or load (``dropStartShift()``).
     private var startShift = 0.0
+    /// The speed mpv's sound was buffered at: the speed of the last seek or load. A speed changed
+    /// since steps the sound clock back by ``Configuration/audioBuffer`` per unit (``compensation``).
+    private var bufferedSpeed = 1.0
+    /// The `audio-delay` the adapter last set, if any.
+    private var delaySet: Double?
+    /// How far mpv's sound clock runs behind the sound because of a speed changed while playing
+    /// (item seconds): `audio-pts` reads that much less, and the picture, which follows it, would
+    /// show that much late without the same amount added to `audio-delay` (``applyDelay()``).
+    private var compensation: Double { hasAudio ? configuration.audioBuffer * (known.speed - bufferedSpeed) : 0 }
     /// A shift was taken back without a seek or load after it: the next seek is not skipped.
     private var soundResync = false
     /// How long mpv's last exact seeks took (command to `playback-restart`, seconds), newest last, by
@@ -901,7 +916,7 @@ public actor MPVPlayer: CoordinatedPlayer {
         }
         frameClock.reset()
         audioClock.reset()
-        try await dropStartShift()
+        try await putBackDelay()
         let loads = known.loads
         let restarts = known.restarts
         known.loadError = nil
@@ -913,6 +928,8 @@ public actor MPVPlayer: CoordinatedPlayer {
             hasAudio = await audioPlays()
             hasPicture = await picturePlays()
             audioDelay = await personsAudioDelay()
+            bufferedSpeed = known.speed
+            delaySet = nil
             applied = nil
             return
         }
@@ -934,6 +951,8 @@ public actor MPVPlayer: CoordinatedPlayer {
         hasAudio = await audioPlays()
         hasPicture = await picturePlays()
         audioDelay = await personsAudioDelay()
+        bufferedSpeed = known.speed
+        delaySet = nil
         applied = nil
     }
 
@@ -1139,7 +1158,7 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// or a load while a shift is left takes it back (``dropStartShift()``).
     private func shiftPicture(by late: Double) async throws {
         startShift += late
-        try await connection.set("audio-delay", audioDelay + startShift)
+        try await applyDelay()
         audioClock.reset()
         frameClock.reset()
         emit(PlaybackEvent(type: .correction, realtime: realtime(), player: participant, errorMs: -late * 1000, detail: "audio-delay"))
@@ -1151,7 +1170,27 @@ public actor MPVPlayer: CoordinatedPlayer {
         guard startShift != 0 else { return }
         startShift = 0
         soundResync = true
-        try await connection.set("audio-delay", audioDelay)
+        try await applyDelay()
+    }
+
+    /// Puts the person's `audio-delay` back before another file opens (read again after it opens).
+    private func putBackDelay() async throws {
+        startShift = 0
+        guard let set = delaySet else { return }
+        delaySet = nil
+        if abs(set - audioDelay) >= 0.0002 { try await connection.set("audio-delay", audioDelay) }
+    }
+
+    /// Sets mpv's `audio-delay` to the person's, plus the picture's shift after a late start, plus
+    /// the compensation for a speed changed while playing; only on a file with a picture and sound
+    /// (the picture follows the sound clock and this delay), and only when it changes.
+    private func applyDelay() async throws {
+        guard hasAudio, hasPicture else { return }
+        let wanted = audioDelay + startShift + compensation
+        if let set = delaySet, abs(set - wanted) < 0.0002 { return }
+        if delaySet == nil, abs(wanted - audioDelay) < 0.0002 { return }
+        delaySet = wanted
+        try await connection.set("audio-delay", wanted)
     }
 
     /// One step of tracking: one position sample, and a correction when due.
@@ -1229,14 +1268,13 @@ public actor MPVPlayer: CoordinatedPlayer {
     private func correct(_ motion: CommandSchedule.Motion, item: Item) async throws {
         let frameInterval = item.timeline.duration / Double(max(1, item.timeline.frameCount))
         let settled = speedChangedAt.map { $0 + .secondsRounded(frameInterval / motion.rate) }
-        // With audio, mpv's clock steps back by (speed change) x its audio buffer while a trim lasts
-        // (measured: -(s-1) x 0.19 s), and video follows it: that step is not an error to correct.
-        let audioStep = hasAudio ? motion.rate * (trim - 1) * configuration.audioBuffer : 0
-        // The picture runs ahead of the sound clock by mpv's `audio-delay`: the person's, and what
-        // ``shiftPicture(by:)`` added while the sound catches up. `sound` is the error of what plays
-        // with the person's delay alone, `fine` the picture's.
+        // With audio, mpv's sound clock steps back by (speed change) x its buffer while a trim lasts
+        // (``compensation``, added to `audio-delay` so that the picture does not step with it): that
+        // step is not an error to correct. The picture runs ahead of the sound clock by mpv's
+        // `audio-delay`: the person's, the compensation, and what ``shiftPicture(by:)`` added while the
+        // sound catches up. `sound` is the error of the sound, `fine` the picture's.
         let sound = (hasAudio ? audioClock.error(for: motion, since: settled) : frameClock.error(for: motion, since: settled))
-            .map { $0 + audioStep + (hasAudio ? audioDelay : 0) }
+            .map { $0 + (hasAudio ? audioDelay + compensation : 0) }
         let fine = sound.map { $0 + (hasAudio ? startShift : 0) }
         let now = reference.now()
         if fine != nil { lastFineAt = now }
@@ -1254,8 +1292,8 @@ public actor MPVPlayer: CoordinatedPlayer {
             // The first fine errors of a start: sound that began late, by the same amount at two looks
             // (not a stall through an audio server, whose lag grows), moves the picture, not a restart.
             let late = -fine
-            if late > configuration.lateSound, late < configuration.lateSoundLimit, ratePlan == nil {
-                if let first = firstLate, abs(late - first) < configuration.lateSoundSteadiness {
+            if late > configuration.soundStartError, late < configuration.soundStartLimit, ratePlan == nil {
+                if let first = firstLate, abs(late - first) < configuration.soundStartSteadiness {
                     judgeStart = false
                     firstLate = nil
                     try await shiftPicture(by: late)
@@ -1269,13 +1307,13 @@ public actor MPVPlayer: CoordinatedPlayer {
             judgeStart = false
             firstLate = nil
         }
-        if startShift > 0, let sound {
-            // The trim below brings the sound forward; the shift shrinks with what is left of its lag,
-            // so the picture stays on the timeline meanwhile.
-            let left = min(startShift, max(0, -sound))
+        if startShift != 0, let sound {
+            // The trim below brings the sound to the timeline; the shift shrinks with what is left of
+            // the sound's error, so the picture stays on the timeline meanwhile.
+            let left = startShift > 0 ? min(startShift, max(0, -sound)) : max(startShift, min(0, -sound))
             if abs(left - startShift) > 0.0005 || left == 0 {
-                startShift = left < 0.0005 ? 0 : left
-                try await connection.set("audio-delay", audioDelay + startShift)
+                startShift = abs(left) < 0.0005 ? 0 : left
+                try await applyDelay()
             }
         }
         // A coarse error (no tight bracket yet) is only trusted beyond a whole frame more.
@@ -1297,7 +1335,7 @@ public actor MPVPlayer: CoordinatedPlayer {
             return
         }
         // While the picture is shifted, the trim works on the sound's lag (the shift follows it).
-        let trimmed = startShift > 0 ? sound ?? error : error
+        let trimmed = startShift != 0 ? sound ?? error : error
         let wanted: Double
         if abs(trimmed) <= configuration.deadband {
             wanted = 1
@@ -1333,7 +1371,7 @@ public actor MPVPlayer: CoordinatedPlayer {
         frameClock.reset()
         audioClock.reset()
         try await setPause(true)
-        try await dropStartShift()
+        try await putBackDelay()
         let loads = known.loads
         let restarts = known.restarts
         known.loadError = nil
@@ -1347,6 +1385,8 @@ public actor MPVPlayer: CoordinatedPlayer {
             hasAudio = await audioPlays()
             hasPicture = await picturePlays()
             audioDelay = await personsAudioDelay()
+            bufferedSpeed = known.speed
+            delaySet = nil
             return
         }
         coordinator.reportReadiness(.loading)
@@ -1357,6 +1397,8 @@ public actor MPVPlayer: CoordinatedPlayer {
         hasAudio = await audioPlays()
         hasPicture = await picturePlays()
         audioDelay = await personsAudioDelay()
+        bufferedSpeed = known.speed
+        delaySet = nil
         coordinator.reportReadiness(.ready)
     }
 
@@ -1402,6 +1444,10 @@ public actor MPVPlayer: CoordinatedPlayer {
         if !force, !soundResync, !playing, let position = try? await connection.number("time-pos"), abs(position - itemTime) < 1e-6 { return }
         let restarts = known.restarts
         known.ownSeekActive = true
+        // The seek buffers the sound afresh at the present speed, and syncs it by the `audio-delay` in
+        // force as it starts: the delay without a compensation goes out first.
+        bufferedSpeed = known.speed
+        try await applyDelay()
         let started = ContinuousClock.now
         try await connection.run(["seek", max(0, itemTime), "absolute+exact"])
         soundResync = false
@@ -1450,6 +1496,9 @@ public actor MPVPlayer: CoordinatedPlayer {
         if known.ownSpeeds.count > 64 { known.ownSpeeds.removeFirst(known.ownSpeeds.count - 64) }
         known.speed = speed
         try await connection.set("speed", speed)
+        // Changed while playing, the speed steps the sound clock (``compensation``); changed while
+        // paused, it is followed by a seek (``prepareStart(at:rate:neededBy:)``), which buffers afresh.
+        if playing { try await applyDelay() }
         return true
     }
 
