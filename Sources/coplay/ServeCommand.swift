@@ -3,6 +3,8 @@ import ClockSync
 import GroupSessions
 import Foundation
 import Logging
+import NIOCore
+import NIOPosix
 import NIOSSL
 import ServiceLifecycle
 import SessionRelay
@@ -202,6 +204,28 @@ struct ServeCommand: AsyncParsableCommand {
         Console.err.line(line)
     }
 
+    /// For `--listen HOST:0`: a port number free on `host` for TCP and for UDP alike. The relay listens
+    /// on TCP and its time server then binds UDP on the same number, and a port the kernel picks for
+    /// TCP may be in use for UDP (a test run's relay failed with "bind(...:43105): Address already in
+    /// use", 28 Nov 2026). Each candidate is bound both ways, then let go for the relay to take; 0 (the
+    /// kernel's pick for TCP alone) if none of 32 was free both ways.
+    static func portFreeForTCPAndUDP(host: String) async throws -> Int {
+        let group = MultiThreadedEventLoopGroup.singleton
+        for _ in 0..<32 {
+            let tcp = try await ServerBootstrap(group: group).bind(host: host, port: 0).get()
+            guard let port = tcp.localAddress?.port else {
+                try? await tcp.close().get()
+                continue
+            }
+            let udp = try? await DatagramBootstrap(group: group).bind(host: host, port: port).get()
+            try? await tcp.close().get()
+            guard let udp else { continue }
+            try? await udp.close().get()
+            return port
+        }
+        return 0
+    }
+
     /// Writes a line to standard output unbuffered, so a supervising process sees it at once.
     static func say(_ line: String) {
         Console.out.line(line)
@@ -220,7 +244,7 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "coplay.relay")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         let (host, port) = try Self.hostPort(listen, option: "--listen")
-        var configuration = RelayConfiguration(host: host, port: port)
+        var configuration = RelayConfiguration(host: host, port: port == 0 ? try await Self.portFreeForTCPAndUDP(host: host) : port)
         configuration.limits.ratePerSecond = rate
         configuration.limits.burst = burst
         configuration.limits.maximumConnections = maxConnections
@@ -308,6 +332,7 @@ struct ServeCommand: AsyncParsableCommand {
         let serviceLogger = logger
         let stateDirectory = configuration.dataDirectory
         let usesStore = configuration.store != nil
+        let anyPort = (try? Self.hostPort(listen, option: "--listen"))?.port == 0
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             tasks.addTask {
@@ -322,7 +347,7 @@ struct ServeCommand: AsyncParsableCommand {
                     if let stateDirectory {
                         Self.say("coplay relay keeps sessions in \(stateDirectory) (they survive a restart)")
                     } else if !usesStore {
-                        Self.say("coplay relay keeps sessions in memory only (a restart ends them)\(configuration.port == 0 ? ": --listen with port 0 picks a new port at every start" : "")")
+                        Self.say("coplay relay keeps sessions in memory only (a restart ends them)\(anyPort ? ": --listen with port 0 picks a new port at every start" : "")")
                     }
                     if let webFiles {
                         let authority = host.contains(":") ? "[\(host)]:\(bound)" : "\(host):\(bound)"

@@ -39,16 +39,17 @@ struct MPVPlainCLITests {
 
     static func events(_ child: Child) -> [[String: Any]] { PlaybackSessionCLITests.events(child.out.snapshot) }
 
-    /// A plain mpv per name playing `media`, each attached by its own `coplay join --mpv-socket`
-    /// member; expects every member to join. The connections are the person's view of each mpv.
+    /// A plain mpv per name playing `media` (with that person's `options`, if any), each attached by
+    /// its own `coplay join --mpv-socket` member; expects every member to join. The connections are
+    /// the person's view of each mpv.
     static func attachPlainMembers(
-        _ names: [String], media: String, invite: String, in directory: URL, children: inout [Child]
+        _ names: [String], media: String, invite: String, in directory: URL, options: [String: [String]] = [:], children: inout [Child]
     ) async throws -> (people: [MPVConnection], members: [Child]) {
         var people: [MPVConnection] = []
         var members: [Child] = []
         for name in names {
             let socket = directory.appendingPathComponent("\(name).sock").path
-            children.append(try await startPlainMPV(socket: socket, files: [media]))
+            children.append(try await startPlainMPV(socket: socket, options: options[name] ?? [], files: [media]))
             people.append(try await MPVConnection.connect(path: socket, waitingUpTo: .seconds(30)))
             let member = try await Child(["join", invite, media, "--mpv-socket", socket, "--name", name])
             children.append(member)
@@ -560,21 +561,10 @@ struct MPVPlainCLITests {
         defer { for child in children.reversed() { child.stop() } }
         let (_, _, host, invite) = try await PlaybackSessionCLITests.startRelayAndHost(
             media: [media], hostArguments: ["--frames"], children: &children)
-        var people: [MPVConnection] = []
-        var members: [Child] = []
         let ownDelays = [0.0, 0.05]  // the second person keeps their sound 50 ms behind the picture
-        for (name, delay) in zip(["l1", "l2"], ownDelays) {
-            let socket = directory.appendingPathComponent("\(name).sock").path
-            children.append(try await Self.startPlainMPV(socket: socket, options: ["--audio-delay=\(delay)"], files: [media]))
-            people.append(try await MPVConnection.connect(path: socket, waitingUpTo: .seconds(30)))
-            let member = try await Child(["join", invite, media, "--mpv-socket", socket, "--name", name])
-            children.append(member)
-            members.append(member)
-        }
+        let (people, members) = try await Self.attachPlainMembers(
+            ["l1", "l2"], media: media, invite: invite, in: directory, options: ["l2": ["--audio-delay=0.05"]], children: &children)
         defer { for person in people { Task { await person.close() } } }
-        for member in members {
-            #expect(await Self.joined(member), "a member did not join: \(member.err.snapshot.suffix(5))")
-        }
         let play = try await CoplayProcess.run(["control", invite, "play"], timeout: 60)
         #expect(play.status == 0, "control play failed: \(play.stderr)")
         try await Task.sleep(for: .seconds(4))
