@@ -211,10 +211,16 @@ struct ImpairmentProxyTests {
         #expect(serverStamps.count == 1)
         task.cancel()
         try await task.value
-        // Stopped: the port can be bound again.
-        let rebound = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .bind(host: "127.0.0.1", port: port).get()
-        try await rebound.close()
+        // Stopped: the port can be bound again. Beside the parallel pass another test's socket can
+        // take the freed number for a moment (a CI run failed here with "Address already in use"), so
+        // a few tries over two seconds; a proxy that kept its socket fails every one.
+        var rebound: (any Channel)?
+        for _ in 0..<10 where rebound == nil {
+            rebound = try? await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: port).get()
+            if rebound == nil { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        #expect(rebound != nil, "UDP port \(port) still taken two seconds after the proxy stopped")
+        try await rebound?.close()
         try await client.close()
         try await udpServer.close()
     }
