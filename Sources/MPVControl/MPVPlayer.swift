@@ -925,11 +925,7 @@ public actor MPVPlayer: CoordinatedPlayer {
             known.ownSeekActive = false
             try await waitForPosition()
             loadedItem = next.item
-            hasAudio = await audioPlays()
-            hasPicture = await picturePlays()
-            audioDelay = await personsAudioDelay()
-            bufferedSpeed = known.speed
-            delaySet = nil
+            await readOpenedFile()
             applied = nil
             return
         }
@@ -948,11 +944,7 @@ public actor MPVPlayer: CoordinatedPlayer {
         loadDurations.append((ContinuousClock.now - started).secondsValue)
         if loadDurations.count > 8 { loadDurations.removeFirst(loadDurations.count - 8) }
         loadedItem = next.item
-        hasAudio = await audioPlays()
-        hasPicture = await picturePlays()
-        audioDelay = await personsAudioDelay()
-        bufferedSpeed = known.speed
-        delaySet = nil
+        await readOpenedFile()
         applied = nil
     }
 
@@ -1307,12 +1299,12 @@ public actor MPVPlayer: CoordinatedPlayer {
             judgeStart = false
             firstLate = nil
         }
-        if startShift != 0, let sound {
+        if startShift > 0, let sound {
             // The trim below brings the sound to the timeline; the shift shrinks with what is left of
             // the sound's error, so the picture stays on the timeline meanwhile.
-            let left = startShift > 0 ? min(startShift, max(0, -sound)) : max(startShift, min(0, -sound))
+            let left = min(startShift, max(0, -sound))
             if abs(left - startShift) > 0.0005 || left == 0 {
-                startShift = abs(left) < 0.0005 ? 0 : left
+                startShift = left < 0.0005 ? 0 : left
                 try await applyDelay()
             }
         }
@@ -1382,11 +1374,7 @@ public actor MPVPlayer: CoordinatedPlayer {
             known.ownSeekActive = false
             try await waitForPosition()
             loadedItem = identifier
-            hasAudio = await audioPlays()
-            hasPicture = await picturePlays()
-            audioDelay = await personsAudioDelay()
-            bufferedSpeed = known.speed
-            delaySet = nil
+            await readOpenedFile()
             return
         }
         coordinator.reportReadiness(.loading)
@@ -1394,11 +1382,7 @@ public actor MPVPlayer: CoordinatedPlayer {
         if let error = known.loadError { throw MPVError.cannotPlay(item.path, error) }
         soundResync = false  // a file opened afresh starts its sound on time
         loadedItem = identifier
-        hasAudio = await audioPlays()
-        hasPicture = await picturePlays()
-        audioDelay = await personsAudioDelay()
-        bufferedSpeed = known.speed
-        delaySet = nil
+        await readOpenedFile()
         coordinator.reportReadiness(.ready)
     }
 
@@ -1417,9 +1401,15 @@ public actor MPVPlayer: CoordinatedPlayer {
         return reply.succeeded && reply.data.number != nil
     }
 
-    /// mpv's `audio-delay` with nothing of the adapter's in it (read after ``dropStartShift()``).
-    private func personsAudioDelay() async -> Double {
-        (try? await connection.number("audio-delay")).flatMap { $0 } ?? 0
+    /// What the adapter needs to know of a file mpv has just opened: whether it plays sound and shows
+    /// a picture, and the person's `audio-delay` (nothing of the adapter's is in it: ``putBackDelay()``
+    /// ran before the load); its sound is buffered at the present speed.
+    private func readOpenedFile() async {
+        hasAudio = await audioPlays()
+        hasPicture = await picturePlays()
+        audioDelay = (try? await connection.number("audio-delay")).flatMap { $0 } ?? 0
+        bufferedSpeed = known.speed
+        delaySet = nil
     }
 
     /// Whether the loaded file shows a moving picture (a video track that is not cover art).
