@@ -76,6 +76,29 @@ class FirstFileTests(BrowserTestCase):
         self.assertLess(abs(offset), 2 * FRAME_MS, f"the page's first frames of fb: {frames[:8]}, ben's {ben_first}")
         self.assertFalse([line for line in page.console if line.startswith("pageerror")], page.console)
 
+    def test_page_with_one_file_of_a_later_entry_joins_and_plays_it_when_the_group_reaches_it(self):
+        relay = self.coplay.serve()
+        first, second, third = support.clip("sa", 6), support.clip("sb", 4), support.clip("sc", 3)
+        host = self.coplay.host(relay, first, str(second), str(third))
+        page = self.open_page(page_link(host.link, name="ana"))
+        page.wait("p.phase === 'media' && !document.getElementById('picker').hidden", 20, "the file picker")
+        # One file, the queue's second entry: the retained copy of the queue (read before joining) lists it.
+        page.page.set_input_files("#file", str(second))
+        page.wait("p.joined && p.coverage && p.coverage.notice !== null", 30, "the page to join and review its file against the queue")
+        notice = page.js("() => window.coplayPage.coverage.notice")
+        print(f"\n  page: {notice['short']}")
+        self.assertEqual((notice["kind"], notice["have"], notice["total"]), ("partial", 1, 3), notice)
+        self.assertIn("you join at “sb.mp4”", notice["short"])
+        log = page.js("() => window.coplayPage.events.map((e) => e.text ?? '')")
+        self.assertTrue(any("is not “sa.mp4”, the video the session started with, but entry 2 of the group's queue (“sb.mp4”)" in line
+                            for line in log), log)
+        host.process.wait_event(lambda e: e.get("type") == "joined" and e.get("originator") != "host", 10, "the page's join")
+        self.coplay.control(host.invite, "play")
+        page.wait("p.queue.missing === null && p.queue.rows.find((r) => r.playing)?.title === 'sb.mp4' && p.sync && p.sync.playing", 40,
+                  "the page to play sb when the group reaches it")
+        page.wait("p.samples().some((s) => !s.paused && s.mediaTime > 0.2)", 10, "sb's frames")
+        self.assertFalse([line for line in page.console if line.startswith("pageerror")], page.console)
+
     def test_page_with_none_of_the_entries_says_so_and_can_choose_again(self):
         relay = self.coplay.serve()
         first, second, third = support.clip("na", 20), support.clip("nb", 4), support.clip("nc", 3)

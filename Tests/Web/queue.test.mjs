@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { PlayQueue, QueueReplica, assembleSnapshot, snapshotParts } from "../../Web/static/sync/queue.js";
+import { PlayQueue, QueueReplica, assembleSnapshot, retainedQueue, snapshotParts } from "../../Web/static/sync/queue.js";
 import { encodeMessageBody, encodePlayQueue } from "../../Web/static/sync/messages.js";
 
 const entry = (id, item = "clip") => ({ id, item, title: id, duration: 3, frameRate: 25, addedBy: "m1" });
@@ -160,6 +160,25 @@ test("a member alone starts from the retained copy, applying only the edits afte
   assert.equal(replica.isComplete, true);
   assert.deepEqual(ids(replica.queue), ["a", "b"]);
   assert.equal(replica.queue.repeatMode, "all");
+});
+
+test("retainedQueue: the latest whole retained copy among a page's events before joining", () => {
+  const older = new PlayQueue({ entries: [entry("a")] });
+  const newer = new PlayQueue({ entries: [entry("a"), entry("b", "later")] });
+  const events = (queue, snapshot, through, request = null) =>
+    snapshotParts(queue, { snapshot, request, through, sentAt: 0n }).map((part) => ({ type: "message", message: { queueSnapshot: part }, sender: "a" }));
+  assert.equal(retainedQueue([]), null);
+  assert.equal(retainedQueue([{ type: "joined", member: "a" }]), null);
+  // Newest by place in the order, whatever order they are replayed in; answers to requests are not retained copies.
+  const replay = [...events(newer, "a.2", 9n), ...events(older, "a.1", 5n), ...events(new PlayQueue(), "c.1", 12n, 11n)];
+  assert.deepEqual(ids(retainedQueue(replay)), ["a", "b"]);
+  assert.equal(retainedQueue(replay).entries[1].item, "later");
+  // A copy missing a part is not whole.
+  const big = new PlayQueue({ entries: Array.from({ length: 1200 }, (_, i) => entry(`e${i}`)) });
+  const parts = events(big, "a.3", 20n);
+  assert.ok(parts.length > 1, "a 1,200-entry copy comes in several parts");
+  assert.deepEqual(ids(retainedQueue([...events(older, "a.1", 5n), ...parts.slice(1)])), ["a"]);
+  assert.equal(retainedQueue([...events(older, "a.1", 5n), ...parts]).entries.length, 1200);
 });
 
 test("a joiner asks, buffers edits, and takes the answer with the state at its request", () => {

@@ -6,8 +6,8 @@
 // retained frames: the session's activity and the group's state) -> synchronize the clock over the
 // WebSocket while the person picks their copy of the media (or the `media` URL is fetched) -> check
 // its fingerprint against the activity -> join -> coordinate (shell.js + player.js). Several files
-// none of which is the activity's join too, and are checked against the group's queue once it is in
-// (copies.js reviewCoverage).
+// none of which is the activity's join too, as does one file that the queue's retained copy lists, and
+// are checked against the group's queue once it is in (copies.js reviewCoverage).
 //
 // The interface's parts, each importing only the ones before it (Tests/Web/layers.test.mjs): state.js,
 // words.js, log.js, noticeboard.js, controls.js, queueview.js, people.js, status.js, copies.js,
@@ -25,6 +25,7 @@ import { PlayerDeck } from "../player/deck.js";
 import { GroupSession, openWebSocket } from "../session/session.js";
 import { CoordinatorShell } from "../sync/shell.js";
 import { RolesGate, listenForRoles } from "../sync/roles.js";
+import { retainedQueue } from "../sync/queue.js";
 import {
   $, assign, chat, library, localMs, offsetMs, player, pollAbort, roles, session, shell, state, syncedClock, timeClient, video,
 } from "./state.js";
@@ -370,13 +371,18 @@ async function main() {
       if (media.file) loadVideo(media.file);
       break;
     }
-    // Several files (or a folder), none of them the session's first item: they may be later entries of
-    // its queue, which a member receives once it joined. Join, then say which of them it has (copies.js
-    // reviewCoverage), or that none is in the session. A single file is the session's video or refused.
-    if (media.source === "file" && (media.copies?.length ?? 0) > 1) {
+    // Files that are not the session's first item may be later entries of its queue, which a member
+    // receives in full once it joined. Several files (or a folder) join, then say which of them it has
+    // (copies.js reviewCoverage) or that none is in the session; so does a single file that the queue's
+    // retained copy (replayed at the welcome, before joining) lists. Any other single file is refused.
+    const copies = media.source === "file" ? media.copies ?? [] : [];
+    const laterEntry = copies.length === 1 ? entryOfCopy(retainedQueue(backlog), copies[0].copy) : null;
+    if (copies.length > 1 || laterEntry !== null) {
       state.media = null;
-      state.coverage = { files: media.copies.map(({ file }) => file.name), notice: null, key: null };
-      logLine(`None of your ${media.copies.length} files is “${state.activity.title}”, the video the session started with: joining to find them in the group's queue`, "info");
+      state.coverage = { files: copies.map(({ file }) => file.name), notice: null, key: null };
+      logLine(laterEntry === null
+        ? `None of your ${copies.length} files is “${state.activity.title}”, the video the session started with: joining to find them in the group's queue`
+        : `“${media.name}” is not “${state.activity.title}”, the video the session started with, but entry ${laterEntry.position} of the group's queue (“${laterEntry.entry.title}”): joining`, "info");
       break;
     }
     const expected = parseFingerprint(state.activity.fingerprint);
@@ -451,6 +457,12 @@ async function main() {
       }
     }, 15000);
   }
+}
+
+/** The entry of `queue` (a PlayQueue or null) that `copy` is a copy of, with its 1-based position: `{entry, position}`, or null. */
+function entryOfCopy(queue, copy) {
+  const index = queue?.entries.findIndex((entry) => fingerprintsMatch(copy.fingerprint, entry.fingerprint)) ?? -1;
+  return index < 0 ? null : { entry: queue.entries[index], position: index + 1 };
 }
 
 main().catch((error) => {

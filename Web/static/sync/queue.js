@@ -467,14 +467,7 @@ export class QueueReplica {
   }
 
   adoptRetained() {
-    const copies = [];
-    for (const parts of this.retained.values()) {
-      const queue = assembleSnapshot(parts);
-      if (queue !== null) copies.push({ through: parts[0].through, queue });
-    }
-    // The latest copy (the first of equals).
-    let latest = null;
-    for (const copy of copies) if (latest === null || latest.through < copy.through) latest = copy;
+    const latest = latestWholeCopy(this.retained);
     this.queue = latest?.queue ?? new PlayQueue();
     this.finish(latest?.through ?? 0n);
   }
@@ -490,6 +483,34 @@ export class QueueReplica {
     this.retained = new Map();
     this.ownRequests = [];
   }
+}
+
+/** The whole copy with the highest `through` (the first of equals) among parts by snapshot: `{through, queue}`, or null. */
+function latestWholeCopy(partsBySnapshot) {
+  let latest = null;
+  for (const parts of partsBySnapshot.values()) {
+    const queue = assembleSnapshot(parts);
+    if (queue !== null && (latest === null || latest.through < parts[0].through)) latest = { through: parts[0].through, queue };
+  }
+  return latest;
+}
+
+/**
+ * The queue's latest retained copy among channel events, or null when none is whole. A page reads it
+ * before joining, from the retained messages the relay replays at the welcome: whether a file that is
+ * not the session's first item is one of its entries (the copy may lag the last edits by up to
+ * PUBLISH_INTERVAL).
+ *
+ * @param {Array<{type: string, message?: object}>} events the channel's events, in order.
+ */
+export function retainedQueue(events) {
+  const parts = new Map();
+  for (const event of events) {
+    const part = event.type === "message" ? event.message?.queueSnapshot : undefined;
+    if (part === undefined || part === null || (part.request ?? null) !== null) continue;
+    appendTo(parts, part.snapshot, part);
+  }
+  return latestWholeCopy(parts)?.queue ?? null;
 }
 
 function appendTo(map, key, value) {
