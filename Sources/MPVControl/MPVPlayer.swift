@@ -59,6 +59,9 @@ public actor MPVPlayer: CoordinatedPlayer {
         /// that came a whole frame late (seen with audio tracks) is better re-anchored at once than
         /// trimmed away over a second.
         public var seekThreshold: Double = 0.03
+        /// An entry opened ahead of its instant whose start then comes at most this late (the work
+        /// after the load) starts at once, trimmed, instead of being restarted (seconds).
+        public var lateOpenStart: Double = 0.012
         /// How often the error is looked at and the trim updated (seconds).
         public var correctionInterval: Double = 0.1
         /// How long before its instant a motion is prepared (seek, speed) (seconds).
@@ -263,14 +266,18 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// seconds), newest last.
     private var loadDurations: [Double] = []
     /// How long before the instant of an entry change the next entry is opened (seconds): the
-    /// third-longest of the last eight loads plus 4 ms (30 ms before any was measured; at most 0.25 s).
-    /// Its first frame then replaces the last frame of the entry before a few ms before it is due;
-    /// a load that completes after the instant is restarted where the group is (docs/mpv.md).
+    /// longest of the last eight loads plus 8 ms (50 ms before any was measured; at most 0.3 s).
+    /// Its first frame then replaces the last frame of the entry before a little before it is due
+    /// (paused on it until the instant); a load that completes after the instant is restarted where
+    /// the group is, skipping the entry's first frames (docs/mpv.md). The member reports it as its
+    /// preroll, so that a next / previous / jump leaves it that long (``PlaybackCoordinator/setPreroll(_:)``).
     var loadLead: Double {
-        guard !loadDurations.isEmpty else { return 0.03 }
-        let sorted = loadDurations.sorted(by: >)
-        return min(0.25, sorted[min(2, sorted.count - 1)] + 0.004)
+        guard let longest = loadDurations.max() else { return 0.05 }
+        return min(0.3, longest + 0.008)
     }
+    /// The motion whose entry ``loadAhead(_:coordinator:)`` opened before its instant (nil once started,
+    /// or when the load completed after the instant).
+    private var openedAhead: CommandSchedule.Motion?
     /// The group's queue as mpv's playlist shows it (nil: coplay has not touched the playlist), and
     /// the queue entry at each of mpv's playlist indices (nil: a file that is none of the group's).
     private var shownPlaylist: MPVPlaylist?
@@ -414,6 +421,9 @@ public actor MPVPlayer: CoordinatedPlayer {
             noticeContinuation.finish()
         }
         self.coordinator = coordinator
+        // A member with several files opens the next entry's file ahead of an entry change: the
+        // group's commands leave it the time that takes (refined from every load, loadAhead).
+        if items.count > 1 { await coordinator.setPreroll(.secondsRounded(loadLead)) }
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 let events = connection.events()
@@ -760,6 +770,16 @@ public actor MPVPlayer: CoordinatedPlayer {
                 try await transition(to: next, from: current)
                 continue
             }
+            if let current, applied != current, !playing, openedAhead == current, let now = reference.now(),
+                (now - current.referenceTime).secondsValue * current.rate < configuration.lateOpenStart
+            {
+                // The next entry opened, paused on its first frame, just before its instant, and reading
+                // the opened file took it a few ms past: start it now, and the controller trims those
+                // ms away. A restart would skip the entry's first 0.16 s or more behind a hold.
+                openedAhead = nil
+                try await transition(to: current, from: nil)
+                continue
+            }
             if let current, applied != current {
                 try await restart(current)
                 continue
@@ -943,9 +963,11 @@ public actor MPVPlayer: CoordinatedPlayer {
         soundResync = false  // a file opened afresh starts its sound on time
         loadDurations.append((ContinuousClock.now - started).secondsValue)
         if loadDurations.count > 8 { loadDurations.removeFirst(loadDurations.count - 8) }
+        await coordinator.setPreroll(.secondsRounded(loadLead))
         loadedItem = next.item
         await readOpenedFile()
         applied = nil
+        openedAhead = late ? nil : next
     }
 
     /// How to open an item's file (``openPlan(of:coordinator:)``).
@@ -1120,6 +1142,7 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// Unpauses so that the position starts moving at `instant`.
     private func unpause(at instant: ReferenceTime) async throws {
         ratePlan = nil
+        openedAhead = nil
         try await wait(until: instant - .secondsRounded(unpauseLatency))
         try await setPause(false)
         playing = true
@@ -1274,10 +1297,13 @@ public actor MPVPlayer: CoordinatedPlayer {
         if learnLatency, let fine {
             // The first fine error after an unpause says how late the position started moving; an error
             // of a whole frame is a start mpv placed a frame off (seen with audio tracks), not a latency
-            // to learn: learning it made the next start a frame off the other way.
+            // to learn: learning it made the next start a frame off the other way. Half of it, at most
+            // 5 ms a start, either way: a start after a long pause on the next entry's first frame came
+            // 5-6 ms early on one mpv for ten transitions in a row, which the old rule (errors under
+            // 5 ms, latencies of at least 0) could not learn (`coplay bench --scenario queue`).
             learnLatency = false
-            if abs(fine) < min(0.005, frameInterval / 4) {
-                unpauseLatency = min(0.05, max(0, unpauseLatency - fine / motion.rate * 0.7))
+            if abs(fine) < frameInterval / 4 {
+                unpauseLatency = min(0.05, max(-0.02, unpauseLatency - max(-0.005, min(0.005, fine / motion.rate)) * 0.5))
             }
         }
         if judgeStart, let fine {

@@ -103,6 +103,17 @@ public actor PlaybackCoordinator {
     /// The current lead (delay from a command to its reference instant).
     public var lead: Duration { core.lead }
 
+    /// Sets how long the local player needs between a command and its effect (its preroll: an mpv
+    /// opening the next entry's file). The member's presence reports carry it, and every member that
+    /// proposes a change sizes the change's lead to cover the largest preroll it heard (``lead``).
+    ///
+    /// ```swift
+    /// await coordinator.setPreroll(.milliseconds(60))
+    /// ```
+    public func setPreroll(_ preroll: Duration) {
+        core.configuration.preroll = max(.zero, preroll)
+    }
+
     /// Whether every current member has sent a presence report (items, delays), as far as this
     /// member knows: a member that just joined waits for this before checking an item change.
     public var heardFromEveryMember: Bool { core.heardFromEveryMember }
