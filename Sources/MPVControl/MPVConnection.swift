@@ -128,6 +128,43 @@ public final class MPVConnection: Sendable {
         return try await future.get()
     }
 
+    /// Sends one command when the stamp clock reaches `instant` (seconds on it), and waits for its reply.
+    ///
+    /// The request is built beforehand, and the event loop itself waits for the instant (spinning, at most
+    /// ``maximumTimedSpin``) before it writes: a command sent the ordinary way leaves when the event loop's
+    /// thread has woken up for it, later by a varying amount on a busy machine. Call it a couple of
+    /// milliseconds before the instant: the event loop spins for the rest, and serves nothing else
+    /// meanwhile.
+    @discardableResult
+    public func command(_ arguments: [any Sendable], at instant: Double) async throws -> MPVReply {
+        let id = nextID.withLockedValue { value -> Int in
+            value += 1
+            return value
+        }
+        let object: [String: Any] = ["command": arguments.map { $0 as Any }, "request_id": id]
+        var line = try JSONSerialization.data(withJSONObject: object)
+        line.append(UInt8(ascii: "\n"))
+        let buffer = ByteBuffer(bytes: line)
+        let handler = self.handler
+        let channel = self.channel
+        let stamp = self.stamp
+        let future = try await channel.eventLoop.submit { () -> EventLoopFuture<MPVReply> in
+            // Spins to the instant; one already past, or a clock not known (NaN), writes at once.
+            var now = stamp()
+            let giveUp = now + Self.maximumTimedSpin
+            while now < instant, now < giveUp { now = stamp() }
+            let promise = channel.eventLoop.makePromise(of: MPVReply.self)
+            handler.value.register(id, sent: stamp(), promise: promise)
+            channel.writeAndFlush(buffer, promise: nil)
+            return promise.futureResult
+        }.get()
+        return try await future.get()
+    }
+
+    /// The longest an event loop spins for a timed command's instant (seconds): a command handed over
+    /// earlier than that leaves early.
+    public static let maximumTimedSpin = 0.005
+
     /// Sends a command and throws unless mpv answers `success`.
     public func run(_ arguments: [any Sendable]) async throws {
         let reply = try await command(arguments)

@@ -1,0 +1,36 @@
+import Foundation
+import MPVControl
+import Testing
+
+/// The timed send of ``MPVConnection/command(_:at:)`` against a real, idle mpv: a command leaves at its
+/// instant on the stamp clock, not before (the adapter's unpause at the group's instant relies on it).
+@Suite("MPVConnection's timed commands with a real mpv")
+struct MPVConnectionTests {
+    @Test("a command handed over a few ms ahead leaves at its instant, not before; a past instant or an unknown clock sends at once")
+    func timedCommand() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/mpv"), "mpv is missing: scripts/install-deps.sh installs it")
+        try await MPVProcess.run(arguments: MPVProcess.headlessArguments + ["--idle=yes"]) { mpv in
+            for _ in 0..<5 {
+                let instant = MPVConnection.realtime() + 0.003
+                let reply = try await mpv.command(["get_property", "idle-active"], at: instant)
+                #expect(reply.succeeded, "\(reply)")
+                // `sent` is stamped on the event loop just before the write, after its spin.
+                #expect(reply.sent >= instant, "sent \((instant - reply.sent) * 1000) ms before its instant")
+            }
+            let past = MPVConnection.realtime() - 1
+            let called = MPVConnection.realtime()
+            let late = try await mpv.command(["get_property", "idle-active"], at: past)
+            #expect(late.succeeded)
+            #expect(late.sent >= called)
+            // Handed over far too early: the event loop does not spin for a second, only its limit.
+            let far = MPVConnection.realtime() + 1
+            let early = try await mpv.command(["get_property", "idle-active"], at: far)
+            #expect(early.sent < far)
+        }
+        // A stamp clock that does not know the time yet (NaN, before the member has a reference): at once.
+        try await MPVProcess.run(arguments: MPVProcess.headlessArguments + ["--idle=yes"], stamp: { .nan }) { mpv in
+            let reply = try await mpv.command(["get_property", "idle-active"], at: 1e12)
+            #expect(reply.succeeded)
+        }
+    }
+}
