@@ -107,7 +107,8 @@ public final class MPVConnection: Sendable {
         try await send(command: arguments.mapValues { $0 as Any })
     }
 
-    private func send(command: Any) async throws -> MPVReply {
+    /// The JSON line of a request for `command`, with a fresh `request_id`.
+    private func request(_ command: Any) throws -> (id: Int, line: ByteBuffer) {
         let id = nextID.withLockedValue { value -> Int in
             value += 1
             return value
@@ -115,7 +116,11 @@ public final class MPVConnection: Sendable {
         let object: [String: Any] = ["command": command, "request_id": id]
         var line = try JSONSerialization.data(withJSONObject: object)
         line.append(UInt8(ascii: "\n"))
-        let buffer = ByteBuffer(bytes: line)
+        return (id, ByteBuffer(bytes: line))
+    }
+
+    private func send(command: Any) async throws -> MPVReply {
+        let (id, buffer) = try request(command)
         let handler = self.handler
         let channel = self.channel
         let stamp = self.stamp
@@ -137,14 +142,7 @@ public final class MPVConnection: Sendable {
     /// meanwhile.
     @discardableResult
     public func command(_ arguments: [any Sendable], at instant: Double) async throws -> MPVReply {
-        let id = nextID.withLockedValue { value -> Int in
-            value += 1
-            return value
-        }
-        let object: [String: Any] = ["command": arguments.map { $0 as Any }, "request_id": id]
-        var line = try JSONSerialization.data(withJSONObject: object)
-        line.append(UInt8(ascii: "\n"))
-        let buffer = ByteBuffer(bytes: line)
+        let (id, buffer) = try request(arguments.map { $0 as Any })
         let handler = self.handler
         let channel = self.channel
         let stamp = self.stamp
