@@ -189,4 +189,34 @@ struct PlaybackCoordinatorTests {
             _ = try await suspender.holdSuspension(.buffering, for: .secondsRounded(seconds))
         }
     }
+
+    @Test("setPreroll: a member's preroll reaches the others in its presence reports, and their commands leave it that long")
+    func prerollSizesTheOthersLead() async throws {
+        let hub = InMemoryCoordinationHub()
+        let reference = MonotonicReferenceTimeSource()
+        var configuration = CoordinatorConfiguration()
+        configuration.presenceInterval = .milliseconds(50)
+        let slow = PlaybackCoordinator(
+            channel: await hub.connect("slow"), reference: reference, delegate: RecordingDelegate(), configuration: configuration,
+            localItem: "clip", logger: Logger(label: "test"))
+        let proposer = PlaybackCoordinator(
+            channel: await hub.connect("proposer"), reference: reference, delegate: RecordingDelegate(), configuration: configuration,
+            localItem: "clip", logger: Logger(label: "test"))
+        let tasks = [Task { await slow.run() }, Task { await proposer.run() }]
+        defer { for task in tasks { task.cancel() } }
+        await eventually { await proposer.members.count == 2 }
+        let before = await proposer.lead
+        #expect(before < .milliseconds(400))
+        // An mpv member that needs 0.4 s to open the next file says so.
+        await slow.setPreroll(.milliseconds(400))
+        await eventually("the proposer to hear the preroll") { await proposer.lead >= .milliseconds(400) }
+        let proposedAt = try #require(reference.now())
+        try await proposer.play()
+        await eventually { await proposer.state?.rate == 1 }
+        let state = try #require(await proposer.state)
+        #expect(state.anchorReferenceTime - proposedAt >= .milliseconds(400), "a play anchored \(state.anchorReferenceTime - proposedAt) ahead")
+        // Back to none: the lead shrinks again with the next report.
+        await slow.setPreroll(.zero)
+        await eventually("the preroll to go") { await proposer.lead < .milliseconds(400) }
+    }
 }
