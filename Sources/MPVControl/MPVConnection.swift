@@ -107,8 +107,9 @@ public final class MPVConnection: Sendable {
         try await send(command: arguments.mapValues { $0 as Any })
     }
 
-    /// The JSON line of a request for `command`, with a fresh `request_id`.
-    private func request(_ command: Any) throws -> (id: Int, line: ByteBuffer) {
+    /// Writes a request for `command` from the event loop (at `instant` on the stamp clock, if given:
+    /// see ``command(_:at:)``) and waits for its reply.
+    private func send(command: Any, at instant: Double? = nil) async throws -> MPVReply {
         let id = nextID.withLockedValue { value -> Int in
             value += 1
             return value
@@ -116,15 +117,17 @@ public final class MPVConnection: Sendable {
         let object: [String: Any] = ["command": command, "request_id": id]
         var line = try JSONSerialization.data(withJSONObject: object)
         line.append(UInt8(ascii: "\n"))
-        return (id, ByteBuffer(bytes: line))
-    }
-
-    private func send(command: Any) async throws -> MPVReply {
-        let (id, buffer) = try request(command)
+        let buffer = ByteBuffer(bytes: line)
         let handler = self.handler
         let channel = self.channel
         let stamp = self.stamp
         let future = try await channel.eventLoop.submit { () -> EventLoopFuture<MPVReply> in
+            if let instant {
+                // Spins to the instant; one already past, or a clock not known (NaN), writes at once.
+                var now = stamp()
+                let giveUp = now + Self.maximumTimedSpin
+                while now < instant, now < giveUp { now = stamp() }
+            }
             let promise = channel.eventLoop.makePromise(of: MPVReply.self)
             handler.value.register(id, sent: stamp(), promise: promise)
             channel.writeAndFlush(buffer, promise: nil)
@@ -142,21 +145,7 @@ public final class MPVConnection: Sendable {
     /// meanwhile.
     @discardableResult
     public func command(_ arguments: [any Sendable], at instant: Double) async throws -> MPVReply {
-        let (id, buffer) = try request(arguments.map { $0 as Any })
-        let handler = self.handler
-        let channel = self.channel
-        let stamp = self.stamp
-        let future = try await channel.eventLoop.submit { () -> EventLoopFuture<MPVReply> in
-            // Spins to the instant; one already past, or a clock not known (NaN), writes at once.
-            var now = stamp()
-            let giveUp = now + Self.maximumTimedSpin
-            while now < instant, now < giveUp { now = stamp() }
-            let promise = channel.eventLoop.makePromise(of: MPVReply.self)
-            handler.value.register(id, sent: stamp(), promise: promise)
-            channel.writeAndFlush(buffer, promise: nil)
-            return promise.futureResult
-        }.get()
-        return try await future.get()
+        try await send(command: arguments.map { $0 as Any }, at: instant)
     }
 
     /// The longest an event loop spins for a timed command's instant (seconds): a command handed over
