@@ -93,6 +93,7 @@ class FirstFileTests(BrowserTestCase):
         self.assertTrue(any("is not “sa.mp4”, the video the session started with, but entry 2 of the group's queue (“sb.mp4”)" in line
                             for line in log), log)
         host.process.wait_event(lambda e: e.get("type") == "joined" and e.get("originator") != "host", 10, "the page's join")
+        page.screenshot("web-first-file-one.png")
         self.coplay.control(host.invite, "play")
         page.wait("p.queue.missing === null && p.queue.rows.find((r) => r.playing)?.title === 'sb.mp4' && p.sync && p.sync.playing", 40,
                   "the page to play sb when the group reaches it")
