@@ -215,6 +215,8 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// Whether it shows a moving picture (not an audio file, not cover art).
     private var hasPicture = true
     private var unpauseLatency: Double
+    /// The unpause latencies the last starts called for (seconds), newest last: ``unpauseLatency`` is their median.
+    private var impliedLatencies: [Double] = []
     private var learnLatency = false
     /// Whether the first fine error after the last start is still to come (``shiftPicture(by:)``).
     private var judgeStart = false
@@ -262,8 +264,9 @@ public actor MPVPlayer: CoordinatedPlayer {
     }
     /// The coordinator, while ``run(coordinator:)`` runs (for readiness reports).
     private var coordinator: PlaybackCoordinator?
-    /// How long mpv's last loads ahead of an entry change took (command to `playback-restart`,
-    /// seconds), newest last.
+    /// How long mpv's last loads ahead of an entry change took (seconds), newest last: from the
+    /// instant the load was planned for (when the adapter got to it late, that lateness counts) to
+    /// `playback-restart`.
     private var loadDurations: [Double] = []
     /// How long before the instant of an entry change the next entry is opened (seconds): the
     /// longest of the last eight loads plus 8 ms (50 ms before any was measured; at most 0.3 s).
@@ -275,9 +278,11 @@ public actor MPVPlayer: CoordinatedPlayer {
         guard let longest = loadDurations.max() else { return 0.05 }
         return min(0.3, longest + 0.008)
     }
-    /// The motion whose entry ``loadAhead(_:coordinator:)`` opened before its instant (nil once started,
+    /// The motion whose entry ``loadAhead(_:plannedAt:coordinator:)`` opened before its instant (nil once started,
     /// or when the load completed after the instant).
     private var openedAhead: CommandSchedule.Motion?
+    /// The motion whose entry the loop waited to open ahead (``loadAhead(_:plannedAt:coordinator:)``).
+    private var awaitedLoad: CommandSchedule.Motion?
     /// The group's queue as mpv's playlist shows it (nil: coplay has not touched the playlist), and
     /// the queue entry at each of mpv's playlist indices (nil: a file that is none of the group's).
     private var shownPlaylist: MPVPlaylist?
@@ -751,6 +756,7 @@ public actor MPVPlayer: CoordinatedPlayer {
                 // this one stays on screen, and the next is opened just before the instant.
                 let loadAt = next.referenceTime - .secondsRounded(loadLead)
                 if now < loadAt {
+                    awaitedLoad = next
                     if current.rate > 0, playing {
                         try await track(current, before: loadAt)
                     } else {
@@ -758,7 +764,10 @@ public actor MPVPlayer: CoordinatedPlayer {
                     }
                     continue
                 }
-                try await loadAhead(next, coordinator: coordinator)
+                // Planned for loadAt only if the loop waited for it (a command that came with less lead
+                // than the load takes is not the loop's lateness).
+                try await loadAhead(next, plannedAt: awaitedLoad == next ? loadAt : nil, coordinator: coordinator)
+                awaitedLoad = nil
                 continue
             }
             if let wanted = (next ?? current)?.item, wanted != loadedItem {
@@ -920,7 +929,7 @@ public actor MPVPlayer: CoordinatedPlayer {
 
     /// Opens the entry that `next` plays, paused on its first frame, just before `next`'s instant:
     /// the entry before stays on screen until then (``loadLead``).
-    private func loadAhead(_ next: CommandSchedule.Motion, coordinator: PlaybackCoordinator) async throws {
+    private func loadAhead(_ next: CommandSchedule.Motion, plannedAt: ReferenceTime?, coordinator: PlaybackCoordinator) async throws {
         guard let item = items[next.item] else {
             loadedItem = next.item
             return
@@ -961,7 +970,10 @@ public actor MPVPlayer: CoordinatedPlayer {
         if late { coordinator.reportReadiness(.ready) }
         if let error = known.loadError { throw MPVError.cannotPlay(item.path, error) }
         soundResync = false  // a file opened afresh starts its sound on time
-        loadDurations.append((ContinuousClock.now - started).secondsValue)
+        // From the instant planned: a loop that got to the load late (it was sampling or correcting
+        // the entry before) made loads in time by their own measure complete after the instant.
+        let sincePlanned = plannedAt.flatMap { planned in reference.now().map { ($0 - planned).secondsValue } } ?? 0
+        loadDurations.append(max((ContinuousClock.now - started).secondsValue, sincePlanned))
         if loadDurations.count > 8 { loadDurations.removeFirst(loadDurations.count - 8) }
         await coordinator.setPreroll(.secondsRounded(loadLead))
         loadedItem = next.item
@@ -1143,13 +1155,11 @@ public actor MPVPlayer: CoordinatedPlayer {
     private func unpause(at instant: ReferenceTime) async throws {
         ratePlan = nil
         openedAhead = nil
-        // The command is handed to the connection's event loop 2 ms ahead and leaves from there at the
-        // instant (MPVConnection's timed send), so the hop to that thread is not on the clock. Measured in
-        // `coplay bench --scenario queue --headless 1` (two cores, seven busy processes): half of the
-        // unpauses left within 0.02 ms of their instant, the rest late by the OS scheduling this task or
-        // the event loop's thread late (up to 3-8 ms); before, they left a mean 1.1 ms late.
+        // The command is handed to the connection's event loop 10 ms ahead and leaves from there at the
+        // instant (MPVConnection's timed send, on its real-time event loop), so neither this task's
+        // wake-up nor the hop to that thread is on the clock.
         let sendAt = instant - .secondsRounded(unpauseLatency)
-        try await wait(until: sendAt - .milliseconds(2))
+        try await wait(until: sendAt - .milliseconds(10))
         try await setPause(false, at: sendAt)
         playing = true
         frameClock.reset()
@@ -1301,15 +1311,19 @@ public actor MPVPlayer: CoordinatedPlayer {
         if fine != nil { lastFineAt = now }
         guard let error = fine ?? frameClock.coarseError(for: motion, frameInterval: frameInterval) else { return }
         if learnLatency, let fine {
-            // The first fine error after an unpause says how late the position started moving; an error
+            // The first fine error after an unpause says how late the position started moving: the
+            // latency that would have made this start exact is the one used minus the error. An error
             // of a whole frame is a start mpv placed a frame off (seen with audio tracks), not a latency
-            // to learn: learning it made the next start a frame off the other way. Half of it, at most
-            // 5 ms a start, either way: a start after a long pause on the next entry's first frame came
-            // 5-6 ms early on one mpv for ten transitions in a row, which the old rule (errors under
-            // 5 ms, latencies of at least 0) could not learn (`coplay bench --scenario queue`).
+            // to learn: learning it made the next start a frame off the other way. The latency is the
+            // median of the last seven such latencies: on a busy machine one start in ten or so comes
+            // 3-10 ms late on mpv's side, and following each of those (half of every error, the rule
+            // before) made the next start early by as much (`coplay bench --scenario queue`, 28 Nov).
             learnLatency = false
             if abs(fine) < frameInterval / 4 {
-                unpauseLatency = min(0.05, max(-0.02, unpauseLatency - max(-0.005, min(0.005, fine / motion.rate)) * 0.5))
+                let implied = min(0.05, max(-0.02, unpauseLatency - fine / motion.rate))
+                impliedLatencies = Array((impliedLatencies + [implied]).suffix(7))
+                let sorted = impliedLatencies.sorted()
+                unpauseLatency = sorted[sorted.count / 2]
             }
         }
         if judgeStart, let fine {

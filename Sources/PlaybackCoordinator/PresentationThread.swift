@@ -203,8 +203,10 @@ public final class PresentationThread: Sendable {
         while clock_nanosleep(CLOCK_BOOTTIME, TIMER_ABSTIME, &spec, nil) == EINTR {}
     }
 
-    /// Names the calling thread, asks for `SCHED_FIFO` and a small timer slack.
-    static func prepareCurrentThread(name: String, configuration: Configuration) -> Setup {
+    /// Names the calling thread, asks for `SCHED_FIFO` and a small timer slack (what this thread does
+    /// on start; another thread that must wake on time, such as the mpv adapter's IPC event loop, can
+    /// ask for the same).
+    public static func prepareCurrentThread(name: String, configuration: Configuration) -> Setup {
         _ = writeProcFile("/proc/thread-self/comm", String(decoding: name.utf8.prefix(15), as: UTF8.self))
         var realtime = false
         if let priority = configuration.realtimePriority {

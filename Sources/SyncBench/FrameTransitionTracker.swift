@@ -26,10 +26,20 @@
 /// ``Configuration/window`` (plus half the last bracket) either side of the prediction, sparse
 /// (``Configuration/sparseInterval``) otherwise. A change that has not come by the end of the window
 /// is looked for every ``Configuration/recoveryInterval`` for another half frame, then sparsely.
-/// After mpv resumes (`pause` turns false) or restarts playback after a seek, the first change cannot
-/// be predicted: samples are dense until it is seen, for at most a frame duration and 5 ms. After it
-/// pauses they are dense for ``Configuration/pauseSettle`` (a player snapping back or forward to the
-/// group's frame shows it then), sparse afterwards.
+/// After mpv resumes (`pause` turns false), the first change is predicted from how far into its frame
+/// playback was when it paused: a whole frame after the resume when the frame on screen was
+/// presented while paused (a seek, a load, a snap), the rest of the frame otherwise; the window is
+/// widened by ``Configuration/resumeUncertainty`` (the notification is read a little after mpv
+/// resumed). When that is not known, or after mpv restarts playback after a seek while playing, the
+/// first change cannot be predicted: samples are dense until it is seen, for at most a frame duration
+/// and 5 ms. After it pauses they come every ``Configuration/recoveryInterval`` for
+/// ``Configuration/pauseSettle`` (a player snapping back or forward to the group's frame shows it
+/// then, and a new file's first frame), sparse afterwards.
+///
+/// **Why not densely throughout.** Every sample is a request mpv's core answers. Sampled every 0.25 ms
+/// for the 0.1 s after each pause and the frame after each resume, three mpv changing entries together
+/// were each asked some 500 times while they opened the next file and started it, and their starts
+/// scattered by 2-10 ms more than with these windows (`coplay bench --scenario queue`, 28 Nov 2026).
 ///
 /// ```swift
 /// var tracker = FrameTransitionTracker(configuration: .init(frameRate: 25))
@@ -50,8 +60,11 @@ package struct FrameTransitionTracker: Sendable {
         package var window: Double
         /// Seconds between samples after a predicted change did not come within its window.
         package var recoveryInterval: Double
-        /// Seconds of dense sampling after mpv pauses.
+        /// Seconds of sampling every ``recoveryInterval`` after mpv pauses.
         package var pauseSettle: Double
+        /// How much earlier than predicted the first change after a resume may come (seconds): the
+        /// resume's notification is read after mpv resumed.
+        package var resumeUncertainty: Double
         /// The largest forward step (frames) still counted as a presentation.
         package var maximumStep: Int
 
@@ -64,10 +77,11 @@ package struct FrameTransitionTracker: Sendable {
         ///   - window: seconds (default 1.5 ms).
         ///   - recoveryInterval: seconds (default 1 ms).
         ///   - pauseSettle: seconds (default 0.1).
+        ///   - resumeUncertainty: seconds (default 3 ms).
         ///   - maximumStep: frames (default 3).
         package init(
             frameRate: Double, denseInterval: Double = 0.000_25, sparseInterval: Double = 0.005, window: Double = 0.001_5,
-            recoveryInterval: Double = 0.001, pauseSettle: Double = 0.1, maximumStep: Int = 3
+            recoveryInterval: Double = 0.001, pauseSettle: Double = 0.1, resumeUncertainty: Double = 0.003, maximumStep: Int = 3
         ) {
             self.frameRate = frameRate
             self.denseInterval = denseInterval
@@ -75,6 +89,7 @@ package struct FrameTransitionTracker: Sendable {
             self.window = window
             self.recoveryInterval = recoveryInterval
             self.pauseSettle = pauseSettle
+            self.resumeUncertainty = resumeUncertainty
             self.maximumStep = maximumStep
         }
 
@@ -186,6 +201,11 @@ package struct FrameTransitionTracker: Sendable {
     package private(set) var missedPredictions = 0
     private var phase: Phase?
     private var resyncUntil: Double?
+    /// While paused: until when samples come every ``Configuration/recoveryInterval``.
+    private var settleUntil: Double?
+    /// While paused: how far into the frame on screen playback was (media seconds), if known; 0 for a
+    /// frame presented while paused.
+    private var pausedProgress: Double?
     /// The last sample with a position before `time-pos` became unavailable.
     private var held: Sample?
     /// The instant of the last sample, with or without a position.
@@ -260,6 +280,7 @@ package struct FrameTransitionTracker: Sendable {
                 after: sample.instant, predicted: predictedChange,
                 roundTrips: (last.received - last.sent, sample.received - sample.sent))
             phase = Phase(at: transition.realtime, progress: 0, uncertainty: transition.bracket / 2)
+            if paused == true { pausedProgress = 0 }
             return .frame(transition)
         }
         return reportJump(Jump(from: last.position, to: position, realtime: (last.instant + sample.instant) / 2), at: sample.instant)
@@ -269,7 +290,7 @@ package struct FrameTransitionTracker: Sendable {
         if jump.newFile { fileStart = nil }
         unreported = nil
         phase = nil
-        if paused != true { resyncUntil = instant + resyncSpan }
+        if paused != true { resyncUntil = instant + resyncSpan } else { pausedProgress = 0 }
         return .jump(jump)
     }
 
@@ -280,6 +301,7 @@ package struct FrameTransitionTracker: Sendable {
     ///   sample read after `instant`: the event was handled after the reply that followed it.
     package mutating func fileStarted(at instant: Double) -> Change? {
         phase = nil
+        if paused == true { pausedProgress = 0 }
         if let pending = unreported, instant <= pending.received {
             var jump = pending.jump
             jump.newFile = true
@@ -301,8 +323,22 @@ package struct FrameTransitionTracker: Sendable {
     package mutating func pauseChanged(_ paused: Bool, at instant: Double) {
         defer { self.paused = paused }
         guard paused != self.paused else { return }
-        phase = nil
-        resyncUntil = instant + (paused ? configuration.pauseSettle : resyncSpan)
+        if paused {
+            pausedProgress = phase.map { min(configuration.frameDuration, $0.progress + max(0, instant - $0.at) * speed) }
+            phase = nil
+            resyncUntil = nil
+            settleUntil = instant + configuration.pauseSettle
+            return
+        }
+        settleUntil = nil
+        if let progress = pausedProgress, self.paused == true {
+            phase = Phase(at: instant, progress: progress, uncertainty: configuration.resumeUncertainty)
+            resyncUntil = nil
+        } else {
+            phase = nil
+            resyncUntil = instant + resyncSpan
+        }
+        pausedProgress = nil
     }
 
     /// mpv's `speed` changed to `speed` at `instant`.
@@ -320,6 +356,7 @@ package struct FrameTransitionTracker: Sendable {
     package mutating func restarted(at instant: Double) {
         phase = nil
         resyncUntil = paused == true ? nil : instant + resyncSpan
+        if paused == true { pausedProgress = 0 }
     }
 
     /// The longest dense re-synchronization: a frame at the current speed, and 5 ms.
@@ -330,6 +367,7 @@ package struct FrameTransitionTracker: Sendable {
         let dense = max(now, (last?.sent ?? now) + configuration.denseInterval)
         let sparse = now + configuration.sparseInterval
         if let resyncUntil, now < resyncUntil { return dense }
+        if paused == true, let settleUntil, now < settleUntil { return now + configuration.recoveryInterval }
         guard paused != true, let phase, let predicted = predictedChange else { return sparse }
         let half = configuration.window + phase.uncertainty
         if now < predicted - half { return min(predicted - half, sparse) }

@@ -21,7 +21,8 @@ import Foundation
 /// entry (the first jump to a position in its first second, usually its start, after `time-pos` was
 /// unavailable while the file loaded, or after mpv's `start-file` even at the same position: an entry
 /// paused on its first frame replaced by the next entry's first frame); the *start* is where the entry's item time 0 lies by the motion
-/// after the last such jump: the first frame change after it minus its pts (at rate 1). A switch
+/// after the last such jump: the first frame change after it (re-dated from the frames after it,
+/// ``FrameCadence``) minus its pts (at rate 1). A switch
 /// before the instant is a picture of the next entry shown early (the previous entry's last frame not
 /// held); a last jump to a position past the first frame is a member that skipped the entry's first
 /// frames (*late entries*); the mpv *gap* is the switch minus the previous entry's last frame change.
@@ -236,10 +237,12 @@ package struct QueueTransitions: Codable, Sendable, Hashable {
                 // elsewhere and seek after).
                 let settled = record.jumps.last(where: { $0.realtime >= jump.realtime && $0.realtime < high && $0.to < 1 && ($0.to != $0.from || $0.newFile) }) ?? jump
                 if settled.to > 0.02 { row.mpvEnteredAtMs[name] = settled.to * 1000 }
-                if let step = record.transitions.first(where: { $0.realtime > settled.realtime }), step.realtime < high + 1,
-                    step.pts > settled.to, step.pts - settled.to < 0.25
+                if let at = record.transitions.firstIndex(where: { $0.realtime > settled.realtime }), case let step = record.transitions[at],
+                    step.realtime < high + 1, step.pts > settled.to, step.pts - settled.to < 0.25
                 {
-                    row.mpvStartMs[name] = (step.realtime - step.pts - instantRealtime) * 1000
+                    // Dated from its neighbours where the sampler's record has those dates (FrameCadence).
+                    let appeared = record.dated.count == record.transitions.count ? record.dated[at].realtime : step.realtime
+                    row.mpvStartMs[name] = (appeared - step.pts - instantRealtime) * 1000
                 }
                 if let last = record.transitions.last(where: { $0.realtime < jump.realtime }), last.realtime > jump.realtime - 1 {
                     row.mpvGapMs[name] = (jump.realtime - last.realtime) * 1000

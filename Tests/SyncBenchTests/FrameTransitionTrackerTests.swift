@@ -166,25 +166,55 @@ struct FrameTransitionTrackerTests {
         #expect(tracker.nextSample(after: predicted - 0.003) == predicted - 0.0015 - frames.last!.bracket / 2)
     }
 
-    @Test("a pause samples densely for 0.1 s (a snap to the group's frame), then sparsely; a resume densely until the first change, whenever it comes")
+    @Test("a pause samples every 1 ms for 0.1 s (a snap to the group's frame), then sparsely; a resume after a frame shown while paused looks densely only around a whole frame later")
     func pauseAndResume() {
         var tracker = FrameTransitionTracker(configuration: .init(frameRate: 25))
         _ = tracker.record(position: 3, sent: 9.99, received: 9.9901)
         tracker.pauseChanged(true, at: 10)
         _ = tracker.record(position: 3, sent: 10, received: 10.0001)
-        #expect(tracker.nextSample(after: 10.0001) == 10.000_25)
-        // A snap forward one frame while paused: shown then, bracketed densely; then sparse.
-        guard case .frame(let snap)? = tracker.record(position: 3.04, sent: 10.0003, received: 10.0004) else {
+        #expect(tracker.nextSample(after: 10.0001) == 10.0011)
+        // A snap forward one frame while paused: shown then, bracketed within the settling interval.
+        guard case .frame(let snap)? = tracker.record(position: 3.04, sent: 10.0011, received: 10.0012) else {
             Issue.record("a one-frame snap is a presentation")
             return
         }
-        #expect(snap.index == 76 && snap.bracket < 0.0004)
-        #expect(tracker.nextSample(after: 10.0004) == 10.0004 + 0.005)
-        #expect(tracker.nextSample(after: 10.2) == 10.205)
+        #expect(snap.index == 76 && snap.bracket < 0.0012)
+        #expect(tracker.nextSample(after: 10.0012) == 10.0012 + 0.001)
+        #expect(tracker.nextSample(after: 10.2) == 10.205)  // settled: sparse
         #expect(tracker.predictedChange == nil)
-        _ = tracker.record(position: 3, sent: 10.2, received: 10.2001)   // snapped back: a jump
-        tracker.pauseChanged(true, at: 10.3)
-        // mpv resumes at 11; its first change may come at once or up to a frame later.
+        _ = tracker.record(position: 3, sent: 10.2, received: 10.2001)   // snapped back: a jump, a frame shown while paused
+        // mpv resumes at 11 (its notification read at once, or 2 ms late); the first change comes a frame later.
+        for (notified, firstChange) in [(11.0, 0.0403), (11.002, 0.040), (11.0, 0.0415)] {
+            var resumed = tracker
+            let mpv = SimulatedMPV(start: 3, resume: 11, firstChange: firstChange)
+            _ = resumed.record(position: 3, sent: 10.99, received: 10.9901)
+            resumed.pauseChanged(false, at: notified)
+            #expect(resumed.nextSample(after: notified) == notified + 0.005, "sparse until the window")
+            let (changes, samples) = drive(&resumed, mpv, from: notified, to: 11.045)
+            guard case .frame(let first)? = changes.first else {
+                Issue.record("no frame after the resume")
+                continue
+            }
+            #expect(first.index == 76)
+            #expect(first.bracket <= 0.000_31 + 1e-9, "first change \(firstChange) s after the resume: bracket \(first.bracket * 1000) ms")
+            // A 9 ms window every 0.25 ms and sparse samples before it: not ~170 samples (dense throughout).
+            #expect(samples < 50, "\(samples) samples to the first change")
+        }
+        // Paused mid-frame while playing (15 ms into a frame that appeared at 20.0): the rest of the frame after the resume.
+        var midFrame = FrameTransitionTracker(configuration: .init(frameRate: 25))
+        midFrame.pauseChanged(false, at: 19)
+        _ = midFrame.record(position: 1.00, sent: 19.9998, received: 19.9999)
+        _ = midFrame.record(position: 1.04, sent: 20.0001, received: 20.0002)
+        midFrame.pauseChanged(true, at: 20.015)
+        midFrame.pauseChanged(false, at: 21)
+        #expect(abs((midFrame.predictedChange ?? 0) - 21.025) < 1e-6)
+    }
+
+    @Test("a resume whose frame on screen has an unknown age samples densely until the first change, whenever it comes")
+    func resumeUnknownPhase() {
+        var tracker = FrameTransitionTracker(configuration: .init(frameRate: 25))
+        tracker.pauseChanged(true, at: 10)
+        _ = tracker.record(position: 3, sent: 10, received: 10.0001)
         for firstChange in [0.0008, 0.02, 0.039] {
             var resumed = tracker
             let mpv = SimulatedMPV(start: 3, resume: 11, firstChange: firstChange)
