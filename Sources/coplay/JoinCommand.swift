@@ -48,7 +48,9 @@ struct JoinCommand: AsyncParsableCommand {
             With --player mpv, coplay starts mpv on FILE (a window and sound when there is a display; \
             --mpv-arg passes options through) and drives it over its JSON IPC; --mpv-socket PATH drives an \
             mpv you run yourself with --input-ipc-server=PATH. Pausing, seeking or changing speed in mpv \
-            moves the whole group; quitting mpv leaves the session.
+            moves the whole group; quitting mpv leaves the session. mpv's IPC runs on a thread of its \
+            own (SCHED_FIFO when allowed: root, CAP_SYS_NICE or an RLIMIT_RTPRIO), so that a start is \
+            written at its instant even on a busy machine.
 
             The headless player's frames are presented by a dedicated real-time thread (SCHED_FIFO when allowed) at the instants \
             of the relay's clock. --item adds media the group can switch to (coplay control INVITE item ID). \
