@@ -169,14 +169,16 @@ public final class MPVConnection: Sendable {
     /// event loops, timed unpauses left p50 0.1 / p90 2.8 / p99 6.5 ms late, at most 18 ms.
     public static let timingGroup: MultiThreadedEventLoopGroup = {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let setup = try? group.next().submit {
-            PresentationThread.prepareCurrentThread(name: "mpv-ipc", configuration: .init())
-        }.wait()
-        timingSetup.withLockedValue { $0 = setup }
+        // The loop's first task, so before any connection's work; nothing waits for it.
+        group.next().execute {
+            let setup = PresentationThread.prepareCurrentThread(name: "mpv-ipc", configuration: .init())
+            timingSetup.withLockedValue { $0 = setup }
+        }
         return group
     }()
 
-    /// What ``timingGroup``'s thread obtained from the system (nil before it started).
+    /// What ``timingGroup``'s thread obtained from the system (nil until its thread has asked, which is
+    /// its first task: done once a connection on it has connected).
     public static var timingThreadSetup: PresentationThread.Setup? {
         _ = timingGroup
         return timingSetup.withLockedValue { $0 }
