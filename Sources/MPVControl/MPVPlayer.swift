@@ -101,6 +101,19 @@ public actor MPVPlayer: CoordinatedPlayer {
         /// start off by 2 ms or more, early ones too, measured worse (`coplay bench --scenario
         /// mpv-plain-av`, p99 4.5-4.9 ms against 2.7-4.0 ms at 1x, docs/mpv.md).
         public var soundStartError: Double = 0.008
+        /// A start this near the beginning of a file (item seconds), on a file with a picture and sound,
+        /// opens or seeks with the sound's lag that the last such start measured taken off
+        /// `audio-delay` ahead (``MPVPlayer`` `preShift(at:)`): mpv begins the sound of every start
+        /// there late by the same amount, and the picture with it (`scripts/mpv-file-start-lag.py`:
+        /// picture 35-37 ms, `audio-pts` 29-31 ms late at every start from 0 with AAC, `--ao=null`
+        /// and PulseAudio alike; with `audio-delay` -0.03 set before the seek or load, the picture
+        /// 0.7-1.4 ms). Without it the picture was put right only at the shift a third of a second later.
+        public var fileStartWindow: Double = 0.05
+        /// The lag a member expects at a file's beginning before it has measured one (seconds; nil:
+        /// none): mpv 0.35's with AAC or PCM, so that a member's first such start (a late joiner's
+        /// first entry change) is in step too. A start that shows another lag puts it right while
+        /// playing and is not shifted ahead again until one is measured.
+        public var expectedFileStartLag: Double? = 0.03
         /// Larger errors at a start are re-anchored (a stall through an audio server) (seconds).
         public var soundStartLimit: Double = 0.08
         /// The error must be the same within this at two looks a ``correctionInterval`` apart: one
@@ -237,6 +250,16 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// (item seconds): `audio-pts` reads that much less, and the picture, which follows it, would
     /// show that much late without the same amount added to `audio-delay` (``applyDelay()``).
     private var compensation: Double { hasAudio ? configuration.audioBuffer * (known.speed - bufferedSpeed) : 0 }
+    /// The sound's lag the last start at a file's beginning measured (``Configuration/fileStartWindow``),
+    /// if it had one: the next such start takes it off `audio-delay` ahead (`preShift(at:)`).
+    private lazy var fileStartLag: Double? = configuration.expectedFileStartLag
+    /// ``startShift`` was set ahead of a start that has not begun yet (the file opened, or the seek
+    /// ran, with it in force).
+    private var preShiftPending = false
+    /// The frame the next start begins on (``prepareStart(at:rate:neededBy:)``).
+    private var startFrame = Double.infinity
+    /// The start under way began at a file's beginning: its first looks measure the sound's lag there.
+    private var judgingFileStart = false
     /// A shift was taken back without a seek or load after it: the next seek is not skipped.
     private var soundResync = false
     /// How long mpv's last exact seeks took (command to `playback-restart`, seconds), newest last, by
@@ -945,7 +968,9 @@ public actor MPVPlayer: CoordinatedPlayer {
         }
         frameClock.reset()
         audioClock.reset()
-        try await putBackDelay()
+        // mpv begins the new file's sound by the delay in force when it opens it (one set between the
+        // open and the start took a third of its effect): a start at the beginning gets it now.
+        try await putBackDelay(preShift: preShift(at: next.itemTime))
         let loads = known.loads
         let restarts = known.restarts
         known.loadError = nil
@@ -1147,6 +1172,7 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// - Parameter neededBy: the start the group expects of this player, if any (see ``seekIfNeeded(to:force:neededBy:)``).
     private func prepareStart(at frame: Double, rate: Double, neededBy: ReferenceTime? = nil) async throws {
         trim = 1
+        startFrame = frame
         let changed = try await setSpeed(rate)
         try await seekIfNeeded(to: frame, force: changed && hasAudio, neededBy: neededBy)
     }
@@ -1167,6 +1193,8 @@ public actor MPVPlayer: CoordinatedPlayer {
         audioValidFrom = reference.now().map { $0 + .secondsRounded(configuration.audioSettle) }
         learnLatency = true
         judgeStart = hasAudio && hasPicture
+        judgingFileStart = judgeStart && startFrame < configuration.fileStartWindow
+        preShiftPending = false
         firstLate = nil
         lastCorrection = reference.now()
     }
@@ -1204,12 +1232,24 @@ public actor MPVPlayer: CoordinatedPlayer {
         try await applyDelay()
     }
 
-    /// Puts the person's `audio-delay` back before another file opens (read again after it opens).
-    private func putBackDelay() async throws {
-        startShift = 0
-        guard let set = delaySet else { return }
-        delaySet = nil
-        if abs(set - audioDelay) >= 0.0002 { try await connection.set("audio-delay", audioDelay) }
+    /// Puts the person's `audio-delay` back before another file opens (read again after it opens),
+    /// plus `preShift` for a start at the file's beginning (`preShift(at:)`).
+    private func putBackDelay(preShift: Double? = nil) async throws {
+        startShift = preShift ?? 0
+        preShiftPending = preShift != nil
+        let wanted = audioDelay + startShift
+        let current = delaySet ?? audioDelay
+        delaySet = preShift == nil ? nil : wanted
+        if abs(current - wanted) >= 0.0002 { try await connection.set("audio-delay", wanted) }
+    }
+
+    /// The shift a start at `itemTime` gets ahead: at a file's beginning (``Configuration/fileStartWindow``),
+    /// minus the lag the last start there measured; else nil. Set before the start's seek or load, a
+    /// delay moves where mpv begins the sound against the picture: taken off, it begins the picture
+    /// on time (the opposite sign of ``shiftPicture(by:)``'s, which moves a picture already playing).
+    private func preShift(at itemTime: Double) -> Double? {
+        guard itemTime < configuration.fileStartWindow, let lag = fileStartLag else { return nil }
+        return -lag
     }
 
     /// Sets mpv's `audio-delay` to the person's, plus the picture's shift after a late start, plus
@@ -1334,6 +1374,11 @@ public actor MPVPlayer: CoordinatedPlayer {
                 if let first = firstLate, abs(late - first) < configuration.soundStartSteadiness {
                     judgeStart = false
                     firstLate = nil
+                    if judgingFileStart {
+                        // Unshifted ahead (or by too little): the next start at a beginning takes this off.
+                        judgingFileStart = false
+                        fileStartLag = startShift == 0 ? late : nil
+                    }
                     try await shiftPicture(by: late)
                     return
                 }
@@ -1344,13 +1389,29 @@ public actor MPVPlayer: CoordinatedPlayer {
             }
             judgeStart = false
             firstLate = nil
+            if judgingFileStart {
+                judgingFileStart = false
+                if startShift < 0, fine < configuration.soundStartError {
+                    // Shifted ahead and the picture on time: the lag came as expected.
+                } else if startShift < 0 {
+                    // Shifted ahead by more than the lag that came (the picture early): the picture moved
+                    // back by its error while playing, not re-anchored on it.
+                    fileStartLag = nil
+                    try await shiftPicture(by: -fine)
+                    return
+                } else {
+                    fileStartLag = nil  // no lag at this beginning
+                }
+            }
         }
         if startShift > 0, let sound {
             // The trim below brings the sound to the timeline; the shift shrinks with what is left of
-            // the sound's error, so the picture stays on the timeline meanwhile.
+            // the sound's error, so the picture stays on the timeline meanwhile. (A shift made ahead of
+            // a start at a file's beginning is negative and stays until the next seek or load: the
+            // picture is on time, and the sound clock reads the shift, not a sound to catch up.)
             let left = min(startShift, max(0, -sound))
             if abs(left - startShift) > 0.0005 || left == 0 {
-                startShift = left < 0.0005 ? 0 : left
+                startShift = abs(left) < 0.0005 ? 0 : left
                 try await applyDelay()
             }
         }
@@ -1373,7 +1434,7 @@ public actor MPVPlayer: CoordinatedPlayer {
             return
         }
         // While the picture is shifted, the trim works on the sound's lag (the shift follows it).
-        let trimmed = startShift != 0 ? sound ?? error : error
+        let trimmed = startShift > 0 ? sound ?? error : error
         let wanted: Double
         if abs(trimmed) <= configuration.deadband {
             wanted = 1
@@ -1453,9 +1514,18 @@ public actor MPVPlayer: CoordinatedPlayer {
     private func readOpenedFile() async {
         hasAudio = await audioPlays()
         hasPicture = await picturePlays()
-        audioDelay = (try? await connection.number("audio-delay")).flatMap { $0 } ?? 0
+        let delay = (try? await connection.number("audio-delay")).flatMap { $0 } ?? 0
         bufferedSpeed = known.speed
-        delaySet = nil
+        // A shift set ahead of the open is the adapter's, not the person's.
+        audioDelay = delay - startShift
+        delaySet = startShift != 0 ? delay : nil
+        if startShift != 0, !(hasAudio && hasPicture) {
+            // No picture following a sound here: nothing to shift.
+            startShift = 0
+            preShiftPending = false
+            delaySet = nil
+            try? await connection.set("audio-delay", audioDelay)
+        }
     }
 
     /// Whether the loaded file shows a moving picture (a video track that is not cover art).
@@ -1475,8 +1545,21 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// are placed after the seeks' measured cost (``expectedSeek(at:)``). Reporting every seek had made each
     /// slow one a group suspension, whose own snap seeks began the next.
     private func seekIfNeeded(to itemTime: Double, force: Bool = false, neededBy: ReferenceTime? = nil) async throws {
-        // A shift of the picture ends with the seek that restarts the sound on time.
-        try await dropStartShift()
+        var force = force
+        let predicted = hasAudio && hasPicture ? preShift(at: itemTime) : nil
+        if preShiftPending, !playing, let predicted, abs(predicted - startShift) < 0.0002 {
+            // The file opened, or the last seek ran, with this start's shift in force: nothing to undo.
+        } else {
+            // A shift of the picture ends with the seek that restarts the sound on time; a start at the
+            // file's beginning gets its shift ahead, in force before the seek (so the seek is made).
+            try await dropStartShift()
+            preShiftPending = false
+            if let predicted {
+                startShift = predicted
+                preShiftPending = true
+                force = true
+            }
+        }
         if !force, !soundResync, !playing, let position = try? await connection.number("time-pos"), abs(position - itemTime) < 1e-6 { return }
         let restarts = known.restarts
         known.ownSeekActive = true

@@ -547,7 +547,7 @@ struct MPVPlainCLITests {
     }
 
     @Test(
-        "plain mpv, a clip with an audio track: the first play from 0, whose sound mpv starts 30-45 ms late, is put right with audio-delay while the sound catches up (no re-anchoring); the pictures in step with the host by their frame changes; a person's own audio-delay kept and given back",
+        "plain mpv, a clip with an audio track: the first play from 0, whose sound mpv starts 30-45 ms late, is taken off audio-delay ahead, or put right while playing (no re-anchoring); the pictures in step with the host by their frame changes; the next start from 0 in step from its first frames; a person's own audio-delay kept and given back",
         .timeLimit(.minutes(5)))
     func lateSoundAtTheStartMovesThePicture() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.mpv), "mpv is missing: scripts/install-deps.sh installs it")
@@ -607,22 +607,72 @@ struct MPVPlainCLITests {
             print("late sound at the start, \(name): picture \(String(format: "%.2f", median)) ms from the host's frames (\(offsets.count) changes); shifts \(shift.compactMap { $0["errorMs"] as? Double }), re-anchoring seeks \(Self.correctionSeeks(member))")
             #expect(abs(median) < 8, "the picture is \(median) ms off the host's (a frame is 40 ms)")
             #expect(Self.correctionSeeks(member) == 0, "re-anchored: \(events)")
-            // The sound caught up: the shift is off again, the person's own delay in force (plus what
-            // compensates a speed trim in progress, if any: MPVPlayer.Configuration.audioBuffer).
+            // The person's own delay in force (plus what compensates a speed trim in progress, if any:
+            // MPVPlayer.Configuration.audioBuffer): a shift made while playing is off again once the
+            // sound caught up; one taken off ahead of the start (the lag expected at a file's
+            // beginning, about 30 ms) stays until the next seek or load.
             let delay = try await people[index].number("audio-delay") ?? .nan
             let speed = try await people[index].number("speed") ?? .nan
             let trimPart = MPVPlayer.Configuration().audioBuffer * (speed - 1)
-            #expect(abs(delay - ownDelays[index] - trimPart) < 0.001,
-                    "audio-delay \(delay) at speed \(speed) after the sound caught up (the person's: \(ownDelays[index]))")
+            let residual = delay - ownDelays[index] - trimPart
+            #expect(abs(residual) < 0.001 || (residual > -0.05 && residual < -0.01),
+                    "audio-delay \(delay) at speed \(speed) 4 s after the start (the person's: \(ownDelays[index]))")
         }
-        #expect(shifts >= 1, "no member saw late sound at the first play from 0; mpv may have changed (docs/mpv.md)")
+        // The first play from 0 is shifted ahead by the lag expected there (30 ms) or, where that
+        // did not fit (the person's own delay changes how mpv begins the sound), put right while playing.
+        print("late sound at the start: \(shifts) shift(s) while playing")
 
-        // A member that leaves while its picture is shifted gives the person's value back.
+        // The next start from the beginning opens with the lag taken off `audio-delay` ahead
+        // (MPVPlayer.Configuration.fileStartWindow): its pictures on time from the first frames, where
+        // the first start's were 30 ms late until the shift a third of a second later.
+        let shiftsBefore = members.map { member in
+            Self.events(member).filter { $0["type"] as? String == "correction" && $0["detail"] as? String == "audio-delay" }.count
+        }
+        let seekSent = Date().timeIntervalSince1970
         let seek = try await CoplayProcess.run(["control", invite, "seek", "0"], timeout: 60)
         #expect(seek.status == 0, "control seek failed: \(seek.stderr)")
-        _ = await members[1].out.wait(for: .seconds(10)) { lines in
-            PlaybackSessionCLITests.events(lines).filter { $0["type"] as? String == "correction" && $0["detail"] as? String == "audio-delay" }.count > 1
+        var early: [[(position: Double, seen: Double)]] = people.map { _ in [] }
+        let watchEnd = ContinuousClock.now + .seconds(1.2)
+        var lastPositions: [Double?] = people.map { _ in nil }
+        while ContinuousClock.now < watchEnd {
+            for (index, person) in people.enumerated() {
+                let reply = try await person.get("time-pos")
+                if let position = reply.data.number, position != lastPositions[index] {
+                    lastPositions[index] = position
+                    if reply.received - reply.sent < 0.002, reply.midpoint > seekSent, position < 0.4 { early[index].append((position, reply.midpoint)) }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(1))
         }
+        _ = await host.out.wait(for: .seconds(5)) { lines in
+            PlaybackSessionCLITests.events(lines).contains { ($0["realtime"] as? Double ?? 0) > seekSent && ($0["pts"] as? Double ?? 0) > 0.4 }
+        }
+        let restartFrames = Dictionary(
+            PlaybackSessionCLITests.events(host.out.snapshot).compactMap { event -> (Int, Double)? in
+                guard event["type"] as? String == "frame", let pts = event["pts"] as? Double, let realtime = event["realtime"] as? Double,
+                    realtime > seekSent else { return nil }
+                return (Int((pts * 1000).rounded()), realtime)
+            }, uniquingKeysWith: { first, _ in first })
+        for (index, member) in members.enumerated() {
+            let name = ["l1", "l2"][index]
+            // Frame changes up to 0.3 s after the start: before the lag was taken off ahead, 26-31 ms late.
+            let offsets = early[index].filter { $0.position > 0 && $0.position <= 0.3 }
+                .compactMap { change in restartFrames[Int((change.position * 1000).rounded())].map { (change.seen - $0) * 1000 } }
+            let shiftsAfter = Self.events(member).filter { $0["type"] as? String == "correction" && $0["detail"] as? String == "audio-delay" }
+            print("the second start from 0, \(name): pictures \(offsets.map { String(format: "%.1f", $0) }) ms from the host's frames; audio-delay corrections since: \(shiftsAfter.dropFirst(shiftsBefore[index]).compactMap { $0["errorMs"] as? Double })")
+            // l2's own `audio-delay` of 0.05 makes mpv begin a start from 0 its own way (two frames on
+            // time, then 81 ms late, easing off over seconds: `scripts/mpv-file-start-lag.py`,
+            // docs/mpv.md), which no lag taken off ahead fits; its member shifts while playing instead.
+            guard ownDelays[index] == 0 else { continue }
+            try #require(offsets.count >= 3, "too few of \(name)'s frame changes after the restart matched the host's: \(offsets.count)")
+            let median = offsets.sorted()[offsets.count / 2]
+            #expect(abs(median) < 8, "\(name)'s pictures in the first 0.3 s after a start from 0 are \(median) ms off the host's")
+        }
+
+        // A member that leaves while a shift is in force gives the person's value back.
+        let again = try await CoplayProcess.run(["control", invite, "seek", "0"], timeout: 60)
+        #expect(again.status == 0, "control seek failed: \(again.stderr)")
+        try await Task.sleep(for: .milliseconds(300))
         members[1].process.interrupt()
         #expect(await members[1].process.wait(timeout: .seconds(60)) == .exited(0))
         let given = try await people[1].number("audio-delay") ?? .nan
