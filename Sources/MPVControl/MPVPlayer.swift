@@ -1375,9 +1375,11 @@ public actor MPVPlayer: CoordinatedPlayer {
                     judgeStart = false
                     firstLate = nil
                     if judgingFileStart {
-                        // Unshifted ahead (or by too little): the next start at a beginning takes this off.
+                        // Not shifted ahead: the next start at a beginning takes this lag off. Shifted and
+                        // still late: the lag is kept (a start through an audio server can stall once more,
+                        // ``AudioClock``), the rest put right while playing.
                         judgingFileStart = false
-                        fileStartLag = startShift == 0 ? late : nil
+                        if startShift == 0 { fileStartLag = late }
                     }
                     try await shiftPicture(by: late)
                     return
