@@ -252,7 +252,7 @@ public actor MPVPlayer: CoordinatedPlayer {
     private var compensation: Double { hasAudio ? configuration.audioBuffer * (known.speed - bufferedSpeed) : 0 }
     /// The sound's lag the last start at a file's beginning measured (``Configuration/fileStartWindow``),
     /// if it had one: the next such start takes it off `audio-delay` ahead (`preShift(at:)`).
-    private lazy var fileStartLag: Double? = configuration.expectedFileStartLag
+    private var fileStartLag: Double?
     /// ``startShift`` was set ahead of a start that has not begun yet (the file opened, or the seek
     /// ran, with it in force).
     private var preShiftPending = false
@@ -349,6 +349,7 @@ public actor MPVPlayer: CoordinatedPlayer {
         self.participant = participant
         self.configuration = configuration
         self.unpauseLatency = configuration.unpauseLatency
+        self.fileStartLag = configuration.expectedFileStartLag
         self.realtime = realtime
         self.logger = logger
         (events, eventContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
@@ -969,7 +970,8 @@ public actor MPVPlayer: CoordinatedPlayer {
         frameClock.reset()
         audioClock.reset()
         // mpv begins the new file's sound by the delay in force when it opens it (one set between the
-        // open and the start took a third of its effect): a start at the beginning gets it now.
+        // open and the start took a third of its effect): a start at the beginning gets it now, judged
+        // by the file before (a picture and sound) until this one is read.
         try await putBackDelay(preShift: preShift(at: next.itemTime))
         let loads = known.loads
         let restarts = known.restarts
@@ -1243,12 +1245,13 @@ public actor MPVPlayer: CoordinatedPlayer {
         if abs(current - wanted) >= 0.0002 { try await connection.set("audio-delay", wanted) }
     }
 
-    /// The shift a start at `itemTime` gets ahead: at a file's beginning (``Configuration/fileStartWindow``),
-    /// minus the lag the last start there measured; else nil. Set before the start's seek or load, a
-    /// delay moves where mpv begins the sound against the picture: taken off, it begins the picture
-    /// on time (the opposite sign of ``shiftPicture(by:)``'s, which moves a picture already playing).
+    /// The shift a start at `itemTime` gets ahead: on a file with a picture and sound, at its
+    /// beginning (``Configuration/fileStartWindow``), minus the lag the last start there measured;
+    /// else nil. Set before the start's seek or load, a delay moves where mpv begins the sound against
+    /// the picture: taken off, it begins the picture on time (the opposite sign of
+    /// ``shiftPicture(by:)``'s, which moves a picture already playing).
     private func preShift(at itemTime: Double) -> Double? {
-        guard itemTime < configuration.fileStartWindow, let lag = fileStartLag else { return nil }
+        guard hasAudio, hasPicture, itemTime < configuration.fileStartWindow, let lag = fileStartLag else { return nil }
         return -lag
     }
 
@@ -1392,17 +1395,14 @@ public actor MPVPlayer: CoordinatedPlayer {
             judgeStart = false
             firstLate = nil
             if judgingFileStart {
+                // Not late: a start not shifted ahead had no lag at this beginning; one shifted ahead by
+                // more than the lag that came (its picture early) is moved back by its error while
+                // playing, not re-anchored on it. A shifted start on time keeps the lag.
                 judgingFileStart = false
-                if startShift < 0, fine < configuration.soundStartError {
-                    // Shifted ahead and the picture on time: the lag came as expected.
-                } else if startShift < 0 {
-                    // Shifted ahead by more than the lag that came (the picture early): the picture moved
-                    // back by its error while playing, not re-anchored on it.
-                    fileStartLag = nil
+                if startShift >= 0 || fine >= configuration.soundStartError { fileStartLag = nil }
+                if startShift < 0, fine >= configuration.soundStartError {
                     try await shiftPicture(by: -fine)
                     return
-                } else {
-                    fileStartLag = nil  // no lag at this beginning
                 }
             }
         }
@@ -1413,7 +1413,7 @@ public actor MPVPlayer: CoordinatedPlayer {
             // picture is on time, and the sound clock reads the shift, not a sound to catch up.)
             let left = min(startShift, max(0, -sound))
             if abs(left - startShift) > 0.0005 || left == 0 {
-                startShift = abs(left) < 0.0005 ? 0 : left
+                startShift = left < 0.0005 ? 0 : left
                 try await applyDelay()
             }
         }
@@ -1548,7 +1548,7 @@ public actor MPVPlayer: CoordinatedPlayer {
     /// slow one a group suspension, whose own snap seeks began the next.
     private func seekIfNeeded(to itemTime: Double, force: Bool = false, neededBy: ReferenceTime? = nil) async throws {
         var force = force
-        let predicted = hasAudio && hasPicture ? preShift(at: itemTime) : nil
+        let predicted = preShift(at: itemTime)
         if preShiftPending, !playing, let predicted, abs(predicted - startShift) < 0.0002 {
             // The file opened, or the last seek ran, with this start's shift in force: nothing to undo.
         } else {
