@@ -315,7 +315,7 @@ let package = Package(
         .testTarget(
             name: "NetworkEmulationTests",
             dependencies: [
-                "NetworkEmulation",
+                "NetworkEmulation", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

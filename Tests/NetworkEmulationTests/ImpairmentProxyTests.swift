@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import Testing
+import TestSupport
 
 @testable import NetworkEmulation
 
@@ -212,8 +213,13 @@ struct ImpairmentProxyTests {
         let serverStamps = Stamps()
         let udpServer = try await bindStampingUDP(stamps: serverStamps, echo: false)
         let target = udpServer.localAddress!.port!
-        let proxy = ImpairmentProxy(configuration: .init(targetPort: target, transports: .both), logger: logger)
+        // A port below the kernel's ephemeral range (freePort()): a port-0 bind or an outgoing
+        // connection of another test in the parallel pass cannot take it once the proxy frees it,
+        // as one did with a port the kernel handed out (a CI run failed on the rebind below).
+        let configuration = ImpairmentConfiguration(listenPort: freePort(), targetPort: target, transports: .both)
+        let proxy = ImpairmentProxy(configuration: configuration, logger: logger)
         let port = try await proxy.start()
+        #expect(port == configuration.listenPort)
         let task = Task { try await proxy.run() }
         let client = try await bindStampingUDP(stamps: Stamps(), echo: false)
         try await client.writeAndFlush(
@@ -222,9 +228,8 @@ struct ImpairmentProxyTests {
         #expect(serverStamps.count == 1)
         task.cancel()
         try await task.value
-        // Stopped: the port can be bound again. Beside the parallel pass another test's socket can
-        // take the freed number for a moment (a CI run failed here with "Address already in use"), so
-        // a few tries over two seconds; a proxy that kept its socket fails every one.
+        // Stopped: the port can be bound again (a few tries over two seconds; a proxy that kept its
+        // socket fails every one).
         var rebound: (any Channel)?
         for _ in 0..<10 where rebound == nil {
             rebound = try? await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: port).get()

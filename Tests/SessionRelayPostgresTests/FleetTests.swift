@@ -116,7 +116,7 @@ struct FleetTests {
             }
         }
         defer { for watcher in watchers { watcher.cancel() } }
-        nodes[0].kill(SIGKILL)
+        await nodes[0].killAndWait()
         let killed = ContinuousClock.now
         await eventually("every member lost its connection and resumed", timeout: .seconds(30)) {
             resumed.value.count == sessions.count
@@ -178,11 +178,17 @@ struct FleetTests {
         let keys = SessionKeys(invite: invite)
         try probe.send(Frame(type: .hello, session: invite.session, sender: ParticipantID(rawValue: 77),
                              payload: HelloPayload(token: keys.joinToken).encoded()))
-        var answer: ErrorPayload?
-        for try await frame in probe.inbound where frame.type == .error {
-            answer = try ErrorPayload(decoding: frame.payload)
-            break
+        // Its first error frame; the probe is closed after 30 s without one (the loop then ends).
+        let answering = Task { () throws -> ErrorPayload? in
+            for try await frame in probe.inbound where frame.type == .error { return try ErrorPayload(decoding: frame.payload) }
+            return nil
         }
+        let deadline = Task {
+            try await Task.sleep(for: .seconds(30))
+            probe.close()
+        }
+        let answer = try await answering.value
+        deadline.cancel()
         probe.close()
         #expect(answer?.code == .redirect, "answer: \(String(describing: answer))")
         #expect(answer?.detail == "127.0.0.1:\(nodes[1].port)")
@@ -233,13 +239,16 @@ struct FleetTests {
     }
 }
 
-/// A `coplay serve --store` child process.
+/// A `coplay serve --store` child process, owned by swift-subprocess (``ChildProcess``): signalled
+/// and awaited without blocking a thread of the cooperative pool. (It was Foundation's `Process`,
+/// whose `waitUntilExit()` parks a pool thread; with two of them on a 2-core machine, a parallel run
+/// can stall whole.)
 struct FleetNode {
-    let process: Process
+    let child: ChildProcess
     let port: Int
 
-    static let binary: URL = {
-        if let env = ProcessInfo.processInfo.environment["COPLAY_BIN"] { return URL(fileURLWithPath: env) }
+    static let binary: String = {
+        if let env = ProcessInfo.processInfo.environment["COPLAY_BIN"] { return env }
         var url = URL(fileURLWithPath: #filePath)
         while url.path != "/" {
             url.deleteLastPathComponent()
@@ -248,8 +257,8 @@ struct FleetNode {
         var bundleDir = Bundle.main.bundleURL
         if bundleDir.pathExtension == "xctest" { bundleDir.deleteLastPathComponent() }
         let besideBundle = bundleDir.appendingPathComponent("coplay")
-        if FileManager.default.isExecutableFile(atPath: besideBundle.path) { return besideBundle }
-        return url.appendingPathComponent(".build/debug/coplay")
+        if FileManager.default.isExecutableFile(atPath: besideBundle.path) { return besideBundle.path }
+        return url.appendingPathComponent(".build/debug/coplay").path
     }()
 
     static func startFleet(_ count: Int, store: String) async throws -> [FleetNode] {
@@ -260,20 +269,21 @@ struct FleetNode {
 
     static func start(store: String) async throws -> FleetNode {
         let port = freePort()
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["serve", "--listen", "127.0.0.1:\(port)", "--store", store, "--lease-seconds", "2", "--log-level", "notice"]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let node = FleetNode(process: process, port: port)
-        await eventually("relay up", timeout: .seconds(60)) { canConnect(port: port) }
+        let child = await ChildProcess.start(binary, [
+            "serve", "--listen", "127.0.0.1:\(port)", "--store", store, "--lease-seconds", "2", "--log-level", "notice",
+        ])
+        let node = FleetNode(child: child, port: port)
+        await eventually("relay up", timeout: .seconds(60)) { canConnect(port: port) || !child.isRunning }
+        try #require(child.isRunning, "coplay serve on port \(port) ended: \(String(describing: child.termination)); \(child.stderr)")
         return node
     }
 
-    func kill(_ signal: Int32) {
-        guard process.isRunning else { return }
-        Glibc.kill(process.processIdentifier, signal)
-        if signal == SIGKILL { process.waitUntilExit() }
+    /// Sends `signal` if the node still runs (returns at once).
+    func kill(_ signal: Int32) { child.send(signal) }
+
+    /// SIGKILLs the node and waits until it is gone.
+    func killAndWait() async {
+        child.kill()
+        await child.wait()
     }
 }

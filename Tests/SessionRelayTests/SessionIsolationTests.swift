@@ -7,37 +7,58 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// A store whose writes for held sessions block until released (no timing involved).
+/// Writes of held sessions wait until ``release()`` (no timing involved), as on a stuck disk. The
+/// check "is this session held" and the registration of the waiting write happen under one lock,
+/// and `release()` wakes every registered write, so a write racing the release is either let
+/// through or woken: none is left waiting (a semaphore counted apart from the check could leave
+/// one parked for good, and the relay's shutdown with it).
+final class WriteGate: Sendable {
+    private struct State {
+        var held: Set<SessionID> = []
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
+    /// How many writes have waited at the gate so far.
+    let blockedWrites = Atomic<Int>(0)
+
+    func hold(_ session: SessionID) { state.withLock { _ = $0.held.insert(session) } }
+
+    /// Lets every waiting and later write of held sessions through.
+    func release() {
+        let waiting = state.withLock { state in
+            state.held.removeAll()
+            defer { state.waiting.removeAll() }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    /// Returns at once for a session that is not held; otherwise once released.
+    func pass(_ session: SessionID) async {
+        await withCheckedContinuation { continuation in
+            let waits = state.withLock { state in
+                guard state.held.contains(session) else { return false }
+                state.waiting.append(continuation)
+                return true
+            }
+            if waits { blockedWrites.add(1, ordering: .relaxed) } else { continuation.resume() }
+        }
+    }
+}
+
+/// A store whose writes for held sessions wait until released.
 final class GatedStore: SessionPersistence {
     private let base: any SessionPersistence
-    private let held = Mutex<Set<SessionID>>([])
-    private let gate = DispatchSemaphore(value: 0)
-    let blockedWrites = Atomic<Int>(0)
+    private let gate = WriteGate()
+    var blockedWrites: Int { gate.blockedWrites.load(ordering: .relaxed) }
 
     init(base: any SessionPersistence) { self.base = base }
 
-    func hold(_ session: SessionID) { held.withLock { _ = $0.insert(session) } }
-
-    /// Lets every blocked and later write of held sessions through.
-    func release() {
-        let sessions = held.withLock { held in
-            defer { held.removeAll() }
-            return held
-        }
-        for _ in 0..<max(1, blockedWrites.load(ordering: .relaxed) + sessions.count) { gate.signal() }
-    }
+    func hold(_ session: SessionID) { gate.hold(session) }
+    func release() { gate.release() }
 
     func commit(_ events: [SessionStoreEvent], of session: SessionID, lease: SessionLease?) async throws {
-        for event in events where held.withLock({ $0.contains(event.session) }) {
-            blockedWrites.add(1, ordering: .relaxed)
-            // Blocks a thread, as a stuck disk would (not one of Swift's cooperative threads).
-            await withCheckedContinuation { continuation in
-                DispatchQueue.global().async {
-                    self.gate.wait()
-                    continuation.resume()
-                }
-            }
-        }
+        for event in events { await gate.pass(event.session) }
         try await base.commit(events, of: session, lease: lease)
     }
 
@@ -68,30 +89,14 @@ final class GatedJournalStore: SessionPersistence, JournalProviding {
 
 final class GatedJournal: JournalStorage {
     private let base: JournalStore
-    private let held = Mutex<Set<SessionID>>([])
-    private let gate = DispatchSemaphore(value: 0)
-    let blockedWrites = Atomic<Int>(0)
+    private let gate = WriteGate()
+    var blockedWrites: Int { gate.blockedWrites.load(ordering: .relaxed) }
 
     init(base: JournalStore) { self.base = base }
 
-    func hold(_ session: SessionID) { held.withLock { _ = $0.insert(session) } }
-
-    /// Lets every blocked and later write of held sessions through.
-    func release() {
-        held.withLock { $0.removeAll() }
-        for _ in 0..<max(1, blockedWrites.load(ordering: .relaxed)) { gate.signal() }
-    }
-
-    private func write(_ session: SessionID) async {
-        guard held.withLock({ $0.contains(session) }) else { return }
-        blockedWrites.add(1, ordering: .relaxed)
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                self.gate.wait()
-                continuation.resume()
-            }
-        }
-    }
+    func hold(_ session: SessionID) { gate.hold(session) }
+    func release() { gate.release() }
+    private func write(_ session: SessionID) async { await gate.pass(session) }
 
     func attachments(in session: SessionID) async throws -> [StoredAttachment] { base.attachments(in: session) }
     func beginUpload(_ header: JournalHeader, in session: SessionID) async throws {
@@ -134,7 +139,7 @@ struct SessionIsolationTests {
             try stuckSender.connection.send(
                 Frame(type: .data, session: stuck.session, sender: stuckSender.id,
                       payload: Self.route(senderSequence: 1)))
-            await eventually("the stuck session's write is blocked in the store") { store.blockedWrites.load(ordering: .relaxed) >= 1 }
+            await eventually("the stuck session's write is blocked in the store") { store.blockedWrites >= 1 }
 
             try await Self.sendTwenty(from: sender, to: receiver, in: flowing)
             #expect(!stuckSender.received.values.contains { $0.type == .ack }, "acked before it was stored")
@@ -188,7 +193,7 @@ struct SessionIsolationTests {
                       payload: JournalChunkPayload(
                         id: header.id, index: 0, sealed: NIOCore.ByteBuffer(repeating: 9, count: header.sealedLength(ofChunk: 0))
                       ).encoded()))
-            await eventually("the stuck session's journal write is blocked") { journal.blockedWrites.load(ordering: .relaxed) >= 1 }
+            await eventually("the stuck session's journal write is blocked") { journal.blockedWrites >= 1 }
 
             try await Self.sendTwenty(from: sender, to: receiver, in: flowing)
             #expect(!uploader.received.values.contains { $0.type == .journalAck }, "acknowledged before it was written")
@@ -199,7 +204,7 @@ struct SessionIsolationTests {
                 uploader.received.values.contains { $0.type == .journalAck }
                     && watcher.received.values.contains { $0.type == .journalAdded }
             }
-            #expect(journal.blockedWrites.load(ordering: .relaxed) >= 1)
+            #expect(journal.blockedWrites >= 1)
         }
     }
 
