@@ -23,7 +23,7 @@ struct PostgresSessionStoreTests {
 
     @Test("two nodes migrate once; a live holder's session is a redirect; an expired one is taken over with its state and a higher epoch; the old epoch's writes are refused")
     func leasesAndFencing() async throws {
-        guard let postgres = try TemporaryPostgres.startIfAvailable() else { return }
+        guard let postgres = try await TemporaryPostgres.startIfAvailable() else { return }
         defer { postgres.stop() }
         let a = try Self.store(postgres.url, "a.example:7001")
         let b = try Self.store(postgres.url, "b.example:7002")
@@ -35,7 +35,7 @@ struct PostgresSessionStoreTests {
                 async let preparedA: Void = a.prepare()
                 async let preparedB: Void = b.prepare()
                 _ = try await (preparedA, preparedB)
-                #expect(try postgres.psql("SELECT string_agg(version::text, ',') FROM schema_migrations") == "1\n")
+                #expect(try await postgres.psql("SELECT string_agg(version::text, ',') FROM schema_migrations") == "1\n")
 
                 guard case .serve(nil, let leaseA?) = try await a.claim(session) else {
                     Issue.record("a new session is not served by the first node that asks")
@@ -71,9 +71,9 @@ struct PostgresSessionStoreTests {
             await #expect(throws: (any Error).self) {
                 try await Self.commit(b, [.logged(session, late)], of: session, lease: leaseA)
             }
-            #expect(try postgres.psql("SELECT count(*) FROM coplay_log") == "1\n")
+            #expect(try await postgres.psql("SELECT count(*) FROM coplay_log") == "1\n")
             try await Self.commit(b, [.logged(session, late)], of: session, lease: leaseB)
-            #expect(try postgres.psql("SELECT count(*) FROM coplay_log") == "2\n")
+            #expect(try await postgres.psql("SELECT count(*) FROM coplay_log") == "2\n")
         }
     }
 

@@ -236,7 +236,9 @@ struct LivenessTests {
     @Test("the relay closes a connection that sends nothing after its idle timeout; the member leaves after the presence grace; a pinging member stays")
     func relayClosesSilentConnection() async throws {
         var configuration = RelayConfiguration(host: "127.0.0.1", port: 0)
-        configuration.limits.idleTimeout = .seconds(1)
+        // Pings every 200 ms against an idle timeout of 2 s: ten missed pings in a row before the
+        // member's own connection could be taken for idle (a parallel run once delayed them past 1 s).
+        configuration.limits.idleTimeout = .seconds(2)
         configuration.limits.presenceGrace = .seconds(5)
         try await withRelay(configuration) { relay, port in
             var policy = ReconnectPolicy()

@@ -10,8 +10,12 @@ import Glibc
 /// When the tests run as root the server runs as the `postgres` user (`runuser`), which owns the
 /// directory. ``stop()`` (or deinit) stops the server and removes the directory.
 ///
+/// The commands (`initdb`, `pg_ctl`, `psql`) run on a thread of their own and are awaited: none
+/// parks a thread of Swift's cooperative pool, which has only two on the 2-core machine, while
+/// the suites beside run.
+///
 /// ```swift
-/// guard let postgres = try TemporaryPostgres.startIfAvailable() else { return }  // prints why it skipped
+/// guard let postgres = try await TemporaryPostgres.startIfAvailable() else { return }  // prints why it skipped
 /// let url = postgres.url   // postgresql://coplay@127.0.0.1:PORT/coplay
 /// ```
 public final class TemporaryPostgres: @unchecked Sendable {
@@ -36,27 +40,27 @@ public final class TemporaryPostgres: @unchecked Sendable {
     public var url: String { "postgresql://coplay@127.0.0.1:\(port)/coplay?sslmode=disable" }
 
     /// Starts a server, or returns `nil` (after printing why) when PostgreSQL is not installed.
-    public static func startIfAvailable() throws -> TemporaryPostgres? {
+    public static func startIfAvailable() async throws -> TemporaryPostgres? {
         if let reason = unavailableReason {
             print("skipping a PostgreSQL test: \(reason)")
             return nil
         }
-        return try TemporaryPostgres()
+        return try await TemporaryPostgres()
     }
 
     /// Creates the cluster and starts the server.
-    public init() throws {
+    public init() async throws {
         runAsPostgres = geteuid() == 0
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-pg-\(UUID().uuidString)").path
         directory = base
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         port = freePort()
-        if runAsPostgres { try Self.run("/bin/chown", ["postgres:postgres", base]) }
-        try command("\(Self.binaries)/initdb", [
+        if runAsPostgres { try await Self.run("/bin/chown", ["postgres:postgres", base]) }
+        try await command("\(Self.binaries)/initdb", [
             "-D", "\(base)/data", "-U", "coplay", "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions",
         ])
-        try start()
-        try command("\(Self.binaries)/psql", [
+        try await start()
+        try await command("\(Self.binaries)/psql", [
             "-h", "127.0.0.1", "-p", "\(port)", "-U", "coplay", "-d", "postgres", "-q", "-c", "CREATE DATABASE coplay",
         ])
     }
@@ -64,8 +68,8 @@ public final class TemporaryPostgres: @unchecked Sendable {
     deinit { stop() }
 
     /// Starts the server (again, after ``stopServer()``), waiting until it accepts connections.
-    public func start() throws {
-        try command("\(Self.binaries)/pg_ctl", [
+    public func start() async throws {
+        try await command("\(Self.binaries)/pg_ctl", [
             "-D", "\(directory)/data", "-l", "\(directory)/server.log", "-w", "-t", "30",
             "-o", "-k \(directory) -p \(port) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
             "start",
@@ -74,39 +78,55 @@ public final class TemporaryPostgres: @unchecked Sendable {
     }
 
     /// Stops the server (fast shutdown: open connections are closed), keeping the cluster.
-    public func stopServer() {
+    public func stopServer() async {
         guard running else { return }
         running = false
-        _ = try? command("\(Self.binaries)/pg_ctl", ["-D", "\(directory)/data", "-m", "fast", "-w", "-t", "30", "stop"])
+        _ = try? await command("\(Self.binaries)/pg_ctl", ["-D", "\(directory)/data", "-m", "fast", "-w", "-t", "30", "stop"])
     }
 
-    /// Stops the server and removes the cluster.
+    /// Stops the server at once (SIGQUIT to the postmaster: PostgreSQL's immediate shutdown, which
+    /// takes milliseconds and needs no waiting) and removes the cluster. Synchronous, for `defer`.
     public func stop() {
-        stopServer()
+        if running, let pidLine = (try? String(contentsOfFile: "\(directory)/data/postmaster.pid", encoding: .utf8))?
+            .split(separator: "\n").first, let pid = Int32(pidLine), pid > 1 {
+            _ = Glibc.kill(pid, SIGQUIT)
+        }
+        running = false
         try? FileManager.default.removeItem(atPath: directory)
     }
 
     /// Runs SQL with psql and returns its unaligned, tuples-only output.
-    public func psql(_ sql: String) throws -> String {
-        try command("\(Self.binaries)/psql", ["-h", "127.0.0.1", "-p", "\(port)", "-U", "coplay", "-d", "coplay", "-At", "-c", sql])
+    public func psql(_ sql: String) async throws -> String {
+        try await command("\(Self.binaries)/psql", ["-h", "127.0.0.1", "-p", "\(port)", "-U", "coplay", "-d", "coplay", "-At", "-c", sql])
     }
 
     /// The server's log so far (for failure messages).
     public var log: String { (try? String(contentsOfFile: "\(directory)/server.log", encoding: .utf8)) ?? "" }
 
     @discardableResult
-    private func command(_ path: String, _ arguments: [String]) throws -> String {
-        if runAsPostgres { return try Self.run("/usr/sbin/runuser", ["-u", "postgres", "--", path] + arguments) }
-        return try Self.run(path, arguments)
+    private func command(_ path: String, _ arguments: [String]) async throws -> String {
+        if runAsPostgres { return try await Self.run("/usr/sbin/runuser", ["-u", "postgres", "--", path] + arguments) }
+        return try await Self.run(path, arguments)
+    }
+
+    /// Runs a command to completion on a thread of its own (see ``runBlocking(_:_:)``).
+    @discardableResult
+    private static func run(_ path: String, _ arguments: [String]) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try runBlocking(path, arguments) })
+            }
+        }
     }
 
     /// Runs a command to completion with posix_spawn and waitpid, its output in a file.
     ///
-    /// Not Foundation's `Process`: it notices a child's exit through a descriptor the child
-    /// inherits, and `pg_ctl start` leaves the server running with that descriptor, so the wait
-    /// would never end; waitpid on the direct child does not care what the server keeps open.
+    /// Blocks its thread (``run(_:_:)`` gives it one of its own). Not Foundation's `Process`: it
+    /// notices a child's exit through a descriptor the child inherits, and `pg_ctl start` leaves the
+    /// server running with that descriptor, so the wait would never end; waitpid on the direct
+    /// child does not care what the server keeps open.
     @discardableResult
-    private static func run(_ path: String, _ arguments: [String]) throws -> String {
+    private static func runBlocking(_ path: String, _ arguments: [String]) throws -> String {
         let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-pg-out-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
         var actions = posix_spawn_file_actions_t()
