@@ -179,12 +179,14 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
         switch reason {
         case .refused(let detail) where detail.contains("no longer knows session"),
             .connectionLost(let detail) where detail.contains("no longer knows session"):
-            // The relay answered again, without the session: it restarted keeping nothing (or the
-            // session ended while this member was away).
+            // The relay answered again, without the session: it ended while this member was away (the
+            // relay cannot say which), or the relay restarted keeping nothing.
             return Self(.sessionLost, """
-                the session ended: the relay at \(relay) restarted and forgot the session (it ran without a state \
-                directory: coplay serve --memory-only, or a coplay serve from before sessions were kept by default). \
-                Start a new session with coplay host
+                the session ended: the relay at \(relay) no longer has it. Either it ended while this member was \
+                away (a host ended it, or removed someone and moved the others to a new session: ask a host for \
+                its invite), or the relay restarted and forgot the session (it ran without a state directory: \
+                coplay serve --memory-only, or a coplay serve from before sessions were kept by default; start a \
+                new session with coplay host)
                 """)
         case .refused(let detail) where detail.hasPrefix("\(RelayErrorCode.cannotResume)"):
             return Self(.sessionLost, "the session ended: the relay at \(relay) could not take this member back (\(detail))")

@@ -127,7 +127,8 @@ struct RelayStateCLITests {
             let ended = await member.process.wait(timeout: .seconds(60))
             #expect(ended != nil && ended != .exited(0), "still running or exit 0: \(String(describing: ended))")
             let stderr = member.err.snapshot.joined(separator: "\n")
-            #expect(stderr.contains("the relay at 127.0.0.1:\(port) restarted and forgot the session (it ran without a state directory"),
+            #expect(stderr.contains("the relay at 127.0.0.1:\(port) no longer has it")
+                        && stderr.contains("or the relay restarted and forgot the session (it ran without a state directory"),
                     "\(stderr.suffix(600))")
             #expect(!stderr.contains("mpv quit"), "\(stderr.suffix(600))")
         }

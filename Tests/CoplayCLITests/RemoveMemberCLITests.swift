@@ -355,10 +355,18 @@ struct RemoveMemberCLITests {
         if case .leftBehind? = oneShot.outcomes.value.first {} else { Issue.record("the one-shot member's outcome: \(oneShot.outcomes.value)") }
 
         // erin, stopped through the removal: left behind, it stops with the old session (status 0).
+        // Or, when its connection did not outlive the stop (one full run in three: erin read neither
+        // the removal nor the end, and found the session gone when it resumed), it stops as an offline
+        // member does (docs/protocol.md, "Removing a member"): status 1, saying the session is gone.
         let erinEnded = await erinMember.process.wait(timeout: .seconds(60))
-        #expect(erinEnded?.status == 0, "erin ended with \(erinEnded?.description ?? "nothing"): \(erinMember.err.snapshot.suffix(5))")
         let erinMoved = PlaybackSessionCLITests.events(erinMember.out.snapshot).filter { $0["type"] as? String == "moved" }
-        #expect(erinMoved.count == 1 && erinMoved.first?["detail"] as? String == "left behind" && erinMoved.first?["originator"] as? String == carol, "erin: \(erinMoved)")
+        let erinError = erinMember.err.snapshot.joined(separator: "\n")
+        if erinEnded == .exited(1), erinMoved.isEmpty, erinError.contains("no longer has it") {
+            print("coplay remove test: erin's connection did not outlive its stop; it found the old session gone: \(erinError.suffix(300))")
+        } else {
+            #expect(erinEnded?.status == 0, "erin ended with \(erinEnded?.description ?? "nothing"): \(erinMember.err.snapshot.suffix(5))")
+            #expect(erinMoved.count == 1 && erinMoved.first?["detail"] as? String == "left behind" && erinMoved.first?["originator"] as? String == carol, "erin: \(erinMoved)")
+        }
         #expect(!erinMember.err.snapshot.contains { $0.contains("new invite") })
 
         // bob moved, and its invite file now holds the successor's viewer invite (what it received).
