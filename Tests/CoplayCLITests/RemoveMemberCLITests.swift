@@ -304,7 +304,9 @@ struct RemoveMemberCLITests {
         let (bob, carol, dave, erin) = ("bob\(tag)", "carol\(tag)", "dave\(tag)", "erin\(tag)")
         var members: [String: Child] = ["host": host]
         for (name, invite) in [(bob, ["--invite-file", bobFile]), (carol, [viewer]), (dave, ["--invite-file", daveFile]), (erin, [viewer])] {
-            let member = try await Child(["join"] + invite + [media, "--name", name, "--frames"])
+            // erin logs at info: why its connection ended, if it does, is in its stderr.
+            let logLevel = name == erin ? ["--log-level", "info"] : []
+            let member = try await Child(["join"] + invite + [media, "--name", name, "--frames"] + logLevel)
             children.append(member)
             members[name] = member
         }
@@ -362,7 +364,10 @@ struct RemoveMemberCLITests {
         let erinMoved = PlaybackSessionCLITests.events(erinMember.out.snapshot).filter { $0["type"] as? String == "moved" }
         let erinError = erinMember.err.snapshot.joined(separator: "\n")
         if erinEnded == .exited(1), erinMoved.isEmpty, erinError.contains("no longer has it") {
-            print("coplay remove test: erin's connection did not outlive its stop; it found the old session gone: \(erinError.suffix(300))")
+            // Its whole stderr, for whoever finds out why the connection did not outlive the stop (a
+            // relay reset with erin's bytes unread was suspected and not reproduced: a member sending
+            // a burst, or a ping a millisecond, as the session ended read the `end` 10 of 10 times).
+            print("coplay remove test: erin's connection did not outlive its stop; it found the old session gone: \(erinError)")
         } else {
             #expect(erinEnded?.status == 0, "erin ended with \(erinEnded?.description ?? "nothing"): \(erinMember.err.snapshot.suffix(5))")
             #expect(erinMoved.count == 1 && erinMoved.first?["detail"] as? String == "left behind" && erinMoved.first?["originator"] as? String == carol, "erin: \(erinMoved)")
