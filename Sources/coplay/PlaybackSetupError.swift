@@ -184,7 +184,7 @@ struct PlaybackSetupError: Error, Sendable, CustomStringConvertible {
             return Self(.sessionLost, """
                 the session ended: the relay at \(relay) no longer has it. Either it ended while this member was \
                 away (a host ended it, or removed someone and moved the others to a new session: ask a host for \
-                its invite), or the relay restarted and forgot the session (it ran without a state directory: \
+                the new session's invite), or the relay restarted and forgot the session (it ran without a state directory: \
                 coplay serve --memory-only, or a coplay serve from before sessions were kept by default; start a \
                 new session with coplay host)
                 """)

@@ -590,11 +590,7 @@ struct MPVPlainCLITests {
         _ = await host.out.wait(for: .seconds(5)) { lines in
             PlaybackSessionCLITests.events(lines).contains { ($0["pts"] as? Double ?? 0) > (changes.last?.last?.position ?? 0) }
         }
-        let hostFrames = Dictionary(
-            PlaybackSessionCLITests.events(host.out.snapshot).compactMap { event -> (Int, Double)? in
-                guard event["type"] as? String == "frame", let pts = event["pts"] as? Double, let realtime = event["realtime"] as? Double else { return nil }
-                return (Int((pts * 1000).rounded()), realtime)
-            }, uniquingKeysWith: { first, _ in first })
+        let hostFrames = Self.frameTimes(host)
         var shifts = 0
         for (index, member) in members.enumerated() {
             let name = ["l1", "l2"][index]
@@ -656,6 +652,17 @@ struct MPVPlainCLITests {
         #expect(abs(given - 0.05) < 1e-6, "audio-delay \(given) after the member left (the person's: 0.05)")
     }
 
+    /// When `child` presented each frame (its `frame` events, after `after` if given): realtime seconds
+    /// by presentation time in whole milliseconds, the first presentation of each.
+    static func frameTimes(_ child: Child, after: Double = -.infinity) -> [Int: Double] {
+        Dictionary(
+            PlaybackSessionCLITests.events(child.out.snapshot).compactMap { event -> (Int, Double)? in
+                guard event["type"] as? String == "frame", let pts = event["pts"] as? Double, let realtime = event["realtime"] as? Double,
+                    realtime > after else { return nil }
+                return (Int((pts * 1000).rounded()), realtime)
+            }, uniquingKeysWith: { first, _ in first })
+    }
+
     /// A `coplay control seek 0` in a playing group, watched through each person's mpv IPC for 1.2 s:
     /// per member, its frame changes of the first 0.3 s against the host's frames of the same
     /// positions (ms, positive: later than the host) and the `audio-delay` corrections (shifts while
@@ -687,12 +694,7 @@ struct MPVPlainCLITests {
         _ = await host.out.wait(for: .seconds(5)) { lines in
             PlaybackSessionCLITests.events(lines).contains { ($0["realtime"] as? Double ?? 0) > seekSent && ($0["pts"] as? Double ?? 0) > 0.4 }
         }
-        let restartFrames = Dictionary(
-            PlaybackSessionCLITests.events(host.out.snapshot).compactMap { event -> (Int, Double)? in
-                guard event["type"] as? String == "frame", let pts = event["pts"] as? Double, let realtime = event["realtime"] as? Double,
-                    realtime > seekSent else { return nil }
-                return (Int((pts * 1000).rounded()), realtime)
-            }, uniquingKeysWith: { first, _ in first })
+        let restartFrames = Self.frameTimes(host, after: seekSent)
         return members.indices.map { index in
             // Frame changes up to 0.3 s after the start: before the lag was taken off ahead, 26-31 ms late.
             let pictures = early[index].filter { $0.position > 0 && $0.position <= 0.3 }
