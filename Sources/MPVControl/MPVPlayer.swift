@@ -794,7 +794,10 @@ public actor MPVPlayer: CoordinatedPlayer {
                 awaitedLoad = nil
                 continue
             }
-            if let wanted = (next ?? current)?.item, wanted != loadedItem {
+            if let wanted = Self.itemToOpen(
+                current: current, next: next, now: now, playable: { items[$0] != nil },
+                startCost: 2 * loadLead + configuration.restartDelay + Self.openMargin), wanted != loadedItem
+            {
                 try await load(wanted, coordinator: coordinator)
                 applied = nil
                 continue
@@ -813,7 +816,9 @@ public actor MPVPlayer: CoordinatedPlayer {
                 try await transition(to: current, from: nil)
                 continue
             }
-            if let current, applied != current {
+            if let current, applied != current, current.item == loadedItem {
+                // (Never on another file: with the next entry opened ahead of its instant, the one in
+                // force is skipped, and mpv holds the next one's first frame until then.)
                 try await restart(current)
                 continue
             }
@@ -825,6 +830,32 @@ public actor MPVPlayer: CoordinatedPlayer {
             if let next { pause = min(pause, max(0.001, (next.referenceTime - now).secondsValue - prepareHorizon(for: next))) }
             try await Task.sleep(for: .secondsRounded(pause))
         }
+    }
+
+    /// What a late start of the motion in force needs on top of opening the next entry ahead of it
+    /// (``itemToOpen(current:next:now:playable:startCost:)``) (seconds).
+    package static let openMargin = 0.1
+
+    /// The item mpv should have open now, while the motion in force (`current`) is not carried out:
+    /// `current`'s, unless the next motion plays another item so soon that opening `current`'s file,
+    /// starting it late and opening the next one ahead (`startCost`, seconds) do not fit before it;
+    /// then the next one's, held paused on its first frame until its instant. The next one's too when
+    /// this member has no copy of `current`'s item (`playable`), or when nothing is in force yet.
+    ///
+    /// Both can be new at once: a member that was cut off from the relay across an entry's end
+    /// (reconnecting, or stopped) learns at once that the group moved to the next entry a while
+    /// ago and moves on from it shortly. Opening the later of the two and then starting the one in
+    /// force had started the wrong file, at the position of the one in force (found by an
+    /// exploratory run: a relay restarted across an entry's end, mpv members; mpv showed entry 1
+    /// from 2.27 s while the group played entry 3 there, for 0.4 s).
+    package static func itemToOpen(
+        current: CommandSchedule.Motion?, next: CommandSchedule.Motion?, now: ReferenceTime,
+        playable: (String) -> Bool, startCost: Double
+    ) -> String? {
+        guard let current else { return next?.item }
+        guard let next, next.item != current.item else { return current.item }
+        guard playable(current.item) else { return next.item }
+        return (next.referenceTime - now).secondsValue > startCost ? current.item : next.item
     }
 
     /// Looks at the group's queue and entry (at most every 250 ms): mpv's playlist shows the group's
