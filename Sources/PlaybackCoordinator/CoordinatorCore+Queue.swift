@@ -99,6 +99,82 @@ extension CoordinatorCore {
             retainKey: CoordinationMessage.stateKey)]
     }
 
+    // MARK: Transitions not ordered in time
+
+    /// When this member plays on by the transition at the playing entry's end if none was ordered
+    /// by then: a lead before the end, the latest a timely transition arrives (every member proposes
+    /// it ``transitionNotice`` earlier); nil once looked at for this state and end.
+    var assumeDue: ReferenceTime? {
+        guard let state, state.entry != nil, state.rate > 0, hasQueue, let end = groupEnd() else { return nil }
+        if let checked = assumeChecked, checked.revision == state.revision, checked.end == end { return nil }
+        return end - lead
+    }
+
+    /// Plays on by the transition every member proposes at the playing entry's end when none was
+    /// ordered a lead before it: this member is cut off from the relay (a restart, a failover, the
+    /// network), as it plays on through an entry while cut off, so the group's program stays one
+    /// timeline for it. ``state`` becomes the transition (keeping the ordered revision), and the
+    /// ordered state is kept in ``assumedFrom``: proposals are judged against it as everywhere
+    /// else; the transition, once ordered, confirms what the member shows, and anything else
+    /// ordered replaces it (``accept(_:from:sequence:now:)``). Not into an entry this member has no
+    /// copy of (it sits those out when they are ordered), nor past the queue's end.
+    ///
+    /// Found by an exploratory run (a relay SIGKILLed and restarted across an entry's end): the
+    /// members cut off held the entry's last frame until they reconnected, up to two seconds, and
+    /// then jumped into the next one, each at its own moment.
+    mutating func assumeTransitionIfLate(now: ReferenceTime) -> [CoordinatorAction] {
+        guard let due = assumeDue, now >= due, let ordered = state, let end = groupEnd() else { return [] }
+        assumeChecked = (ordered.revision, end)
+        guard var following = transition(originator: participant),
+            following.item == localItem || canPresent?(following.item) == true || items.contains(where: { $0.item == following.item })
+        else { return [] }
+        following.revision = ordered.revision
+        if assumedFrom == nil { assumedFrom = ordered }
+        assumedChain.append(following)
+        state = following
+        // Announced as a new state (it keeps the ordered revision, but it is not that state's
+        // timeline moved): the player is told where to be from its anchor on, nothing before.
+        announcedRevision = nil
+        var actions: [CoordinatorAction] = []
+        if ordered.item != following.item || ordered.entry != following.entry {
+            actions.append(.event(PlaybackEvent(
+                type: .itemChanged, realtime: 0, player: label(participant), item: following.item,
+                referenceTime: following.anchorReferenceTime.seconds, revision: following.revision,
+                reason: Self.changeReason(.advance), detail: "from \(ordered.item)", entry: following.entry)))
+            if following.item != localItem, canPresent?(following.item) == true { localItem = following.item }
+        }
+        return actions + followEntryAvailability(now: now) + announce(now: now)
+    }
+
+    /// After a wait was ordered or learnt: the assumed transitions hold only while each is still at
+    /// the end of the state before it (a wait moves the end later); otherwise the member goes back
+    /// to the ordered state, and assumes again at its new end if still nothing is ordered.
+    mutating func revalidateAssumption(now: ReferenceTime) -> [CoordinatorAction] {
+        guard let ordered = assumedFrom else { return [] }
+        let shown = state
+        state = ordered
+        var holds = true
+        for link in assumedChain {
+            guard groupEnd() == link.anchorReferenceTime else {
+                holds = false
+                break
+            }
+            state = link
+        }
+        if holds { return [] }
+        state = ordered
+        assumedFrom = nil
+        assumedChain = []
+        assumeChecked = nil
+        announcedRevision = nil
+        guard let shown, shown.item != ordered.item || shown.entry != ordered.entry else { return [] }
+        if ordered.item != localItem, canPresent?(ordered.item) == true { localItem = ordered.item }
+        return [.event(PlaybackEvent(
+            type: .itemChanged, realtime: 0, player: label(participant), item: ordered.item,
+            referenceTime: ordered.anchorReferenceTime.seconds, revision: ordered.revision,
+            detail: "from \(shown.item)", entry: ordered.entry))] + followEntryAvailability(now: now)
+    }
+
     /// The state the group moves to at the playing entry's end, by this member's state and queue.
     private func transition(originator: PlaybackParticipantID) -> PlaybackState? {
         guard let state, let entry = state.entry, let end = groupEnd(), let next = queue.entryAfterEnd(of: entry) else { return nil }
@@ -152,7 +228,7 @@ extension CoordinatorCore {
     mutating func receiveQueueEdit(
         _ notice: QueueEditNotice, from sender: PlaybackParticipantID, sequence: UInt64, now: ReferenceTime
     ) -> [CoordinatorAction] {
-        queueReplica.receive(edit: notice.edit, from: sender, sequence: sequence, playing: state?.entry, now: now)
+        queueReplica.receive(edit: notice.edit, from: sender, sequence: sequence, playing: (assumedFrom ?? state)?.entry, now: now)
         var actions = queueReplica.tick(now: now, members: members)
         if hasQueue { actions += queueEvent(.queueChanged, originator: sender, detail: Self.describe(notice.edit), now: now) }
         return actions

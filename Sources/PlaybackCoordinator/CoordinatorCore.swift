@@ -100,6 +100,14 @@ public struct CoordinatorCore: Sendable {
     /// The transition to the next entry this member proposed: the revision it follows and the
     /// end instant it assumed (proposed again only if either changes).
     var proposedTransition: (revision: UInt64, end: ReferenceTime)?
+    /// While this member plays on by transitions it computed itself because none was ordered in
+    /// time (``assumeTransitionIfLate(now:)``): the group's ordered state they follow (``state`` is
+    /// then the last of ``assumedChain``).
+    var assumedFrom: PlaybackState?
+    /// The transitions assumed since ``assumedFrom``, in order; each carries its revision.
+    var assumedChain: [PlaybackState] = []
+    /// The ordered or assumed state and end whose late transition was last looked at (``assumeTransitionIfLate(now:)``).
+    var assumeChecked: (revision: UInt64, end: ReferenceTime)?
     /// While the group plays a queue entry this member cannot present: the local suspension held
     /// for it and the entry last reported (``CoordinatorConfiguration/suspendsWhileEntryMissing``).
     var missingEntry: (suspension: String, entry: String)?
@@ -345,7 +353,7 @@ public struct CoordinatorCore: Sendable {
                     item: report.item, referenceTime: now.seconds, errorMs: off * 1000))]
             case .queueEdit(let notice): return receiveQueueEdit(notice, from: sender, sequence: sequence, now: now)
             case .queueRequest:
-                queueReplica.receive(requestFrom: sender, sequence: sequence, members: members, state: state, now: now)
+                queueReplica.receive(requestFrom: sender, sequence: sequence, members: members, state: assumedFrom ?? state, now: now)
                 return queueReplica.tick(now: now, members: members)
             case .queueSnapshot(let part):
                 let wasComplete = queueReplica.isComplete
@@ -372,6 +380,31 @@ public struct CoordinatorCore: Sendable {
     }
 
     mutating func accept(_ proposal: StateProposal, from sender: PlaybackParticipantID, sequence: UInt64, now: ReferenceTime) -> [CoordinatorAction] {
+        guard let ordered = assumedFrom else { return acceptOrdered(proposal, from: sender, sequence: sequence, now: now, shown: state) }
+        // While playing on by assumed transitions, a proposal is judged against the group's ordered
+        // state, as every member judges it; what the member shows stays unless the order moves it.
+        let shown = state
+        let chain = assumedChain
+        state = ordered
+        assumedFrom = nil
+        assumedChain = []
+        let actions = acceptOrdered(proposal, from: sender, sequence: sequence, now: now, shown: shown, chain: chain)
+        if assumedFrom == nil, let after = state, after.sameTimeline(as: ordered) {
+            // Nothing ordered moved the group (a duplicate or stale proposal, a restatement): play on.
+            assumedFrom = after
+            assumedChain = chain.map { var link = $0; link.revision = after.revision; return link }
+            state = assumedChain.last
+        }
+        return actions
+    }
+
+    /// ``accept(_:from:sequence:now:)`` on the ordered state. `shown` is what the local player was
+    /// last told (the ordered state, or the last transition assumed); a new state that is one of the
+    /// transitions of `chain` (assumed, in order) confirms it, and the later ones are kept.
+    private mutating func acceptOrdered(
+        _ proposal: StateProposal, from sender: PlaybackParticipantID, sequence: UInt64, now: ReferenceTime,
+        shown: PlaybackState?, chain: [PlaybackState] = []
+    ) -> [CoordinatorAction] {
         if let state, sequence <= state.revision { return [] }
         var proposal = proposal
         if proposal.isUnauthenticated {
@@ -393,9 +426,20 @@ public struct CoordinatorCore: Sendable {
         }
         var next = proposal.state
         next.revision = sequence
-        let previousItem = state?.item
-        let previousEntry = state?.entry
+        let previousItem = shown?.item
+        let previousEntry = shown?.entry
         state = next
+        if let confirmed = chain.firstIndex(where: { $0.sameTimeline(as: next) }) {
+            // One of this member's assumed transitions, now ordered: the player already follows it
+            // (or a later one, kept until it is ordered too).
+            let rest = chain[(confirmed + 1)...].map { var link = $0; link.revision = sequence; return link }
+            if !rest.isEmpty {
+                assumedFrom = next
+                assumedChain = Array(rest)
+                state = rest.last
+            }
+        }
+        guard let next = state else { return [] }
         var actions: [CoordinatorAction] = []
         if proposal.command != .advance && proposal.command != .restate {
             actions.append(.event(PlaybackEvent(
@@ -422,7 +466,16 @@ public struct CoordinatorCore: Sendable {
             // Whose suspension the notice is about: the sender's, or a member's that left.
             let owner = suspensions[notice.id]?.participant
                 ?? history.suspensions.first(where: { $0.id == notice.id })?.participant ?? sender
-            learn(from: history, owner: owner, now: now)
+            if let ordered = assumedFrom {
+                // What the sender knew is of the group's ordered state, not of this member's assumed transitions.
+                let shown = state
+                state = ordered
+                learn(from: history, owner: owner, now: now)
+                assumedFrom = state
+                state = shown
+            } else {
+                learn(from: history, owner: owner, now: now)
+            }
         }
         var actions = record(notice, from: sender)
         if sender == participant, let index = ownPending.firstIndex(where: { $0.id == notice.id }),
@@ -442,7 +495,7 @@ public struct CoordinatorCore: Sendable {
                     retainKey: CoordinationMessage.suspensionKey(for: record.participant)))
             }
         }
-        return actions + announce(now: now)
+        return actions + revalidateAssumption(now: now) + announce(now: now)
     }
 
     /// Takes what a notice's sender knew of the group's waits: the suspensions of `owner` (the
@@ -507,7 +560,8 @@ public struct CoordinatorCore: Sendable {
     /// wait moves the timeline again: a member that joins after its owner left learns it only here
     /// (seed 2900 of the group model).
     private func history() -> SuspensionHistory {
-        let anchor = state?.anchorReferenceTime
+        let base = assumedFrom ?? state
+        let anchor = base?.anchorReferenceTime
         var entries: [SuspensionHistory.Entry] = []
         for id in suspensionOrder {
             guard let record = suspensions[id] else { continue }
@@ -519,13 +573,13 @@ public struct CoordinatorCore: Sendable {
         }
         entries += ownPending.filter { suspensions[$0.id] == nil }
         return SuspensionHistory(
-            revision: state?.revision, anchorReferenceTime: anchor, anchorItemTime: state?.anchorItemTime, suspensions: entries)
+            revision: base?.revision, anchorReferenceTime: anchor, anchorItemTime: base?.anchorItemTime, suspensions: entries)
     }
 
     /// Folds the waits that ended before `horizon` into the state's anchor (the same timeline,
     /// anchored after them), so their records can be forgotten without moving anyone.
     private mutating func foldWaits(before horizon: ReferenceTime) {
-        guard var current = state, current.rate > 0,
+        guard assumedFrom == nil, var current = state, current.rate > 0,
             let last = waitIntervals(after: current.anchorReferenceTime).last(where: { $0.1 < horizon }),
             let itemTime = effectiveItemTime(at: last.1)
         else { return }
@@ -662,11 +716,13 @@ public struct CoordinatorCore: Sendable {
         }
         actions += queueReplica.tick(now: now, members: members)
         actions += proposeTransitionIfDue(now: now)
+        actions += assumeTransitionIfLate(now: now)
         let horizon = now - .seconds(60)
         foldWaits(before: horizon)
         ownPending.removeAll { $0.begin + $0.timeout < horizon }
         // A wait the timeline still needs (after the anchor, while playing) stays until it is folded.
-        let anchor = state?.rate ?? 0 > 0 ? state?.anchorReferenceTime : nil
+        let base = assumedFrom ?? state
+        let anchor = base?.rate ?? 0 > 0 ? base?.anchorReferenceTime : nil
         suspensionOrder.removeAll { id in
             guard let record = suspensions[id], record.waitEnd < horizon else { return false }
             if record.counted, let anchor, record.waitEnd > anchor { return false }
@@ -686,7 +742,7 @@ public struct CoordinatorCore: Sendable {
         if let end = segments().last, end.ended, reportedEnd != end.start {
             deadline = min(deadline ?? end.start, end.start)
         }
-        for due in [queueReplica.nextDeadline, transitionDue] {
+        for due in [queueReplica.nextDeadline, transitionDue, assumeDue] {
             if let due { deadline = min(deadline ?? due, due) }
         }
         return deadline

@@ -34,7 +34,13 @@ struct GroupModelTests {
     /// core believed the player showed it while the player ignored the commands.
     /// Seed 140: members without a copy of `other`, nobody left who had one, did not know where it
     /// ends, so a seek past its end was proposed and played; the queue's entries carry the duration.
-    static let queueRegressions: [UInt64] = [15, 140]
+    /// Seeds 38 and 237 broke a first version of members playing on by their own transition when
+    /// none was ordered in time (cut off from the relay across an entry's end,
+    /// `CoordinatorCore.assumeTransitionIfLate`): in 38 the player was told the assumed entry as
+    /// a moved timeline of the ordered state, and played it from before its start (2.5 s off the
+    /// others); in 237 members applied a removal of the playing entry against the entry they
+    /// assumed rather than the ordered one, and their queues differed.
+    static let queueRegressions: [UInt64] = [15, 140, 38, 237]
 
     static var environment: [String: String] { ProcessInfo.processInfo.environment }
     static var seedCount: UInt64 { environment["COPLAY_MODEL_SEEDS"].flatMap(UInt64.init) ?? 1_000 }
@@ -59,7 +65,9 @@ struct GroupModelTests {
         let model = GroupModel(.queue(seed: seed))
         model.run()
         #expect(model.violations.isEmpty, "\(Self.report(seed, model))")
-        #expect(model.missingEntries > 0, "seed \(seed) no longer has a member sitting an entry out")
+        if [15, 140].contains(seed) {
+            #expect(model.missingEntries > 0, "seed \(seed) no longer has a member sitting an entry out")
+        }
     }
 
     @Test("random seeds: every member agrees with every other, pauses land where the players were", arguments: 0..<slices)

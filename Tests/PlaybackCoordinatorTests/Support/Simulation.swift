@@ -74,6 +74,8 @@ final class Simulation {
         var driftEstimate: Double = 0
         var lastUp: Int64 = 0
         var lastDown: Int64 = 0
+        /// While cut off (``cutOff(_:at:for:)``): the true time the path delivers again.
+        var heldUntil: Int64?
         var events: [PlaybackEvent] = []
         /// The commands the coordinator gave the player, with the true time it gave them.
         var commands: [(command: PlaybackCommand, trueTime: Int64)] = []
@@ -223,6 +225,17 @@ final class Simulation {
         }
     }
 
+    /// The node's path to the relay stalls from true time `at` for `duration` seconds and then
+    /// delivers everything held, in order, in both directions (a relay restart the session resumes
+    /// from, a network that stops and comes back): the relay does not notice, the node plays on.
+    func cutOff(_ name: PlaybackParticipantID, at seconds: Double, for duration: Double) {
+        schedule(at: Int64(seconds * 1e9)) { sim in
+            guard let node = sim.nodes[name] else { return }
+            node.heldUntil = sim.now + Int64(duration * 1e9)
+            sim.schedule(at: node.heldUntil!) { _ in node.heldUntil = nil }
+        }
+    }
+
     /// The node leaves cleanly.
     func leave(_ name: PlaybackParticipantID) {
         guard let node = nodes[name] else { return }
@@ -244,13 +257,13 @@ final class Simulation {
     }
 
     private func sendUp(from node: Node, _ arrive: @escaping (Simulation) -> Void) {
-        let at = max(now + delay(node.spec.uplink), node.lastUp + 1)
+        let at = max(now + delay(node.spec.uplink), node.lastUp + 1, node.heldUntil.map { $0 + delay(node.spec.uplink) } ?? 0)
         node.lastUp = at
         schedule(at: at, arrive)
     }
 
     private func sendDown(to node: Node, _ event: CoordinationChannelEvent) {
-        let at = max(now + delay(node.spec.downlink), node.lastDown + 1)
+        let at = max(now + delay(node.spec.downlink), node.lastDown + 1, node.heldUntil.map { $0 + delay(node.spec.downlink) } ?? 0)
         node.lastDown = at
         schedule(at: at) { sim in sim.deliver(event, to: node) }
     }

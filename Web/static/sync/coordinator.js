@@ -264,6 +264,13 @@ export class CoordinatorCore {
     // The transition to the next entry this member proposed: {revision, end} (the revision it
     // follows and the end instant it assumed; proposed again only if either changes).
     this.proposedTransition = null;
+    // While this member plays on by transitions it computed itself because none was ordered in time
+    // (assumeTransitionIfLate): the group's ordered state they follow (`state` is then the last of
+    // `assumedChain`, the transitions assumed since, in order), else null.
+    this.assumedFrom = null;
+    this.assumedChain = [];
+    // The ordered or assumed state and end whose late transition was last looked at: {revision, end}.
+    this.assumeChecked = null;
   }
 
   // MARK: Lead
@@ -507,7 +514,7 @@ export class CoordinatorCore {
         }
         if (message.queueEdit) return this.receiveQueueEdit(message.queueEdit, event.sender, event.sequence, now);
         if (message.queueRequest) {
-          this.queueReplica.receiveRequest(event.sender, event.sequence, this.members, this.state, now);
+          this.queueReplica.receiveRequest(event.sender, event.sequence, this.members, this.assumedFrom ?? this.state, now);
           return this.queueReplica.tick(now, this.members);
         }
         if (message.queueSnapshot) {
@@ -545,6 +552,32 @@ export class CoordinatorCore {
   }
 
   acceptProposal(proposal, sender, sequence, now) {
+    const ordered = this.assumedFrom;
+    if (ordered === null) return this.acceptOrdered(proposal, sender, sequence, now, this.state, []);
+    // While playing on by assumed transitions, a proposal is judged against the group's ordered
+    // state, as every member judges it; what the member shows stays unless the order moves it.
+    const shown = this.state;
+    const chain = this.assumedChain;
+    this.state = ordered;
+    this.assumedFrom = null;
+    this.assumedChain = [];
+    const actions = this.acceptOrdered(proposal, sender, sequence, now, shown, chain);
+    const after = this.state;
+    if (this.assumedFrom === null && after !== null && sameTimeline(after, ordered)) {
+      // Nothing ordered moved the group (a duplicate or stale proposal, a restatement): play on.
+      this.assumedFrom = after;
+      this.assumedChain = chain.map((link) => ({ ...link, revision: after.revision }));
+      this.state = this.assumedChain[this.assumedChain.length - 1];
+    }
+    return actions;
+  }
+
+  /**
+   * acceptProposal on the ordered state. `shown` is what the local player was last told (the ordered
+   * state, or the last transition assumed); a new state that is one of the transitions of `chain`
+   * (assumed, in order) confirms it, and the later ones are kept.
+   */
+  acceptOrdered(proposal, sender, sequence, now, shown, chain) {
     if (this.state !== null && sequence <= this.state.revision) return [];
     if (proposal.unauthenticated === true) {
       const authentic = this.authenticTransition(proposal, sender);
@@ -562,10 +595,22 @@ export class CoordinatorCore {
       this.state = { ...this.state, revision: sequence };
       return [];
     }
-    const next = { ...proposal.state, entry: proposal.state.entry ?? null, revision: sequence };
-    const previousItem = this.state?.item ?? null;
-    const previousEntry = this.state === null ? null : this.state.entry ?? null;
-    this.state = next;
+    const accepted = { ...proposal.state, entry: proposal.state.entry ?? null, revision: sequence };
+    const previousItem = shown?.item ?? null;
+    const previousEntry = shown === null ? null : shown.entry ?? null;
+    this.state = accepted;
+    const confirmed = chain.findIndex((link) => sameTimeline(link, accepted));
+    if (confirmed >= 0) {
+      // One of this member's assumed transitions, now ordered: the player already follows it (or a
+      // later one, kept until it is ordered too).
+      const rest = chain.slice(confirmed + 1).map((link) => ({ ...link, revision: sequence }));
+      if (rest.length > 0) {
+        this.assumedFrom = accepted;
+        this.assumedChain = rest;
+        this.state = rest[rest.length - 1];
+      }
+    }
+    const next = this.state;
     const actions = [];
     if (proposal.command !== "advance" && proposal.command !== "restate") {
       actions.push(eventAction(playbackEvent(proposal.command, {
@@ -593,7 +638,16 @@ export class CoordinatorCore {
       // Whose suspension the notice is about: the sender's, or a member's that left.
       const owner = this.suspensions.get(notice.id)?.participant
         ?? notice.history.suspensions.find((entry) => entry.id === notice.id)?.participant ?? sender;
-      this.learn(notice.history, owner, now);
+      if (this.assumedFrom !== null) {
+        // What the sender knew is of the group's ordered state, not of this member's assumed transitions.
+        const shown = this.state;
+        this.state = this.assumedFrom;
+        this.learn(notice.history, owner, now);
+        this.assumedFrom = this.state;
+        this.state = shown;
+      } else {
+        this.learn(notice.history, owner, now);
+      }
     }
     const actions = this.recordNotice(notice, sender);
     if (sender === this.participant) {
@@ -614,7 +668,7 @@ export class CoordinatorCore {
         actions.push(send({ suspension: correction }, suspensionKey(record.participant)));
       }
     }
-    return actions.concat(this.announce(now));
+    return actions.concat(this.revalidateAssumption(now), this.announce(now));
   }
 
   /**
@@ -685,7 +739,8 @@ export class CoordinatorCore {
    * the state it replaces (group model seed 2900).
    */
   history() {
-    const anchor = this.state?.anchorReferenceTime ?? null;
+    const base = this.assumedFrom ?? this.state;
+    const anchor = base?.anchorReferenceTime ?? null;
     const suspensions = [];
     for (const id of this.suspensionOrder) {
       const record = this.suspensions.get(id);
@@ -698,13 +753,13 @@ export class CoordinatorCore {
       });
     }
     for (const entry of this.ownPending) if (!this.suspensions.has(entry.id)) suspensions.push({ ...entry });
-    return { revision: this.state?.revision ?? null, anchorReferenceTime: anchor, anchorItemTime: this.state?.anchorItemTime ?? null, suspensions };
+    return { revision: base?.revision ?? null, anchorReferenceTime: anchor, anchorItemTime: base?.anchorItemTime ?? null, suspensions };
   }
 
   /** Folds the waits that ended before `horizon` into the state's anchor (the same timeline). */
   foldWaits(horizon) {
     const current = this.state;
-    if (current === null || !(current.rate > 0)) return;
+    if (this.assumedFrom !== null || current === null || !(current.rate > 0)) return;
     const last = this.waitIntervals(current.anchorReferenceTime).findLast((interval) => interval[1] < horizon);
     if (last === undefined) return;
     const itemTime = this.effectiveItemTime(last[1]);
@@ -823,11 +878,13 @@ export class CoordinatorCore {
     }
     actions.push(...this.queueReplica.tick(now, this.members));
     actions.push(...this.proposeTransitionIfDue(now));
+    actions.push(...this.assumeTransitionIfLate(now));
     const horizon = now - seconds(60);
     this.foldWaits(horizon);
     this.ownPending = this.ownPending.filter((entry) => !(entry.begin + entry.timeout < horizon));
     // A wait the timeline still needs (after the anchor, while playing) stays until it is folded.
-    const anchor = this.state !== null && this.state.rate > 0 ? this.state.anchorReferenceTime : null;
+    const base = this.assumedFrom ?? this.state;
+    const anchor = base !== null && base.rate > 0 ? base.anchorReferenceTime : null;
     this.suspensionOrder = this.suspensionOrder.filter((id) => {
       const record = this.suspensions.get(id);
       if (record === undefined || !(CoordinatorCore.waitEnd(record) < horizon)) return true;
@@ -850,7 +907,7 @@ export class CoordinatorCore {
     const segments = this.segments();
     const end = segments[segments.length - 1];
     if (end !== undefined && end.ended && this.reportedEnd !== end.start) deadline = minBig(deadline ?? end.start, end.start);
-    for (const due of [this.queueReplica.nextDeadline, this.transitionDue]) {
+    for (const due of [this.queueReplica.nextDeadline, this.transitionDue, this.assumeDue]) {
       if (due !== null) deadline = minBig(deadline ?? due, due);
     }
     return deadline;
@@ -1228,6 +1285,95 @@ export class CoordinatorCore {
     return [send({ state: { state: following, command: "advance", sentAt: now, follows: entry } }, STATE_KEY)];
   }
 
+  // MARK: Transitions not ordered in time
+
+  /**
+   * When this member plays on by the transition at the playing entry's end if none was ordered by
+   * then: a lead before the end, the latest a timely transition arrives (every member proposes it
+   * TRANSITION_NOTICE earlier); null once looked at for this state and end.
+   */
+  get assumeDue() {
+    const state = this.state;
+    if (state === null || (state.entry ?? null) === null || !(state.rate > 0) || !this.hasQueue) return null;
+    const end = this.groupEnd();
+    if (end === null) return null;
+    const checked = this.assumeChecked;
+    if (checked !== null && checked.revision === state.revision && checked.end === end) return null;
+    return end - this.lead;
+  }
+
+  /**
+   * Plays on by the transition every member proposes at the playing entry's end when none was
+   * ordered a lead before it: this member is cut off from the relay (a restart, a failover, the
+   * network), as it plays on through an entry while cut off. `state` becomes the transition (keeping
+   * the ordered revision) and the ordered state is kept in `assumedFrom`: proposals are judged
+   * against it as everywhere else; the transition, once ordered, confirms what the member shows, and
+   * anything else ordered replaces it (acceptProposal). Not into an entry this member has no copy of,
+   * nor past the queue's end. CoordinatorCore.assumeTransitionIfLate in Swift.
+   */
+  assumeTransitionIfLate(now) {
+    const due = this.assumeDue;
+    const ordered = this.state;
+    if (due === null || !(now >= due) || ordered === null) return [];
+    const end = this.groupEnd();
+    if (end === null) return [];
+    this.assumeChecked = { revision: ordered.revision, end };
+    const computed = this.transition(this.participant);
+    if (computed === null) return [];
+    const presentable = computed.item === this.localItem || (this.canPresent !== null && this.canPresent(computed.item) === true)
+      || this.items.some((summary) => summary.item === computed.item);
+    if (!presentable) return [];
+    const following = { ...computed, revision: ordered.revision };
+    if (this.assumedFrom === null) this.assumedFrom = ordered;
+    this.assumedChain.push(following);
+    this.state = following;
+    // Announced as a new state (it keeps the ordered revision, but it is not that state's timeline
+    // moved): the player is told where to be from its anchor on, nothing before.
+    this.announcedRevision = null;
+    const actions = [];
+    if (ordered.item !== following.item || (ordered.entry ?? null) !== (following.entry ?? null)) {
+      actions.push(eventAction(playbackEvent("itemChanged", {
+        player: this.label(this.participant), originator: null, originatorName: null, item: following.item,
+        referenceTime: referenceSeconds(following.anchorReferenceTime), revision: following.revision,
+        reason: CoordinatorCore.changeReason("advance"), detail: `from ${ordered.item}`, entry: following.entry,
+      })));
+      if (following.item !== this.localItem && this.canPresent !== null && this.canPresent(following.item) === true) this.localItem = following.item;
+    }
+    return actions.concat(this.followEntryAvailability(now), this.announce(now));
+  }
+
+  /**
+   * After a wait was ordered or learnt: the assumed transitions hold only while each is still at the
+   * end of the state before it (a wait moves the end later); otherwise the member goes back to the
+   * ordered state, and assumes again at its new end if still nothing is ordered.
+   */
+  revalidateAssumption(now) {
+    const ordered = this.assumedFrom;
+    if (ordered === null) return [];
+    const shown = this.state;
+    this.state = ordered;
+    let holds = true;
+    for (const link of this.assumedChain) {
+      if (this.groupEnd() !== link.anchorReferenceTime) {
+        holds = false;
+        break;
+      }
+      this.state = link;
+    }
+    if (holds) return [];
+    this.state = ordered;
+    this.assumedFrom = null;
+    this.assumedChain = [];
+    this.assumeChecked = null;
+    this.announcedRevision = null;
+    if (shown === null || (shown.item === ordered.item && (shown.entry ?? null) === (ordered.entry ?? null))) return [];
+    if (ordered.item !== this.localItem && this.canPresent !== null && this.canPresent(ordered.item) === true) this.localItem = ordered.item;
+    return [eventAction(playbackEvent("itemChanged", {
+      player: this.label(this.participant), item: ordered.item, referenceTime: referenceSeconds(ordered.anchorReferenceTime),
+      revision: ordered.revision, detail: `from ${shown.item}`, entry: ordered.entry,
+    }))].concat(this.followEntryAvailability(now));
+  }
+
   /** The state the group moves to at the playing entry's end, by this member's state and queue (null: none). */
   transition(originator) {
     const state = this.state;
@@ -1293,7 +1439,7 @@ export class CoordinatorCore {
   // MARK: Queue messages
 
   receiveQueueEdit(notice, sender, sequence, now) {
-    this.queueReplica.receiveEdit(notice.edit, sender, sequence, this.state?.entry ?? null, now);
+    this.queueReplica.receiveEdit(notice.edit, sender, sequence, (this.assumedFrom ?? this.state)?.entry ?? null, now);
     let actions = this.queueReplica.tick(now, this.members);
     if (this.hasQueue) actions = actions.concat(this.queueEvent("queueChanged", sender, CoordinatorCore.describe(notice.edit), now));
     return actions;
