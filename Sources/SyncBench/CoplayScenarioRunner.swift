@@ -787,9 +787,15 @@ package struct CoplayScenarioRunner: Sendable {
     }
 
     private func startRelay(listen: String, dataDirectory: String, port: Port, session: Session) throws -> ChildProcess {
+        try Self.startRelay(coplay: configuration.coplay, listen: listen, dataDirectory: dataDirectory, port: port, session: session, log: log("relay"))
+    }
+
+    /// `coplay serve --listen LISTEN --data-dir DIR`, added to `session`; `port` is set to the port
+    /// it says it listens on.
+    static func startRelay(coplay: String, listen: String, dataDirectory: String, port: Port, session: Session, log: URL) throws -> ChildProcess {
         let relay = try ChildProcess(
-            name: "relay", executable: configuration.coplay,
-            arguments: ["serve", "--listen", listen, "--data-dir", dataDirectory], log: log("relay")
+            name: "relay", executable: coplay,
+            arguments: ["serve", "--listen", listen, "--data-dir", dataDirectory], log: log
         ) { line in
             // "coplay relay listening on 127.0.0.1:39447"
             if line.contains("listening on"), let colon = line.lastIndex(of: ":"),

@@ -83,6 +83,10 @@ package struct QueueScenarioRunner: Sendable {
     package enum Step: Sendable, Hashable {
         /// Wait for the playing entry to end.
         case end
+        /// The relay SIGKILLed a second before the playing entry's end and restarted on its port
+        /// (same data directory) 1.5 s later, then wait for the end: the members are cut off across
+        /// the transition and move on by the one they computed (docs/protocol.md, `advance`).
+        case endAcrossRelayRestart
         /// `coplay control INVITE next`.
         case next
         case previous
@@ -95,6 +99,7 @@ package struct QueueScenarioRunner: Sendable {
         package var name: String {
             switch self {
             case .end: "wait for the end"
+            case .endAcrossRelayRestart: "the relay restarted across the end"
             case .next: "next"
             case .previous: "previous"
             case .jump(let position): "jump \(position.map(String.init) ?? "to the last")"
@@ -104,7 +109,7 @@ package struct QueueScenarioRunner: Sendable {
 
         var controlArguments: [String]? {
             switch self {
-            case .end: nil
+            case .end, .endAcrossRelayRestart: nil
             case .next: ["next"]
             case .previous: ["previous"]
             case .jump(let position): ["jump", position.map(String.init) ?? "LAST"]
@@ -116,7 +121,7 @@ package struct QueueScenarioRunner: Sendable {
     /// The script's cycle, repeated until enough transitions were seen: ends, next, previous, jumps,
     /// wrap-arounds (a jump to the last entry, which then ends) unshuffled and shuffled.
     package static let plan: [Step] = [
-        .end, .next, .end, .previous, .jump(5), .end, .jump(nil), .end, .shuffle(true), .end, .next, .jump(nil), .end,
+        .end, .endAcrossRelayRestart, .next, .end, .previous, .jump(5), .end, .jump(nil), .end, .shuffle(true), .end, .next, .jump(nil), .end,
         .previous, .jump(3), .shuffle(false), .end, .next,
     ]
 
@@ -266,18 +271,9 @@ package struct QueueScenarioRunner: Sendable {
         // 2. The relay and its clock.
         report("starting the relay")
         let port = CoplayScenarioRunner.Port()
-        let relay = try ChildProcess(
-            name: "relay", executable: coplay,
-            arguments: ["serve", "--listen", "127.0.0.1:0", "--data-dir", configuration.workDirectory.appendingPathComponent("relay-data").path],
-            log: log("relay")
-        ) { line in
-            if line.contains("listening on"), let colon = line.lastIndex(of: ":"),
-                let number = Int(line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
-            {
-                port.set(number)
-            }
-        }
-        session.add(relay)
+        let relayData = configuration.workDirectory.appendingPathComponent("relay-data").path
+        var relay = try CoplayScenarioRunner.startRelay(
+            coplay: coplay, listen: "127.0.0.1:0", dataDirectory: relayData, port: port, session: session, log: log("relay"))
         guard let relayPort = await port.wait(timeout: configuration.startupTimeout, while: relay) else {
             throw BenchError.scenarioFailed("the relay did not start: \(relay.exitDescription)")
         }
@@ -397,6 +393,7 @@ package struct QueueScenarioRunner: Sendable {
         var shuffled: [(from: Double, to: Double)] = []
         var shuffleOn: Double?
         var step = 0
+        var relayRestarts = 0
         while changes().count - before < target {
             try Task.checkCancellation()
             try checkAlive("during the transitions")
@@ -405,6 +402,26 @@ package struct QueueScenarioRunner: Sendable {
             let seen = changes().count
             report("transition \(seen - before + 1)/\(target): \(planned.name)", frames: frames())
             switch planned {
+            case .endAcrossRelayRestart:
+                // The entry began at the last transition's anchor; every clip lasts clipSeconds.
+                guard let offset = offsetBefore, let anchor = changes().last?.line.referenceTime else { continue }
+                let end = anchor - offset + Double(configuration.clipSeconds)
+                let killAt = end - 1
+                guard killAt > RealtimeClock.now() + 0.05 else { continue }
+                try await Task.sleep(for: .seconds(killAt - RealtimeClock.now()))
+                try checkAlive("before a relay restart")
+                relay.signal(SIGKILL)
+                _ = await relay.wait(timeout: 10)
+                relayRestarts += 1
+                try await Task.sleep(for: .seconds(1.5))
+                let restarted = CoplayScenarioRunner.Port()
+                relay = try CoplayScenarioRunner.startRelay(
+                    coplay: coplay, listen: "127.0.0.1:\(relayPort)", dataDirectory: relayData, port: restarted, session: session,
+                    log: log("relay-\(relayRestarts + 1)"))
+                guard await restarted.wait(timeout: configuration.startupTimeout, while: relay) != nil else {
+                    throw BenchError.scenarioFailed("the relay did not restart on port \(relayPort): \(relay.exitDescription)")
+                }
+                fallthrough
             case .end:
                 let deadline = ContinuousClock.now + .seconds(Double(configuration.clipSeconds) + 10)
                 while changes().count == seen {
@@ -434,6 +451,9 @@ package struct QueueScenarioRunner: Sendable {
             }
         }
         if let from = shuffleOn { shuffled.append((from, .infinity)) }
+        if relayRestarts > 0 {
+            notes.append("the relay was SIGKILLed a second before an entry's end and restarted on its port 1.5 s later \(relayRestarts) time(s): the members were cut off across those transitions")
+        }
         // Let the last transition's first frames come.
         try await Task.sleep(for: .seconds(1.5))
         let measuredChanges = Array(changes()[before...])

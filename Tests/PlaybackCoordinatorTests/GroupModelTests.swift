@@ -39,8 +39,10 @@ struct GroupModelTests {
     /// `CoordinatorCore.assumeTransitionIfLate`): in 38 the player was told the assumed entry as
     /// a moved timeline of the ordered state, and played it from before its start (2.5 s off the
     /// others); in 237 members applied a removal of the playing entry against the entry they
-    /// assumed rather than the ordered one, and their queues differed.
-    static let queueRegressions: [UInt64] = [15, 140, 38, 237]
+    /// assumed rather than the ordered one, and their queues differed. Seed 3164 (found by a
+    /// 5,000-seed search): a member that joined after an entry's end assumed the transition its
+    /// queue gave then (repeat one, set after the end), while the group had stopped at that end.
+    static let queueRegressions: [UInt64] = [15, 140, 38, 237, 3164]
 
     static var environment: [String: String] { ProcessInfo.processInfo.environment }
     static var seedCount: UInt64 { environment["COPLAY_MODEL_SEEDS"].flatMap(UInt64.init) ?? 1_000 }
