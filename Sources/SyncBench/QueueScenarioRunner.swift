@@ -119,9 +119,11 @@ package struct QueueScenarioRunner: Sendable {
     }
 
     /// The script's cycle, repeated until enough transitions were seen: ends, next, previous, jumps,
-    /// wrap-arounds (a jump to the last entry, which then ends) unshuffled and shuffled.
+    /// wrap-arounds (a jump to the last entry, which then ends) unshuffled and shuffled, and an end
+    /// the members are cut off across (the relay restarted), followed by an end that puts the script
+    /// back on an entry's first second.
     package static let plan: [Step] = [
-        .end, .endAcrossRelayRestart, .next, .end, .previous, .jump(5), .end, .jump(nil), .end, .shuffle(true), .end, .next, .jump(nil), .end,
+        .end, .next, .end, .previous, .jump(5), .end, .jump(nil), .end, .endAcrossRelayRestart, .end, .shuffle(true), .end, .next, .jump(nil), .end,
         .previous, .jump(3), .shuffle(false), .end, .next,
     ]
 
