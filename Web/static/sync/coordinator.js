@@ -1318,9 +1318,10 @@ export class CoordinatorCore {
     const end = this.groupEnd();
     if (end === null) return [];
     this.assumeChecked = { revision: ordered.revision, end };
-    // Only for an end still to come: one that passed before this member looked (it joined, or learnt
-    // the state, after it) was decided by the queue as it was then, not as it is now.
-    if (!(now < end)) return [];
+    // Only for an end that has not long passed: one this member learns of more than a lead after it (it
+    // joined, or learnt the state, later) was decided by the queue as it was then, not as it is now
+    // (group model seed 3164); within a lead the transition is merely late.
+    if (!(now < end + this.lead)) return [];
     const computed = this.transition(this.participant);
     if (computed === null) return [];
     const presentable = computed.item === this.localItem || (this.canPresent !== null && this.canPresent(computed.item) === true)
