@@ -96,7 +96,10 @@ struct HostCommand: AsyncParsableCommand {
     @Flag(help: "The relay speaks TLS (coplay serve --tls): the invite says coplays:// and members verify the relay.")
     var tls = false
 
+    // Unconditional: a pin is base64url, and one in 64 begins with "-", which would otherwise be taken
+    // for an option ("Missing value for '--pin <PIN>'", found by RelayTLSCLITests with a random key).
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Pin the relay's public key in the invite (the pin `coplay serve --tls` prints): members accept that key alone, so a self-signed relay works. Implies --tls.",
             valueName: "PIN"))

@@ -13,6 +13,15 @@ struct RelayTLSCLITests {
         try #require(result.status == 0, "openssl: \(result.stderr)")
     }
 
+    @Test("a key pin that begins with a dash is --pin's value (base64url: one pin in 64 does), checked like any other")
+    func pinBeginningWithADash() async throws {
+        let malformed = try await CoplayProcess.run(["host", "clip.mp4", "--relay", "127.0.0.1:9", "--pin", "-abc"], timeout: 60)
+        #expect(malformed.status != 0 && malformed.stderr.contains("--pin -abc is not a key pin"), "\(malformed.stderr)")
+        let pin = "-" + String(repeating: "A", count: 42)
+        let wellFormed = try await CoplayProcess.run(["host", "/nonexistent/clip.mp4", "--relay", "127.0.0.1:9", "--pin", pin], timeout: 60)
+        #expect(wellFormed.status != 0 && !wellFormed.stderr.contains("Missing value") && !wellFormed.stderr.contains("not a key pin"), "\(wellFormed.stderr)")
+    }
+
     @Test("host --pin with the key pin serve --tls prints: join and control work over TLS; a plain invite and a --ca run are explained", .timeLimit(.minutes(4)))
     func pinnedAndCA() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coplay-tls-cli-\(UUID().uuidString)")
