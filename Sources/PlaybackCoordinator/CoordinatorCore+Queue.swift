@@ -84,9 +84,15 @@ extension CoordinatorCore {
     /// When this member proposes the transition at the end of the playing entry, if it has one
     /// to propose.
     var transitionDue: ReferenceTime? {
+        unhandledEnd(handled: proposedTransition).map { $0 - lead - Self.transitionNotice }
+    }
+
+    /// The group's end of the queue entry it plays (while playing, with the queue known), unless
+    /// `handled` already names this state's revision and that end.
+    private func unhandledEnd(handled: (revision: UInt64, end: ReferenceTime)?) -> ReferenceTime? {
         guard let state, state.entry != nil, state.rate > 0, hasQueue, let end = groupEnd() else { return nil }
-        if let proposed = proposedTransition, proposed.revision == state.revision, proposed.end == end { return nil }
-        return end - lead - Self.transitionNotice
+        if let handled, handled.revision == state.revision, handled.end == end { return nil }
+        return end
     }
 
     /// Proposes the next entry at the playing entry's end, once due.
@@ -105,9 +111,7 @@ extension CoordinatorCore {
     /// by then: a lead before the end, the latest a timely transition arrives (every member proposes
     /// it ``transitionNotice`` earlier); nil once looked at for this state and end.
     var assumeDue: ReferenceTime? {
-        guard let state, state.entry != nil, state.rate > 0, hasQueue, let end = groupEnd() else { return nil }
-        if let checked = assumeChecked, checked.revision == state.revision, checked.end == end { return nil }
-        return end - lead
+        unhandledEnd(handled: assumeChecked).map { $0 - lead }
     }
 
     /// Plays on by the transition every member proposes at the playing entry's end when none was

@@ -1262,13 +1262,21 @@ export class CoordinatorCore {
 
   /** When this member proposes the transition at the end of the playing entry, if it has one to propose; else null. */
   get transitionDue() {
+    const end = this.unhandledEnd(this.proposedTransition);
+    return end === null ? null : end - this.lead - CoordinatorCore.TRANSITION_NOTICE;
+  }
+
+  /**
+   * The group's end of the queue entry it plays (while playing, with the queue known), unless
+   * `handled` ({revision, end} or null) already names this state's revision and that end; else null.
+   */
+  unhandledEnd(handled) {
     const state = this.state;
     if (state === null || (state.entry ?? null) === null || !(state.rate > 0) || !this.hasQueue) return null;
     const end = this.groupEnd();
     if (end === null) return null;
-    const proposed = this.proposedTransition;
-    if (proposed !== null && proposed.revision === state.revision && proposed.end === end) return null;
-    return end - this.lead - CoordinatorCore.TRANSITION_NOTICE;
+    if (handled !== null && handled.revision === state.revision && handled.end === end) return null;
+    return end;
   }
 
   /** Proposes the next entry at the playing entry's end, once due. */
@@ -1293,13 +1301,8 @@ export class CoordinatorCore {
    * TRANSITION_NOTICE earlier); null once looked at for this state and end.
    */
   get assumeDue() {
-    const state = this.state;
-    if (state === null || (state.entry ?? null) === null || !(state.rate > 0) || !this.hasQueue) return null;
-    const end = this.groupEnd();
-    if (end === null) return null;
-    const checked = this.assumeChecked;
-    if (checked !== null && checked.revision === state.revision && checked.end === end) return null;
-    return end - this.lead;
+    const end = this.unhandledEnd(this.assumeChecked);
+    return end === null ? null : end - this.lead;
   }
 
   /**
