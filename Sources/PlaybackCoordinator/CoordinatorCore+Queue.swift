@@ -99,7 +99,11 @@ extension CoordinatorCore {
     mutating func proposeTransitionIfDue(now: ReferenceTime) -> [CoordinatorAction] {
         guard let due = transitionDue, now >= due, let state, let entry = state.entry, let end = groupEnd() else { return [] }
         proposedTransition = (state.revision, end)
-        guard let following = transition(originator: participant) else { return [] }
+        guard let following = transition(originator: participant) else {
+            transitionAwaitsQueue = true
+            return []
+        }
+        transitionAwaitsQueue = false
         return [.send(
             .state(StateProposal(state: following, command: .advance, sentAt: now, follows: entry)),
             retainKey: CoordinationMessage.stateKey)]
@@ -237,24 +241,65 @@ extension CoordinatorCore {
         _ notice: QueueEditNotice, from sender: PlaybackParticipantID, sequence: UInt64, now: ReferenceTime
     ) -> [CoordinatorAction] {
         queueReplica.receive(edit: notice.edit, from: sender, sequence: sequence, playing: (assumedFrom ?? state)?.entry, now: now)
-        var actions = queueReplica.tick(now: now, members: members)
+        if transitionAwaitsQueue, hasQueue {
+            // An entry may follow now: propose the transition after all (group model seed 4160: the
+            // queue was cleared while an entry played and refilled before its end; the member that
+            // had found nothing to propose never proposed, and a joiner stopped at that end).
+            proposedTransition = nil
+            transitionAwaitsQueue = false
+        }
+        var actions = tickQueue(now: now)
         if hasQueue { actions += queueEvent(.queueChanged, originator: sender, detail: Self.describe(notice.edit), now: now) }
         return actions
     }
 
+    /// The replica's work when due (answers, the retained copy), and the player's commands held
+    /// for the queue if it started from the retained copy meanwhile (nobody answered).
+    mutating func tickQueue(now: ReferenceTime) -> [CoordinatorAction] {
+        queueReplica.tick(now: now, members: members) + releaseHeldCommands(now: now)
+    }
+
+    /// The player's first commands, held while this joiner's state was a retained transition it
+    /// could not judge (``holdsForQueueAnswer``), once the queue is in.
+    mutating func releaseHeldCommands(now: ReferenceTime) -> [CoordinatorAction] {
+        guard holdsForQueueAnswer, hasQueue else { return [] }
+        holdsForQueueAnswer = false
+        return followEntryAvailability(now: now) + announce(now: now)
+    }
+
     /// The queue arrived (an answer, or the retained copy): take the answer's state if it is not
-    /// the one this member started from, and replay on it the proposals ordered after the request.
+    /// the one this member started from, and replay on it the proposals and queue edits ordered
+    /// after the request, each in its turn.
+    ///
+    /// An edit's turn matters: a removal of the playing entry keeps where the group goes on, and
+    /// which entry played is what the replayed proposals say, not what this member believed when
+    /// the edit arrived (group model seed 2459: a joiner that had read a transition the group then
+    /// replaced marked the wrong entry as removed while playing, and its queue differed).
     mutating func queueReceived(now: ReferenceTime) -> [CoordinatorAction] {
         let actions = queueEvent(.queueChanged, originator: nil, detail: "received", now: now)
         let log = joinLog
         joinLog = []
-        guard let (answered, through) = queueReplica.takeAnsweredState(), let answered else { return actions }
+        guard let (answered, through, edits) = queueReplica.takeAnsweredState(), let answered else {
+            return actions + releaseHeldCommands(now: now)
+        }
         let before = state
         state = answered
+        var pending = edits[...]
+        let applyEdits = { (core: inout CoordinatorCore, before: UInt64) in
+            while let edit = pending.first, edit.sequence < before {
+                core.queueReplica.applyAnswered(edit.edit, playing: (core.assumedFrom ?? core.state)?.entry)
+                pending.removeFirst()
+            }
+        }
         for entry in log where entry.sequence > through {
+            applyEdits(&self, entry.sequence)
             _ = accept(entry.proposal, from: entry.sender, sequence: entry.sequence, now: now)
         }
-        if let before, let after = state, before.revision == after.revision, before.sameTimeline(as: after) { return actions }
+        applyEdits(&self, .max)
+        if let before, let after = state, before.revision == after.revision, before.sameTimeline(as: after) {
+            return actions + releaseHeldCommands(now: now)
+        }
+        holdsForQueueAnswer = false
         if let item = state?.item, item != localItem, canPresent?(item) == true { localItem = item }
         announced = []
         announcedRevision = nil
@@ -278,7 +323,7 @@ extension CoordinatorCore {
     /// state that moved the group to an entry it has is anchored at least a lead ahead, so the
     /// player shows that entry's first frame with everyone else.
     mutating func followEntryAvailability(now: ReferenceTime) -> [CoordinatorAction] {
-        guard configuration.suspendsWhileEntryMissing, joinedSelf || !configuration.holdsCommandsUntilJoined else { return [] }
+        guard configuration.suspendsWhileEntryMissing, joinedSelf || !configuration.holdsCommandsUntilJoined, !holdsForQueueAnswer else { return [] }
         if lacksCurrentEntry, let state, let entry = state.entry {
             guard missingEntry?.entry != entry else { return [] }
             let known = queue.entry(entry)

@@ -100,6 +100,9 @@ public struct CoordinatorCore: Sendable {
     /// The transition to the next entry this member proposed: the revision it follows and the
     /// end instant it assumed (proposed again only if either changes).
     var proposedTransition: (revision: UInt64, end: ReferenceTime)?
+    /// When ``proposedTransition`` was looked at, nothing followed the entry (the queue's end, or
+    /// an empty queue): a queue edit makes this member look again.
+    var transitionAwaitsQueue = false
     /// While this member plays on by transitions it computed itself because none was ordered in
     /// time (``assumeTransitionIfLate(now:)``): the group's ordered state they follow (``state`` is
     /// then the last of ``assumedChain``).
@@ -108,6 +111,13 @@ public struct CoordinatorCore: Sendable {
     var assumedChain: [PlaybackState] = []
     /// The ordered or assumed state and end whose late transition was last looked at (``assumeTransitionIfLate(now:)``).
     var assumeChecked: (revision: UInt64, end: ReferenceTime)?
+    /// The state this joiner read from the relay (the retained one) is a transition at an entry's
+    /// end, which it cannot judge without the queue: the group may have stopped or moved elsewhere
+    /// at that end, and the transition stayed retained only because it came last. Its player gets
+    /// nothing until the queue and the group's state at its request arrive
+    /// (``releaseHeldCommands(now:)``). Group model seed 2567: a joiner during a relay outage
+    /// showed such a transition's entry, paused, while the group held another entry's frame 2 s in.
+    var holdsForQueueAnswer = false
     /// While the group plays a queue entry this member cannot present: the local suspension held
     /// for it and the entry last reported (``CoordinatorConfiguration/suspendsWhileEntryMissing``).
     var missingEntry: (suspension: String, entry: String)?
@@ -323,6 +333,7 @@ public struct CoordinatorCore: Sendable {
                     if configuration.holdsCommandsUntilJoined { actions += followEntryAvailability(now: now) + announce(now: now) }
                 }
                 actions += queueReplica.joinedSelf(others: members.subtracting([participant]), now: now)
+                actions += releaseHeldCommands(now: now)
             }
             return actions
         case .left(let member):
@@ -335,6 +346,7 @@ public struct CoordinatorCore: Sendable {
             ]
             return actions + endSuspensions(of: member, now: now)
                 + queueReplica.left(member, others: members.subtracting([participant]), now: now)
+                + releaseHeldCommands(now: now)
         case .message(let message, let sender, let sequence):
             queueReplica.processed(sequence)
             switch message {
@@ -354,7 +366,7 @@ public struct CoordinatorCore: Sendable {
             case .queueEdit(let notice): return receiveQueueEdit(notice, from: sender, sequence: sequence, now: now)
             case .queueRequest:
                 queueReplica.receive(requestFrom: sender, sequence: sequence, members: members, state: assumedFrom ?? state, now: now)
-                return queueReplica.tick(now: now, members: members)
+                return tickQueue(now: now)
             case .queueSnapshot(let part):
                 let wasComplete = queueReplica.isComplete
                 queueReplica.receive(part: part, from: sender, sequence: sequence)
@@ -394,8 +406,32 @@ public struct CoordinatorCore: Sendable {
             assumedFrom = after
             assumedChain = chain.map { var link = $0; link.revision = after.revision; return link }
             state = assumedChain.last
+            return actions
+        }
+        if assumedFrom == nil, let after = state, after.anchorReferenceTime > now, !chain.contains(where: { $0.sameTimeline(as: after) }) {
+            return bridge(from: ordered, before: after, replacing: actions, now: now)
         }
         return actions
+    }
+
+    /// The order replaced this member's assumed transitions by a state that takes effect later:
+    /// until its anchor the group shows its ordered state, so the player is put on that first, then
+    /// told the new state (commands replace what was scheduled at or after their instant, so the
+    /// order of the two matters). Group model seed 9022: a member that had assumed the next entry
+    /// at a seek to the end kept showing the next entry's first frame for 1.4 s, until a rate change
+    /// took effect, while the group held the end of the entry before.
+    private mutating func bridge(
+        from ordered: PlaybackState, before next: PlaybackState, replacing actions: [CoordinatorAction], now: ReferenceTime
+    ) -> [CoordinatorAction] {
+        state = ordered
+        announced = []
+        announcedRevision = nil
+        let meanwhile = announce(now: now)
+        state = next
+        announced = []
+        announcedRevision = nil
+        let then = announce(now: now)
+        return actions.filter { if case .command = $0 { false } else { true } } + meanwhile + then
     }
 
     /// ``accept(_:from:sequence:now:)`` on the ordered state. `shown` is what the local player was
@@ -424,6 +460,7 @@ public struct CoordinatorCore: Sendable {
             state = current
             return []
         }
+        if state == nil, proposal.command == .advance, !hasQueue { holdsForQueueAnswer = true }
         var next = proposal.state
         next.revision = sequence
         let previousItem = shown?.item
@@ -714,7 +751,7 @@ public struct CoordinatorCore: Sendable {
                 type: .itemEnded, realtime: 0, player: label(participant), item: state.item, itemTime: end.itemTime,
                 rate: 0, referenceTime: end.start.seconds, revision: state.revision)))
         }
-        actions += queueReplica.tick(now: now, members: members)
+        actions += tickQueue(now: now)
         actions += proposeTransitionIfDue(now: now)
         actions += assumeTransitionIfLate(now: now)
         let horizon = now - .seconds(60)
@@ -757,7 +794,7 @@ public struct CoordinatorCore: Sendable {
     /// after it), so a late joiner or a member that learns of a past wait is told once where to
     /// be, not walked through the past one command at a time, each a frame or a seek.
     mutating func announce(now: ReferenceTime? = nil) -> [CoordinatorAction] {
-        guard let state, !isDetached, joinedSelf || !configuration.holdsCommandsUntilJoined else { return [] }
+        guard let state, !isDetached, joinedSelf || !configuration.holdsCommandsUntilJoined, !holdsForQueueAnswer else { return [] }
         guard state.item == localItem else {
             announced = []
             announcedRevision = nil

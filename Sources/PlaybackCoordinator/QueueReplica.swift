@@ -11,7 +11,8 @@
 /// travels). A joiner whose answerers all left asks again; one that is alone starts from the
 /// retained copy (``QueueSnapshotPart`` with no request), which the member whose edit it was
 /// publishes after its own edits (at most once a second), as does one whose request nobody
-/// answered within ``answerTimeout`` (every member that could answer left).
+/// answered within ``answerTimeout`` of its place in the order (every member that could answer
+/// left).
 ///
 /// An answer also carries the group's playback state at the request's place in the order: the
 /// core takes it over the retained state it started from (``answeredState``).
@@ -46,8 +47,10 @@ struct QueueReplica: Sendable {
     /// When this member stops waiting for an answer and starts from the retained copy.
     private var answerDeadline: ReferenceTime?
     /// The state and place in the order of the answer this member completed with, until the
-    /// core took it.
-    private(set) var answeredState: (state: PlaybackState?, through: UInt64)?
+    /// core took it, with the edits buffered after that place. Those the core applies itself, in
+    /// the order's turn with the proposals it replays on the answer's state: which entry played
+    /// when an edit arrived (what a removal of the playing entry keeps) is known only then.
+    private(set) var answeredState: (state: PlaybackState?, through: UInt64, edits: [(sequence: UInt64, edit: QueueEdit)])?
 
     /// How long each rank waits before answering a request.
     static let answerStep: Duration = .milliseconds(250)
@@ -61,9 +64,14 @@ struct QueueReplica: Sendable {
     }
 
     /// Hands the answer's state to the core, once.
-    mutating func takeAnsweredState() -> (state: PlaybackState?, through: UInt64)? {
+    mutating func takeAnsweredState() -> (state: PlaybackState?, through: UInt64, edits: [(sequence: UInt64, edit: QueueEdit)])? {
         defer { answeredState = nil }
         return answeredState
+    }
+
+    /// Applies an edit of ``answeredState``'s, in its turn (`playing`: the entry the group played then).
+    mutating func applyAnswered(_ edit: QueueEdit, playing: String?) {
+        queue.apply(edit, playing: playing)
     }
 
     // MARK: Channel
@@ -77,7 +85,6 @@ struct QueueReplica: Sendable {
             return []
         }
         requestInFlight = true
-        answerDeadline = now + Self.answerTimeout
         return [.send(.queueRequest(QueueRequest(sentAt: now)), retainKey: nil)]
     }
 
@@ -95,7 +102,6 @@ struct QueueReplica: Sendable {
         }
         guard !answering, !requestInFlight else { return [] }
         requestInFlight = true
-        answerDeadline = now + Self.answerTimeout
         return [.send(.queueRequest(QueueRequest(sentAt: now)), retainKey: nil)]
     }
 
@@ -125,6 +131,10 @@ struct QueueReplica: Sendable {
         if sender == participant {
             requestInFlight = false
             ownRequests.append(sequence)
+            // The wait for an answer counts from the request's place in the order: the members
+            // present then answer it. Counted from sending, a relay outage longer than the wait
+            // made the joiner take the retained copy, which lacks the edits since it was published.
+            answerDeadline = now + Self.answerTimeout
             completeIfAnswered()
             return
         }
@@ -158,8 +168,14 @@ struct QueueReplica: Sendable {
                 let copy = QueueSnapshotPart.assemble(parts)
             else { continue }
             queue = copy
-            answeredState = (parts.first { $0.part == 0 }?.state, parts[0].through)
-            finish(from: parts[0].through)
+            let through = parts[0].through
+            let state = parts.first { $0.part == 0 }?.state
+            // With the group's state at the request, the edits after it wait for the core (the
+            // entry each found playing is known once the core replays the proposals on that state).
+            let edits = state == nil ? [] : buffered.filter { $0.sequence > through }.map { ($0.sequence, $0.edit) }
+            if state != nil { buffered = [] }
+            answeredState = (state, through, edits)
+            finish(from: through)
             return
         }
     }

@@ -185,8 +185,11 @@ test("a joiner asks, buffers edits, and takes the answer with the state at its r
   const joiner = new QueueReplica("b");
   const [request] = sent(joiner.joinedSelf(new Set(["a"]), ms(0)));
   assert.deepEqual(request, { queueRequest: { sentAt: ms(0) } });
-  assert.equal(joiner.nextDeadline, QueueReplica.ANSWER_TIMEOUT);
+  // The wait for an answer counts from the request's place in the order, not from sending (a
+  // relay outage holds the request).
+  assert.equal(joiner.nextDeadline, null);
   joiner.receiveRequest("b", 10n, new Set(["a", "b"]), null, ms(10));
+  assert.equal(joiner.nextDeadline, ms(10) + QueueReplica.ANSWER_TIMEOUT);
   joiner.receiveEdit({ op: "add", entries: [entry("later")], at: "end" }, "a", 11n, null, ms(11));
 
   // The answering member, first by id: answers at once (rank 0), with the queue as of sequence 10.
@@ -204,9 +207,14 @@ test("a joiner asks, buffers edits, and takes the answer with the state at its r
 
   joiner.receivePart(answer[0].queueSnapshot, "a", 12n);
   assert.equal(joiner.isComplete, true);
-  assert.deepEqual(ids(joiner.queue), ["first", "later"]);
-  assert.deepEqual(joiner.takeAnsweredState(), { state, through: 10n });
+  // The edit after the request waits for the core, which applies it in its turn among the
+  // proposals it replays on the answer's state (it knows then which entry played).
+  assert.deepEqual(ids(joiner.queue), ["first"]);
+  const taken = joiner.takeAnsweredState();
+  assert.deepEqual(taken, { state, through: 10n, edits: [{ sequence: 11n, edit: { op: "add", entries: [entry("later")], at: "end" } }] });
   assert.equal(joiner.takeAnsweredState(), null);
+  joiner.applyAnswered(taken.edits[0].edit, "first");
+  assert.deepEqual(ids(joiner.queue), ["first", "later"]);
 });
 
 test("a member second by id answers a step later, and not at all once it saw an answer", () => {
@@ -226,9 +234,12 @@ test("a joiner whose answerers left asks again, and starts from the retained cop
   joiner.receiveRequest("b", 10n, new Set(["a", "b", "c"]), null, ms(10));
   const again = sent(joiner.left("a", new Set(["c"]), ms(20)));
   assert.deepEqual(again, [{ queueRequest: { sentAt: ms(20) } }]);
-  assert.equal(joiner.nextDeadline, ms(20) + QueueReplica.ANSWER_TIMEOUT);
+  joiner.receiveRequest("b", 12n, new Set(["b", "c"]), null, ms(25));
+  assert.equal(joiner.nextDeadline, ms(25) + QueueReplica.ANSWER_TIMEOUT);
   // Nobody answers in time: the retained copy (here none: an empty queue).
-  assert.deepEqual(joiner.tick(ms(20) + QueueReplica.ANSWER_TIMEOUT, new Set(["b", "c"])), []);
+  assert.deepEqual(joiner.tick(ms(25) + QueueReplica.ANSWER_TIMEOUT - 1n, new Set(["b", "c"])), []);
+  assert.equal(joiner.isComplete, false);
+  assert.deepEqual(joiner.tick(ms(25) + QueueReplica.ANSWER_TIMEOUT, new Set(["b", "c"])), []);
   assert.equal(joiner.isComplete, true);
   assert.equal(joiner.queue.isInitial, true);
 

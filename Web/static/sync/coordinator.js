@@ -264,6 +264,8 @@ export class CoordinatorCore {
     // The transition to the next entry this member proposed: {revision, end} (the revision it
     // follows and the end instant it assumed; proposed again only if either changes).
     this.proposedTransition = null;
+    // When proposedTransition was looked at, nothing followed the entry: a queue edit makes this member look again.
+    this.transitionAwaitsQueue = false;
     // While this member plays on by transitions it computed itself because none was ordered in time
     // (assumeTransitionIfLate): the group's ordered state they follow (`state` is then the last of
     // `assumedChain`, the transitions assumed since, in order), else null.
@@ -271,6 +273,10 @@ export class CoordinatorCore {
     this.assumedChain = [];
     // The ordered or assumed state and end whose late transition was last looked at: {revision, end}.
     this.assumeChecked = null;
+    // The state this joiner read from the relay is a transition it cannot judge without the queue:
+    // its player gets nothing until the queue and the group's state at its request arrive
+    // (CoordinatorCore.holdsForQueueAnswer; group model seed 2567).
+    this.holdsForQueueAnswer = false;
   }
 
   // MARK: Lead
@@ -483,7 +489,7 @@ export class CoordinatorCore {
             // The retained messages are all in: the player's first commands.
             if (this.configuration.holdsCommandsUntilJoined) actions = actions.concat(this.followEntryAvailability(now), this.announce(now));
           }
-          actions = actions.concat(this.queueReplica.joinedSelf(this.otherMembers, now));
+          actions = actions.concat(this.queueReplica.joinedSelf(this.otherMembers, now), this.releaseHeldCommands(now));
         }
         return actions;
       }
@@ -493,7 +499,7 @@ export class CoordinatorCore {
         this.oneShotMembers.delete(event.member);
         if (event.member !== this.participant) this.openSuspensionsByMember.delete(event.member);
         const actions = [eventAction(playbackEvent("left", { player: this.label(this.participant), originator: event.member, originatorName: this.names.get(event.member) ?? null, referenceTime: referenceSeconds(now) }))];
-        return actions.concat(this.endSuspensions(event.member, now), this.queueReplica.left(event.member, this.otherMembers, now));
+        return actions.concat(this.endSuspensions(event.member, now), this.queueReplica.left(event.member, this.otherMembers, now), this.releaseHeldCommands(now));
       }
       case "message": {
         const message = event.message;
@@ -515,7 +521,7 @@ export class CoordinatorCore {
         if (message.queueEdit) return this.receiveQueueEdit(message.queueEdit, event.sender, event.sequence, now);
         if (message.queueRequest) {
           this.queueReplica.receiveRequest(event.sender, event.sequence, this.members, this.assumedFrom ?? this.state, now);
-          return this.queueReplica.tick(now, this.members);
+          return this.tickQueue(now);
         }
         if (message.queueSnapshot) {
           const wasComplete = this.queueReplica.isComplete;
@@ -568,8 +574,29 @@ export class CoordinatorCore {
       this.assumedFrom = after;
       this.assumedChain = chain.map((link) => ({ ...link, revision: after.revision }));
       this.state = this.assumedChain[this.assumedChain.length - 1];
+      return actions;
+    }
+    if (this.assumedFrom === null && after !== null && after.anchorReferenceTime > now && !chain.some((link) => sameTimeline(link, after))) {
+      return this.bridge(ordered, after, actions, now);
     }
     return actions;
+  }
+
+  /**
+   * The order replaced this member's assumed transitions by a state that takes effect later: until
+   * its anchor the group shows its ordered state, so the player is put on that first, then told the
+   * new state (CoordinatorCore.bridge; group model seed 9022).
+   */
+  bridge(ordered, next, actions, now) {
+    this.state = ordered;
+    this.announced = [];
+    this.announcedRevision = null;
+    const meanwhile = this.announce(now);
+    this.state = next;
+    this.announced = [];
+    this.announcedRevision = null;
+    const then = this.announce(now);
+    return actions.filter((action) => action.type !== "command").concat(meanwhile, then);
   }
 
   /**
@@ -595,6 +622,7 @@ export class CoordinatorCore {
       this.state = { ...this.state, revision: sequence };
       return [];
     }
+    if (this.state === null && proposal.command === "advance" && !this.hasQueue) this.holdsForQueueAnswer = true;
     const accepted = { ...proposal.state, entry: proposal.state.entry ?? null, revision: sequence };
     const previousItem = shown?.item ?? null;
     const previousEntry = shown === null ? null : shown.entry ?? null;
@@ -876,7 +904,7 @@ export class CoordinatorCore {
         referenceTime: referenceSeconds(end.start), revision: this.state.revision,
       })));
     }
-    actions.push(...this.queueReplica.tick(now, this.members));
+    actions.push(...this.tickQueue(now));
     actions.push(...this.proposeTransitionIfDue(now));
     actions.push(...this.assumeTransitionIfLate(now));
     const horizon = now - seconds(60);
@@ -921,7 +949,7 @@ export class CoordinatorCore {
    */
   announce(now = null) {
     const state = this.state;
-    if (state === null || this.isDetached || !(this.joinedSelf || this.configuration.holdsCommandsUntilJoined !== true)) return [];
+    if (state === null || this.isDetached || !(this.joinedSelf || this.configuration.holdsCommandsUntilJoined !== true) || this.holdsForQueueAnswer) return [];
     if (state.item !== this.localItem) {
       this.announced = [];
       this.announcedRevision = null;
@@ -1289,6 +1317,7 @@ export class CoordinatorCore {
     const entry = state.entry;
     this.proposedTransition = { revision: state.revision, end };
     const following = this.transition(this.participant);
+    this.transitionAwaitsQueue = following === null;
     if (following === null) return [];
     return [send({ state: { state: following, command: "advance", sentAt: now, follows: entry } }, STATE_KEY)];
   }
@@ -1447,28 +1476,57 @@ export class CoordinatorCore {
 
   receiveQueueEdit(notice, sender, sequence, now) {
     this.queueReplica.receiveEdit(notice.edit, sender, sequence, (this.assumedFrom ?? this.state)?.entry ?? null, now);
-    let actions = this.queueReplica.tick(now, this.members);
+    if (this.transitionAwaitsQueue && this.hasQueue) {
+      // An entry may follow now: propose the transition after all (group model seed 4160).
+      this.proposedTransition = null;
+      this.transitionAwaitsQueue = false;
+    }
+    let actions = this.tickQueue(now);
     if (this.hasQueue) actions = actions.concat(this.queueEvent("queueChanged", sender, CoordinatorCore.describe(notice.edit), now));
     return actions;
   }
 
+  /** The replica's work when due, and the player's commands held for the queue if it started from the retained copy meanwhile. */
+  tickQueue(now) {
+    return this.queueReplica.tick(now, this.members).concat(this.releaseHeldCommands(now));
+  }
+
+  /** The player's first commands, held while this joiner's state was a retained transition it could not judge, once the queue is in. */
+  releaseHeldCommands(now) {
+    if (!this.holdsForQueueAnswer || !this.hasQueue) return [];
+    this.holdsForQueueAnswer = false;
+    return this.followEntryAvailability(now).concat(this.announce(now));
+  }
+
   /**
    * The queue arrived (an answer, or the retained copy): take the answer's state if it is not the
-   * one this member started from, and replay on it the proposals ordered after the request.
+   * one this member started from, and replay on it the proposals and queue edits ordered after the
+   * request, each in its turn (a removal of the playing entry depends on which entry played then:
+   * group model seed 2459, CoordinatorCore.queueReceived).
    */
   queueReceived(now) {
     const actions = this.queueEvent("queueChanged", null, "received", now);
     const log = this.joinLog;
     this.joinLog = [];
     const taken = this.queueReplica.takeAnsweredState();
-    if (taken === null || taken.state === null) return actions;
+    if (taken === null || taken.state === null) return actions.concat(this.releaseHeldCommands(now));
     const before = this.state;
     this.state = { ...taken.state, entry: taken.state.entry ?? null };
+    const pending = [...taken.edits];
+    const applyEdits = (until) => {
+      while (pending.length > 0 && (until === null || pending[0].sequence < until)) {
+        this.queueReplica.applyAnswered(pending.shift().edit, (this.assumedFrom ?? this.state)?.entry ?? null);
+      }
+    };
     for (const entry of log) {
-      if (entry.sequence > taken.through) this.acceptProposal(entry.proposal, entry.sender, entry.sequence, now);
+      if (entry.sequence <= taken.through) continue;
+      applyEdits(entry.sequence);
+      this.acceptProposal(entry.proposal, entry.sender, entry.sequence, now);
     }
+    applyEdits(null);
     const after = this.state;
-    if (before !== null && after !== null && before.revision === after.revision && sameTimeline(before, after)) return actions;
+    if (before !== null && after !== null && before.revision === after.revision && sameTimeline(before, after)) return actions.concat(this.releaseHeldCommands(now));
+    this.holdsForQueueAnswer = false;
     if (after !== null && after.item !== this.localItem && this.canPresent !== null && this.canPresent(after.item) === true) this.localItem = after.item;
     this.announced = [];
     this.announcedRevision = null;
@@ -1489,7 +1547,7 @@ export class CoordinatorCore {
    */
   followEntryAvailability(now) {
     if (this.configuration.suspendsWhileEntryMissing !== true) return [];
-    if (!(this.joinedSelf || this.configuration.holdsCommandsUntilJoined !== true)) return [];
+    if (!(this.joinedSelf || this.configuration.holdsCommandsUntilJoined !== true) || this.holdsForQueueAnswer) return [];
     const state = this.state;
     if (this.lacksCurrentEntry) {
       const entry = state.entry;

@@ -301,15 +301,24 @@ export class QueueReplica {
     this.lastSequence = 0n; // the highest channel sequence this member processed
     this.copies = 0;
     this.answerDeadline = null; // when this member stops waiting for an answer
-    /** The state and place in the order of the answer this member completed with ({state, through}), until the core took it. */
+    /** The state and place in the order of the answer this member completed with ({state, through, edits}), until the core took it. */
     this.answeredState = null;
   }
 
-  /** Hands the answer's state ({state, through}) to the core, once; null when there is none. */
+  /**
+   * Hands the answer's state ({state, through, edits}) to the core, once; null when there is none.
+   * `edits` ({sequence, edit}) are the edits ordered after the request, which the core applies in
+   * their turn among the proposals it replays (applyAnswered).
+   */
   takeAnsweredState() {
     const answered = this.answeredState;
     this.answeredState = null;
     return answered;
+  }
+
+  /** Applies an edit of the answered state's, in its turn (`playing`: the entry the group played then). */
+  applyAnswered(edit, playing) {
+    this.queue.apply(edit, playing);
   }
 
   // MARK: Channel
@@ -327,7 +336,6 @@ export class QueueReplica {
       return [];
     }
     this.requestInFlight = true;
-    this.answerDeadline = now + QueueReplica.ANSWER_TIMEOUT;
     return [send({ queueRequest: { sentAt: now } }, null)];
   }
 
@@ -343,7 +351,6 @@ export class QueueReplica {
       parts[0] !== undefined && this.ownRequests.includes(parts[0].request) && others.has(this.answerers.get(snapshot)));
     if (answering || this.requestInFlight) return [];
     this.requestInFlight = true;
-    this.answerDeadline = now + QueueReplica.ANSWER_TIMEOUT;
     return [send({ queueRequest: { sentAt: now } }, null)];
   }
 
@@ -368,6 +375,10 @@ export class QueueReplica {
     if (sender === this.participant) {
       this.requestInFlight = false;
       this.ownRequests.push(sequence);
+      // The wait for an answer counts from the request's place in the order (the members present
+      // then answer it), not from sending: a relay outage must not make the joiner take the
+      // retained copy, which lacks the edits since it was published.
+      this.answerDeadline = now + QueueReplica.ANSWER_TIMEOUT;
       this.completeIfAnswered();
       return;
     }
@@ -403,8 +414,14 @@ export class QueueReplica {
       const copy = assembleSnapshot(parts);
       if (copy === null) continue;
       this.queue = copy;
-      this.answeredState = { state: parts.find((p) => p.part === 0)?.state ?? null, through: parts[0].through };
-      this.finish(parts[0].through);
+      const through = parts[0].through;
+      const state = parts.find((p) => p.part === 0)?.state ?? null;
+      // With the group's state at the request, the edits after it wait for the core (the entry
+      // each found playing is known once the core replays the proposals on that state).
+      const edits = state === null ? [] : this.buffered.filter((entry) => entry.sequence > through).map(({ sequence, edit }) => ({ sequence, edit }));
+      if (state !== null) this.buffered = [];
+      this.answeredState = { state, through, edits };
+      this.finish(through);
       return;
     }
   }
