@@ -452,7 +452,7 @@ final class GroupModel {
             record(member, VectorStep(op: "receive", now: r.nanoseconds, event: VectorChannelEvent(left: who.rawValue)))
         }
         perform(member.core.receive(event, now: r), at: member)
-        if let traced = ProcessInfo.processInfo.environment["COPLAY_MODEL_TRACE"], traced.split(separator: ",").contains(Substring(member.name.rawValue)) {
+        if Self.traced.contains(member.name.rawValue) {
             note("  \(member.name) got \(Self.describe(event)): \(Self.describe(member.core))\(member.core.hasQueue ? " queue " + Self.describe(member.core.queue) : "")")
         }
         if options.queue, case .message(_, _, let stamp) = event, member.core.hasQueue {
@@ -465,6 +465,10 @@ final class GroupModel {
             }
         }
     }
+
+    /// The members whose every received event is logged (`COPLAY_MODEL_TRACE=m3,m4`), read once.
+    static let traced: Set<String> = Set(
+        (ProcessInfo.processInfo.environment["COPLAY_MODEL_TRACE"] ?? "").split(separator: ",").map(String.init))
 
     /// A channel event in a few words, for traces (`COPLAY_MODEL_TRACE=m3,m4` logs every event those
     /// members receive, with the state and queue their cores hold after it).
