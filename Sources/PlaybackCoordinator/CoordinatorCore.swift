@@ -214,7 +214,7 @@ public struct CoordinatorCore: Sendable {
     /// The current lead: the largest one-way delay anyone reported (or this member measured) plus
     /// the margin plus the largest decoder preroll, clamped to the configured bounds.
     public var lead: Duration {
-        var delay = delays.max() ?? .zero
+        var delay = observedDelay
         var preroll = configuration.preroll
         for (member, report) in reports where members.contains(member) {
             delay = max(delay, report.observedDelay)
@@ -224,8 +224,24 @@ public struct CoordinatorCore: Sendable {
         return min(max(raw, configuration.minimumLead), configuration.maximumLead)
     }
 
-    /// The largest one-way delay this member measured over the recent window.
-    public var observedDelay: Duration { delays.max() ?? .zero }
+    /// The largest one-way delay this member measured over the recent window, leaving out samples
+    /// far above the window's median (more than four times it and more than
+    /// ``heldDelayAllowance`` over it): those are messages held through a relay restart or a
+    /// reconnection, not the path's delay. Counted, one presence report held 1.5 s made every
+    /// member's lead the 2 s maximum for a minute after each restart (`coplay bench --scenario
+    /// queue`): commands took 2 s to apply, and two given a second apart took effect at the same
+    /// instant, so the first was never seen.
+    public var observedDelay: Duration {
+        guard !delays.isEmpty else { return .zero }
+        let sorted = delays.sorted()
+        let median = sorted[(sorted.count - 1) / 2]
+        let bound = max(median * 4, median + Self.heldDelayAllowance)
+        return sorted.last { $0 <= bound } ?? .zero
+    }
+
+    /// How far above the window's median a delay sample may be and still count as the path's
+    /// (``observedDelay``).
+    public static let heldDelayAllowance: Duration = .milliseconds(250)
 
     private mutating func recordDelay(_ delay: Duration) {
         let sample = max(delay, .zero)

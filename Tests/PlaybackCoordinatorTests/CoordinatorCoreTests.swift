@@ -147,6 +147,29 @@ struct CoordinatorCoreTests {
         #expect(harness.core.lead == .milliseconds(40))
     }
 
+    @Test("a report held through a relay restart does not set the lead; a path that is slow throughout does")
+    func heldReportLeftOut() {
+        var harness = CoreHarness()
+        _ = harness.core.receive(.joined("other"), now: ReferenceTime(seconds: 0))
+        // Reports that take 2 ms, then one held 1.5 s by a restart (sent at 10, delivered at 11.5).
+        for second in 1...9 {
+            let sent = ReferenceTime(seconds: Double(second))
+            _ = harness.deliver(.presence(PresenceReport(sentAt: sent, observedDelay: .zero, preroll: .zero, item: "clip")), from: "other", at: Double(second) + 0.002)
+        }
+        let before = harness.core.lead
+        _ = harness.deliver(.presence(PresenceReport(sentAt: ReferenceTime(seconds: 10), observedDelay: .zero, preroll: .zero, item: "clip")), from: "other", at: 11.5)
+        #expect(harness.core.observedDelay < .milliseconds(3))
+        #expect(harness.core.lead == before)
+
+        // A path that takes 300 ms, every time: its delay counts.
+        var slow = CoreHarness()
+        _ = slow.core.receive(.joined("far"), now: ReferenceTime(seconds: 0))
+        for second in 1...9 {
+            _ = slow.deliver(.presence(PresenceReport(sentAt: ReferenceTime(seconds: Double(second)), observedDelay: .zero, preroll: .zero, item: "clip")), from: "far", at: Double(second) + 0.3)
+        }
+        #expect(slow.core.observedDelay > .milliseconds(299) && slow.core.observedDelay < .milliseconds(301))
+    }
+
     @Test("bad input throws clear errors", arguments: [-1.0, .nan, .infinity])
     func badRates(rate: Double) {
         var core = CoordinatorCore(participant: "me", localItem: "clip")

@@ -142,11 +142,12 @@ test("presence reports held by a lost connection are no delay samples (the delay
   const presence = (sentAtMs) => ({ type: "message", sender: other, sequence: 1n, message: { presence: { sentAt: msToNs(sentAtMs), observedDelay: 0n, preroll: 0n, item: "clip", name: "Bob" } } });
   const latestReported = (channel) => Number(channel.sent.filter((s) => s.message.presence).at(-1).message.presence.observedDelay) / 1e6;
 
-  // Without an outage a report 5.4 s old counts (the core cannot tell): the control.
+  // Without the page's outage, the core itself leaves out a report far above the window's
+  // median (its own reports came back within a few ms): CoordinatorCore.observedDelay.
   const plain = setup();
   await plain.time.advance(100);
   plain.channel.onevent(presence(plain.time.now - 5423.3));
-  assert.ok(Number(plain.shell.core.observedDelay) / 1e6 > 5000);
+  assert.ok(Number(plain.shell.core.observedDelay) / 1e6 < 250);
 
   const { time, channel, shell } = setup();
   await time.advance(100);

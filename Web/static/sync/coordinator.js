@@ -294,9 +294,19 @@ export class CoordinatorCore {
     return minBig(maxBig(raw, this.configuration.minimumLead), this.configuration.maximumLead);
   }
 
-  /** The largest one-way delay this member measured over the recent window. */
+  /**
+   * The largest one-way delay this member measured over the recent window, leaving out samples far
+   * above the window's median (more than four times it and more than HELD_DELAY_ALLOWANCE over it):
+   * messages held through a relay restart or a reconnection (CoordinatorCore.observedDelay).
+   */
   get observedDelay() {
-    return this.delays.reduce(maxBig, 0n);
+    if (this.delays.length === 0) return 0n;
+    const sorted = [...this.delays].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const median = sorted[Math.floor((sorted.length - 1) / 2)];
+    const bound = maxBig(median * 4n, median + CoordinatorCore.HELD_DELAY_ALLOWANCE);
+    let delay = 0n;
+    for (const sample of sorted) if (sample <= bound) delay = sample;
+    return delay;
   }
 
   recordDelay(delay) {
@@ -1203,6 +1213,8 @@ export class CoordinatorCore {
 
   /** How much earlier than the lead a member proposes the transition at an entry's end (BigInt ns). */
   static TRANSITION_NOTICE = milliseconds(500);
+  /** How far above the window's median a delay sample may be and still count as the path's (observedDelay). */
+  static HELD_DELAY_ALLOWANCE = milliseconds(250);
 
   /** The group's queue as this member has it (a PlayQueue; empty until it arrived, see hasQueue). */
   get queue() {
