@@ -279,7 +279,17 @@ extension CoordinatorCore {
         let actions = queueEvent(.queueChanged, originator: nil, detail: "received", now: now)
         let log = joinLog
         joinLog = []
+        let held = statesAtOwnRequests
+        statesAtOwnRequests = [:]
         guard let (answered, through, edits) = queueReplica.takeAnsweredState(), let answered else {
+            return actions + releaseHeldCommands(now: now)
+        }
+        if let mine = held[through], mine.revision == answered.revision, mine.sameTimeline(as: answered) {
+            // This member held the group's state at its request: what it processed since, in the
+            // order, is the group's. A replay would judge the proposals against waits ordered after
+            // them (group model seed 23984: a transition replayed after a wait that moved the end
+            // no longer applied, and the joiner stayed on the entry before).
+            for edit in edits { queueReplica.applyAnswered(edit.edit, playing: edit.playing) }
             return actions + releaseHeldCommands(now: now)
         }
         let before = state

@@ -118,6 +118,9 @@ public struct CoordinatorCore: Sendable {
     /// (``releaseHeldCommands(now:)``). Group model seed 2567: a joiner during a relay outage
     /// showed such a transition's entry, paused, while the group held another entry's frame 2 s in.
     var holdsForQueueAnswer = false
+    /// The state this joiner held when each of its queue requests came back in the order: an
+    /// answer with that same state means what it processed since then is the group's own.
+    var statesAtOwnRequests: [UInt64: PlaybackState] = [:]
     /// While the group plays a queue entry this member cannot present: the local suspension held
     /// for it and the entry last reported (``CoordinatorConfiguration/suspendsWhileEntryMissing``).
     var missingEntry: (suspension: String, entry: String)?
@@ -381,6 +384,7 @@ public struct CoordinatorCore: Sendable {
                     item: report.item, referenceTime: now.seconds, errorMs: off * 1000))]
             case .queueEdit(let notice): return receiveQueueEdit(notice, from: sender, sequence: sequence, now: now)
             case .queueRequest:
+                if sender == participant, !hasQueue, let held = assumedFrom ?? state { statesAtOwnRequests[sequence] = held }
                 queueReplica.receive(requestFrom: sender, sequence: sequence, members: members, state: assumedFrom ?? state, now: now)
                 return tickQueue(now: now)
             case .queueSnapshot(let part):

@@ -50,7 +50,7 @@ struct QueueReplica: Sendable {
     /// core took it, with the edits buffered after that place. Those the core applies itself, in
     /// the order's turn with the proposals it replays on the answer's state: which entry played
     /// when an edit arrived (what a removal of the playing entry keeps) is known only then.
-    private(set) var answeredState: (state: PlaybackState?, through: UInt64, edits: [(sequence: UInt64, edit: QueueEdit)])?
+    private(set) var answeredState: (state: PlaybackState?, through: UInt64, edits: [(sequence: UInt64, edit: QueueEdit, playing: String?)])?
 
     /// How long each rank waits before answering a request.
     static let answerStep: Duration = .milliseconds(250)
@@ -64,7 +64,7 @@ struct QueueReplica: Sendable {
     }
 
     /// Hands the answer's state to the core, once.
-    mutating func takeAnsweredState() -> (state: PlaybackState?, through: UInt64, edits: [(sequence: UInt64, edit: QueueEdit)])? {
+    mutating func takeAnsweredState() -> (state: PlaybackState?, through: UInt64, edits: [(sequence: UInt64, edit: QueueEdit, playing: String?)])? {
         defer { answeredState = nil }
         return answeredState
     }
@@ -172,7 +172,7 @@ struct QueueReplica: Sendable {
             let state = parts.first { $0.part == 0 }?.state
             // With the group's state at the request, the edits after it wait for the core (the
             // entry each found playing is known once the core replays the proposals on that state).
-            let edits = state == nil ? [] : buffered.filter { $0.sequence > through }.map { ($0.sequence, $0.edit) }
+            let edits = state == nil ? [] : buffered.filter { $0.sequence > through }
             if state != nil { buffered = [] }
             answeredState = (state, through, edits)
             finish(from: through)

@@ -211,7 +211,7 @@ test("a joiner asks, buffers edits, and takes the answer with the state at its r
   // proposals it replays on the answer's state (it knows then which entry played).
   assert.deepEqual(ids(joiner.queue), ["first"]);
   const taken = joiner.takeAnsweredState();
-  assert.deepEqual(taken, { state, through: 10n, edits: [{ sequence: 11n, edit: { op: "add", entries: [entry("later")], at: "end" } }] });
+  assert.deepEqual(taken, { state, through: 10n, edits: [{ sequence: 11n, edit: { op: "add", entries: [entry("later")], at: "end" }, playing: null }] });
   assert.equal(joiner.takeAnsweredState(), null);
   joiner.applyAnswered(taken.edits[0].edit, "first");
   assert.deepEqual(ids(joiner.queue), ["first", "later"]);

@@ -277,6 +277,9 @@ export class CoordinatorCore {
     // its player gets nothing until the queue and the group's state at its request arrive
     // (CoordinatorCore.holdsForQueueAnswer; group model seed 2567).
     this.holdsForQueueAnswer = false;
+    // The state this joiner held when each of its queue requests came back in the order (sequence ->
+    // state): an answer with that same state means what it processed since is the group's own.
+    this.statesAtOwnRequests = new Map();
   }
 
   // MARK: Lead
@@ -530,6 +533,8 @@ export class CoordinatorCore {
         }
         if (message.queueEdit) return this.receiveQueueEdit(message.queueEdit, event.sender, event.sequence, now);
         if (message.queueRequest) {
+          const held = this.assumedFrom ?? this.state;
+          if (event.sender === this.participant && !this.hasQueue && held !== null) this.statesAtOwnRequests.set(event.sequence, held);
           this.queueReplica.receiveRequest(event.sender, event.sequence, this.members, this.assumedFrom ?? this.state, now);
           return this.tickQueue(now);
         }
@@ -1520,8 +1525,17 @@ export class CoordinatorCore {
     const actions = this.queueEvent("queueChanged", null, "received", now);
     const log = this.joinLog;
     this.joinLog = [];
+    const heldAt = this.statesAtOwnRequests;
+    this.statesAtOwnRequests = new Map();
     const taken = this.queueReplica.takeAnsweredState();
     if (taken === null || taken.state === null) return actions.concat(this.releaseHeldCommands(now));
+    const mine = heldAt.get(taken.through);
+    if (mine !== undefined && mine.revision === taken.state.revision && sameTimeline(mine, taken.state)) {
+      // This member held the group's state at its request: what it processed since is the group's
+      // (a replay would judge proposals against waits ordered after them: group model seed 23984).
+      for (const edit of taken.edits) this.queueReplica.applyAnswered(edit.edit, edit.playing);
+      return actions.concat(this.releaseHeldCommands(now));
+    }
     const before = this.state;
     this.state = { ...taken.state, entry: taken.state.entry ?? null };
     const pending = [...taken.edits];

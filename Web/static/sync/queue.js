@@ -307,8 +307,9 @@ export class QueueReplica {
 
   /**
    * Hands the answer's state ({state, through, edits}) to the core, once; null when there is none.
-   * `edits` ({sequence, edit}) are the edits ordered after the request, which the core applies in
-   * their turn among the proposals it replays (applyAnswered).
+   * `edits` ({sequence, edit, playing}) are the edits ordered after the request, which the core
+   * applies in their turn among the proposals it replays (applyAnswered); `playing` is the entry
+   * this member believed played when the edit came.
    */
   takeAnsweredState() {
     const answered = this.answeredState;
@@ -418,7 +419,7 @@ export class QueueReplica {
       const state = parts.find((p) => p.part === 0)?.state ?? null;
       // With the group's state at the request, the edits after it wait for the core (the entry
       // each found playing is known once the core replays the proposals on that state).
-      const edits = state === null ? [] : this.buffered.filter((entry) => entry.sequence > through).map(({ sequence, edit }) => ({ sequence, edit }));
+      const edits = state === null ? [] : this.buffered.filter((entry) => entry.sequence > through).map(({ sequence, edit, playing }) => ({ sequence, edit, playing }));
       if (state !== null) this.buffered = [];
       this.answeredState = { state, through, edits };
       this.finish(through);
