@@ -234,11 +234,15 @@ public struct CoordinatorCore: Sendable {
     /// member's lead the 2 s maximum for a minute after each restart (`coplay bench --scenario
     /// queue`): commands took 2 s to apply, and two given a second apart took effect at the same
     /// instant, so the first was never seen.
-    public var observedDelay: Duration {
+    ///
+    /// Computed when a sample is recorded, not each time the lead is read (every tick deadline reads it).
+    public private(set) var observedDelay: Duration = .zero
+
+    private static func pathDelay(of delays: [Duration]) -> Duration {
         guard !delays.isEmpty else { return .zero }
         let sorted = delays.sorted()
         let median = sorted[(sorted.count - 1) / 2]
-        let bound = max(median * 4, median + Self.heldDelayAllowance)
+        let bound = max(median * 4, median + heldDelayAllowance)
         return sorted.last { $0 <= bound } ?? .zero
     }
 
@@ -254,6 +258,7 @@ public struct CoordinatorCore: Sendable {
             delays[delayCursor] = sample
             delayCursor = (delayCursor + 1) % delays.count
         }
+        observedDelay = Self.pathDelay(of: delays)
     }
 
     // MARK: Timeline

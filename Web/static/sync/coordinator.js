@@ -240,6 +240,7 @@ export class CoordinatorCore {
     this.suspensionOrder = [];
     this.reports = new Map(); // participant -> PresenceReport
     this.delays = [];
+    this.pathDelay = 0n; // observedDelay, recomputed with each sample
     this.delayCursor = 0;
     this.announced = [];
     this.announcedRevision = null;
@@ -303,8 +304,13 @@ export class CoordinatorCore {
    * messages held through a relay restart or a reconnection (CoordinatorCore.observedDelay).
    */
   get observedDelay() {
-    if (this.delays.length === 0) return 0n;
-    const sorted = [...this.delays].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return this.pathDelay;
+  }
+
+  /** observedDelay's value, computed when a sample is recorded (every tick deadline reads the lead). */
+  static pathDelay(delays) {
+    if (delays.length === 0) return 0n;
+    const sorted = [...delays].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const median = sorted[Math.floor((sorted.length - 1) / 2)];
     const bound = maxBig(median * 4n, median + CoordinatorCore.HELD_DELAY_ALLOWANCE);
     let delay = 0n;
@@ -320,6 +326,7 @@ export class CoordinatorCore {
       this.delays[this.delayCursor] = sample;
       this.delayCursor = (this.delayCursor + 1) % this.delays.length;
     }
+    this.pathDelay = CoordinatorCore.pathDelay(this.delays);
   }
 
   // MARK: Timeline
