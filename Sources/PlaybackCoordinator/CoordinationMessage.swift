@@ -55,6 +55,16 @@ public enum CoordinationMessage: Hashable, Sendable {
         "coplay.playback.suspension.\(participant.rawValue)"
     }
 
+    /// Whether the relay may drop this message's retained slot to make room for a new key once the
+    /// session holds its most (GroupSessions' `FrameFlags.evictable`): a suspension notice. Every member that
+    /// ever suspends has a slot of its own, kept after it leaves, and a session that runs for days
+    /// sees many members come and go; the least recently written slot is one whose waits have long
+    /// been folded into the group's state. The state, the queue's copy, roles and chat never are.
+    public var retainedSlotIsEvictable: Bool {
+        if case .suspension = self { return true }
+        return false
+    }
+
     /// The retain key of part `part` of the retained copy of the queue.
     public static func queueSnapshotKey(part: Int) -> String {
         "coplay.queue.snapshot.\(part)"

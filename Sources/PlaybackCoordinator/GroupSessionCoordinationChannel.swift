@@ -83,7 +83,7 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
         let order = self.order
         let local = localParticipant
         guard let gate else {
-            try messenger.sendStamped(message, retainedAs: key) { context in
+            try messenger.sendStamped(message, retainedAs: key, evictable: message.retainedSlotIsEvictable) { context in
                 order.message(message, sender: local, sequence: context.sequence)
             }
             return
@@ -95,7 +95,7 @@ public final class GroupSessionCoordinationChannel<Activity: GroupActivity>: Coo
             // retained apart, so that it never replaces the last signed state a joiner reads.
             var key = key
             if case .state = sealed { key = CoordinationMessage.transitionKey }
-            try messenger.sendStamped(sealed, retainedAs: key) { context in
+            try messenger.sendStamped(sealed, retainedAs: key, evictable: message.retainedSlotIsEvictable) { context in
                 // The member's own message counts for it as for the others: at its place in the order.
                 guard let delivered = gate.incoming(sealed, from: participant) else { return }
                 order.message(delivered, sender: local, sequence: context.sequence)

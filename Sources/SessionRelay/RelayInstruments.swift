@@ -52,6 +52,7 @@ final class RelayInstruments: Sendable {
     private let resumes: Counter
     private let slowConsumers: Counter
     private let idleClosed: Counter
+    private let retainedEvicted: Counter
     let deliveryLatency: Metrics.Timer
     private let last = Mutex<(counters: HubCounters, slowConsumers: UInt64, errors: [RelayErrorCode: UInt64])>(
         (HubCounters(), 0, [:]))
@@ -71,6 +72,7 @@ final class RelayInstruments: Sendable {
         resumes = Counter(label: "coplay_relay_resumes_total", factory: factory)
         slowConsumers = Counter(label: "coplay_relay_slow_consumers_total", factory: factory)
         idleClosed = Counter(label: "coplay_relay_idle_connections_closed_total", factory: factory)
+        retainedEvicted = Counter(label: "coplay_relay_retained_evicted_total", factory: factory)
         deliveryLatency = Metrics.Timer(label: "coplay_relay_delivery_latency_seconds", factory: factory)
     }
 
@@ -96,6 +98,7 @@ final class RelayInstruments: Sendable {
         add(duplicatesDropped, now.duplicatesDropped, before.duplicatesDropped)
         add(resumes, now.resumes, before.resumes)
         add(idleClosed, now.idleConnectionsClosed, before.idleConnectionsClosed)
+        add(retainedEvicted, now.retainedEvicted, before.retainedEvicted)
         add(slowConsumers, snapshot.slowConsumers, slowBefore)
         for (code, count) in snapshot.errorsSent where count > errorsBefore[code, default: 0] {
             Counter(label: "coplay_relay_errors_total", dimensions: [("code", Self.label(code))], factory: factory)

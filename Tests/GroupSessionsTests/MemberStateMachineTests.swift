@@ -113,6 +113,20 @@ struct MemberStateMachineTests {
         #expect(summary(machine.receive(presence(.left, peer, stamp: 2), generation: 0, now: .zero)) == ["participants 1"])
     }
 
+    @Test("an evictable retained message carries the flag for the relay; unretained, it means nothing")
+    func evictableFlag() throws {
+        var machine = joined()
+        func flags(retainName: String?, evictable: Bool) throws -> FrameFlags? {
+            let (_, actions) = try machine.send(
+                name: "Chat", body: [1], recipients: [], retainName: retainName, evictable: evictable, unreliable: false, now: .zero)
+            for case .send(let frame) in actions { return frame.flags }
+            return nil
+        }
+        #expect(try flags(retainName: "coplay.playback.suspension.7", evictable: true) == .evictable)
+        #expect(try flags(retainName: "coplay.playback.state", evictable: false) == [])
+        #expect(try flags(retainName: nil, evictable: true) == [])
+    }
+
     @Test("sends: sealed in sender-sequence order, acknowledged with the relay's stamp")
     func sendAndAck() throws {
         var machine = joined()

@@ -43,7 +43,7 @@ struct PayloadCipherTests {
         // The relay-owned fields are not bound: a restamped sequence still opens.
         var restamped = frame
         restamped.sequence = 999
-        restamped.flags = .replayed
+        restamped.flags = [.replayed, .evictable]
         #expect(throws: Never.self) { var r = receiver; _ = try r.open(restamped) }
     }
 

@@ -12,12 +12,12 @@ struct SessionHubTests {
               payload: HelloPayload(token: token ?? self.token).encoded())
     }
 
-    func data(_ id: UInt64, seq: UInt64, retain: [UInt8] = [], to recipients: [UInt64] = []) -> Frame {
+    func data(_ id: UInt64, seq: UInt64, retain: [UInt8] = [], to recipients: [UInt64] = [], flags: FrameFlags = []) -> Frame {
         var payload = ByteBuffer()
         DataRoute(senderSequence: seq, recipients: recipients.map(ParticipantID.init(rawValue:)), retainKey: retain)
             .encode(into: &payload)
         payload.writeRepeatingByte(9, count: 16)
-        return Frame(type: .data, session: session, sender: ParticipantID(rawValue: id), payload: payload)
+        return Frame(type: .data, flags: flags, session: session, sender: ParticipantID(rawValue: id), payload: payload)
     }
 
     func sends(_ actions: [HubAction<Int>]) -> [(Int, Frame)] {
@@ -82,6 +82,52 @@ struct SessionHubTests {
         }
         #expect(replayed == [2, 3])
         #expect(out.dropFirst().allSatisfy { $0.1.flags.contains(.replayed) })
+    }
+
+    @Test("at the retained-key limit a new key is refused, unless an evictable frame makes room: the least recently stamped goes; a restore keeps the same keys")
+    func retainedKeyLimit() throws {
+        var limits = HubLimits()
+        limits.maximumRetainedKeys = 4
+        var hub = SessionHub<Int>(limits: limits)
+        admitAndJoin(&hub, 1, id: 1)
+        var seq: UInt64 = 0
+        func retain(_ key: UInt8, evictable: Bool = false) -> FrameType? {
+            seq += 1
+            let frame = data(1, seq: seq, retain: [key], flags: evictable ? .evictable : [])
+            return sends(hub.receive(frame, from: 1, now: .zero)).first { $0.0 == 1 }?.1.type
+        }
+        func heldKeys(_ hub: inout SessionHub<Int>, connection: Int, id: UInt64) -> [UInt8] {
+            _ = hub.connect(connection)
+            return sends(hub.receive(hello(id), from: connection, now: .zero)).dropFirst().compactMap { frame in
+                var payload = frame.1.payload
+                return (try? DataRoute.decode(from: &payload))?.retainKey.first
+            }
+        }
+        // The state, a queue copy: kept for good. Two members' suspension slots: evictable.
+        #expect([retain(1), retain(2), retain(10, evictable: true), retain(11, evictable: true)] == [.ack, .ack, .ack, .ack])
+        #expect(retain(10, evictable: true) == .ack)  // a slot written again: 11 is now the older one
+        // A fifth key: slot 11, the least recently stamped evictable frame, makes room.
+        #expect(retain(12, evictable: true) == .ack)
+        #expect(hub.counters.retainedEvicted == 1)
+        #expect(heldKeys(&hub, connection: 2, id: 2) == [1, 2, 10, 12])
+        // A key that is not evictable itself still takes an evictable one's place.
+        #expect(retain(3) == .ack)
+        #expect(heldKeys(&hub, connection: 3, id: 3) == [1, 2, 12, 3])
+        // The held keys are written again freely; with no evictable frame left, a new key is refused.
+        #expect(retain(1) == .ack)
+        #expect(retain(13, evictable: true) == .ack)  // evicts 12
+        #expect(retain(4) == .ack)  // evicts 13
+        #expect(retain(5) == .error)
+        #expect(hub.counters.retainedEvicted == 4)
+        #expect(heldKeys(&hub, connection: 4, id: 4) == [2, 3, 1, 4])
+
+        // A relay restarting on its persisted frames (the resume log holds every write) ends
+        // with the same keys.
+        var snapshot = try #require(hub.snapshot(of: session))
+        snapshot.retained = []
+        var restored = SessionHub<Int>(limits: limits)
+        restored.restore(snapshot, now: .zero)
+        #expect(heldKeys(&restored, connection: 1, id: 9) == [2, 3, 1, 4])
     }
 
     @Test("the token bucket refuses beyond the burst and refills with the injected time")

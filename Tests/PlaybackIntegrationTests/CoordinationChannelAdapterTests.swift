@@ -134,4 +134,58 @@ struct CoordinationChannelAdapterTests {
             hostEvents.values.count >= 0 && { if case .invalidated = hostSession.state { true } else { false } }()
         }
     }
+
+    @Test("members that suspended and left do not fill the relay's retained keys: their slots make room for new ones")
+    func suspensionSlotsMakeRoom() async throws {
+        var limits = HubLimits()
+        limits.maximumRetainedKeys = 6
+        let transport = InMemoryTransport(limits: limits)
+        let center = GroupActivityCenter<TestActivity>(transport: transport, logger: Logger(label: "test"))
+        let invite = Invite.generate(host: "local", port: 1)
+        let hostSession = try await center.activate(TestActivity(item: "a"), invite: invite)
+        try await hostSession.join()
+        let host = GroupSessionCoordinationChannel(session: hostSession, logger: Logger(label: "test"))
+        let hostEvents = Collector(host.events())
+        let state = Self.proposal("a", rate: 1, by: host.localParticipant)
+        try await host.send(state, retainingUnder: CoordinationMessage.stateKey)
+
+        // Ten members in turn: each joins, suspends (its own retained slot) and leaves. With the
+        // activity's slot and the state's, the sixth would be the session's seventh key.
+        func suspensions(_ events: [CoordinationChannelEvent]) -> [String] {
+            Self.messages(events).compactMap { if case .suspension(let notice) = $0.0 { notice.id } else { nil } }
+        }
+        for index in 0..<10 {
+            let session = try await center.accept(invite)
+            try await session.join()
+            let member = GroupSessionCoordinationChannel(session: session, logger: Logger(label: "test"))
+            _ = member.events()
+            let notice = SuspensionNotice(
+                id: "member\(index)#1", phase: .begin, reason: .stallRecovery, effectiveAt: ReferenceTime(nanoseconds: 2),
+                waits: true, timeout: .seconds(1), sentAt: ReferenceTime(nanoseconds: 1))
+            try await member.send(.suspension(notice), retainingUnder: CoordinationMessage.suspensionKey(for: member.localParticipant))
+            // (Refused by a full relay, it never arrives: stop at the first.)
+            guard await eventually("the host has member \(index)'s suspension", timeout: .seconds(10), {
+                suspensions(hostEvents.values).contains("member\(index)#1")
+            }) else { return }
+            session.leave()
+            await eventually("member \(index) left") { hostEvents.values.contains(.left(member.localParticipant)) }
+        }
+        // A new key that is never evicted (a viewer's transition) still finds room.
+        let transition = Self.proposal("b", rate: 1, by: host.localParticipant)
+        try await host.send(transition, retainingUnder: CoordinationMessage.transitionKey)
+        await eventually("the host has the transition") { Self.messages(hostEvents.values).contains { $0.0 == transition } }
+
+        // A late joiner receives the state, the transition and the most recent suspension slots.
+        let lateSession = try await center.accept(invite)
+        try await lateSession.join()
+        let late = GroupSessionCoordinationChannel(session: lateSession, logger: Logger(label: "test"))
+        let lateEvents = Collector(late.events())
+        await eventually("the late joiner has the retained state and transition") {
+            let messages = Self.messages(lateEvents.values).map(\.0)
+            return messages.contains(state) && messages.contains(transition)
+        }
+        #expect(suspensions(lateEvents.values) == ["member7#1", "member8#1", "member9#1"])
+        lateSession.leave()
+        hostSession.leave()
+    }
 }

@@ -335,3 +335,36 @@ test("a message handler that throws is reported with its frame, and the frames a
   assert.deepEqual(received, ["first", "second", "third"]);
   assert.deepEqual(failures, [[FrameType.data, "handler broke"]]);
 });
+
+test("a suspension notice's retained slot is marked evictable for the relay; the state's and unretained messages are not", async () => {
+  const relay = new TestRelay();
+  const flagsSent = [];
+  const alice = await GroupSession.create({
+    invite, participant: 0xaaaan, policy,
+    connect: () => {
+      const socket = relay.connect();
+      const send = socket.send;
+      socket.send = (bytes) => {
+        const frame = decodeMessage(bytes);
+        if (frame.type === FrameType.data) flagsSent.push(frame.flags);
+        send(bytes);
+      };
+      return socket;
+    },
+  });
+  const channel = new GroupSessionCoordinationChannel(alice);
+  channel.onevent = () => {};
+  await alice.open();
+  await alice.join();
+  const t = 1790000000000000000n;
+  const state = { state: { state: { item: "clip", rate: 1, anchorItemTime: 0, anchorReferenceTime: t, originator: alice.localName, revision: 0n, intendedRate: 1, duration: null, entry: null }, command: "play", sentAt: t, follows: null } };
+  const suspension = { suspension: { id: "s", phase: "begin", reason: "buffering", effectiveAt: t, waits: true, timeout: 1n, proposedItemTime: null, sentAt: t, history: null } };
+  const presence = { presence: { sentAt: t, observedDelay: 1_000_000n, preroll: 0n, item: "clip", name: "alice", items: null } };
+  await channel.send(state, "coplay.playback.state");
+  await channel.send(suspension, "coplay.playback.suspension.alice");
+  await channel.send(presence);
+  await settle();
+  assert.deepEqual(flagsSent.map((flags) => (flags & FrameFlags.evictable) !== 0), [false, true, false]);
+  // Only the relay reads the flag: the page still delivers its own messages as before.
+  assert.equal(alice.unacked.length, 0);
+});

@@ -16,6 +16,8 @@ public struct HubCounters: Hashable, Sendable {
     public var resumes: UInt64 = 0
     /// Connections closed because nothing arrived on them for ``HubLimits/idleTimeout``.
     public var idleConnectionsClosed: UInt64 = 0
+    /// Retained frames dropped to make room for a new key (``FrameFlags/evictable``).
+    public var retainedEvicted: UInt64 = 0
 
     /// All zero.
     public init() {}
@@ -30,5 +32,6 @@ public struct HubCounters: Hashable, Sendable {
         lhs.duplicatesDropped += rhs.duplicatesDropped
         lhs.resumes += rhs.resumes
         lhs.idleConnectionsClosed += rhs.idleConnectionsClosed
+        lhs.retainedEvicted += rhs.retainedEvicted
     }
 }

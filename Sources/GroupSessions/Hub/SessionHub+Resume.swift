@@ -185,13 +185,13 @@ extension SessionHub {
         session.joined = snapshot.joined
         session.senderHigh = snapshot.senderHigh
         for participant in snapshot.joined { session.away[participant] = now }
-        for frame in snapshot.retained { Self.retain(frame, in: &session) }
+        for frame in snapshot.retained { retain(frame, in: &session) }
         session.log = ResumeLog(floor: snapshot.logFloor)
         for frame in snapshot.log where frame.sequence > snapshot.logFloor {
             session.log.append(frame, maximumFrames: limits.resumeLogFrames, maximumBytes: limits.resumeLogBytes)
             session.sequence = max(session.sequence, frame.sequence)
             guard frame.type == .data else { continue }
-            Self.retain(frame, in: &session)
+            retain(frame, in: &session)
             var payload = frame.payload
             if let route = try? DataRoute.decode(from: &payload) {
                 session.senderHigh[frame.sender] = max(session.senderHigh[frame.sender, default: 0], route.senderSequence)
@@ -200,12 +200,11 @@ extension SessionHub {
         sessions[snapshot.session] = session
     }
 
-    private static func retain(_ frame: Frame, in session: inout SessionState) {
+    /// Retains a restored frame as the live path did (evictions included, so the restored
+    /// session holds the keys the live one held).
+    private func retain(_ frame: Frame, in session: inout SessionState) {
         var payload = frame.payload
         guard let route = try? DataRoute.decode(from: &payload), !route.retainKey.isEmpty else { return }
-        if let held = session.retained[route.retainKey], held.sequence > frame.sequence { return }
-        var frame = frame
-        frame.flags.remove(.replayed)
-        session.retained[route.retainKey] = frame
+        _ = session.retain(frame, under: route.retainKey, maximum: limits.maximumRetainedKeys)
     }
 }

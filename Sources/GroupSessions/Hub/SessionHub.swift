@@ -54,6 +54,31 @@ package struct SessionHub<Connection: Hashable & Sendable>: Sendable {
             sequence &+= 1
             return sequence
         }
+
+        /// Whether a frame retained under `key` fits: the key is held already, the session holds
+        /// fewer than `maximum` keys, or one of its frames may make room (``FrameFlags/evictable``).
+        func hasRoom(for key: [UInt8], maximum: Int) -> Bool {
+            retained[key] != nil || retained.count < maximum || retained.values.contains { $0.flags.contains(.evictable) }
+        }
+
+        /// Keeps `frame` as the latest under `key` unless a later one is held, dropping the least
+        /// recently stamped evictable frames while the session would hold more than `maximum`
+        /// keys. Returns how many were dropped.
+        mutating func retain(_ frame: Frame, under key: [UInt8], maximum: Int) -> Int {
+            if let held = retained[key], held.sequence > frame.sequence { return 0 }
+            var frame = frame
+            frame.flags.remove(.replayed)
+            retained[key] = frame
+            var evicted = 0
+            while retained.count > maximum,
+                let oldest = retained.filter({ $0.key != key && $0.value.flags.contains(.evictable) })
+                    .min(by: { $0.value.sequence < $1.value.sequence })?.key
+            {
+                retained[oldest] = nil
+                evicted += 1
+            }
+            return evicted
+        }
     }
 
     /// The limits in force.
@@ -304,8 +329,7 @@ package struct SessionHub<Connection: Hashable & Sendable>: Sendable {
                        sequence: route.senderSequence, into: &actions)
                 return
             }
-            guard session.retained[route.retainKey] != nil || session.retained.count < limits.maximumRetainedKeys
-            else {
+            guard session.hasRoom(for: route.retainKey, maximum: limits.maximumRetainedKeys) else {
                 refuse(connection, .quotaExceeded, "more than \(limits.maximumRetainedKeys) retained keys",
                        sequence: route.senderSequence, into: &actions)
                 return
@@ -341,7 +365,9 @@ package struct SessionHub<Connection: Hashable & Sendable>: Sendable {
         }
         counters.framesForwarded += count
         counters.bytesForwarded += count * UInt64(out.payload.readableBytes)
-        if retained { session.retained[route.retainKey] = out }
+        if retained {
+            counters.retainedEvicted += UInt64(session.retain(out, under: route.retainKey, maximum: limits.maximumRetainedKeys))
+        }
         log(out, in: &session)
     }
 

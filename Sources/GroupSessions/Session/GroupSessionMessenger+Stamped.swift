@@ -19,16 +19,18 @@ extension GroupSessionMessenger {
     /// - Parameters:
     ///   - message: the message, JSON-encoded.
     ///   - name: when not `nil`, the relay also retains it under this name for late joiners.
+    ///   - evictable: with `name`, the relay may drop this retained message to make room for
+    ///     another name once the session holds its most (``FrameFlags/evictable``).
     ///   - stamped: receives the context the other members see for this message.
     public func sendStamped<Message: Encodable & Sendable>(
-        _ message: Message, retainedAs name: String? = nil,
+        _ message: Message, retainedAs name: String? = nil, evictable: Bool = false,
         stamped: @escaping @Sendable (MessageContext) -> Void
     ) throws {
         let local = Participant(id: engine.local)
         let retained = name != nil
         try engine.send(
             name: Self.name(of: Message.self), body: Array(try JSONEncoder().encode(message)), recipients: [],
-            retainName: name, unreliable: false,
+            retainName: name, evictable: evictable, unreliable: false,
             onAck: { stamp, senderSequence in
                 stamped(MessageContext(source: local, sequence: stamp, senderSequence: senderSequence, isRetained: retained))
             })

@@ -87,11 +87,14 @@ public final class GroupSessionMessenger: Sendable {
 
     /// Sends a typed message to every member and has the relay retain it under `name`: the
     /// latest message per name is handed to every member that joins later. Retained messages
-    /// are always reliable.
-    public func send<Message: Encodable & Sendable>(_ message: Message, retainedAs name: String) throws {
+    /// are always reliable. An `evictable` one may be dropped by the relay to make room for
+    /// another name once the session holds its most retained names (``FrameFlags/evictable``).
+    public func send<Message: Encodable & Sendable>(
+        _ message: Message, retainedAs name: String, evictable: Bool = false
+    ) throws {
         try engine.send(
             name: Self.name(of: Message.self), body: Array(try JSONEncoder().encode(message)), recipients: [],
-            retainName: name, unreliable: false)
+            retainName: name, evictable: evictable, unreliable: false)
     }
 
     /// Messages of one type, with their context, in the session's order. Retained messages of

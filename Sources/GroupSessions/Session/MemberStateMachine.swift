@@ -216,7 +216,8 @@ struct MemberStateMachine: Sendable {
     ///
     /// - Returns: The sender sequence it was given, and the actions (its frame's `send`).
     mutating func send(
-        name: String, body: [UInt8], recipients: [ParticipantID], retainName: String?, unreliable: Bool, now: Duration
+        name: String, body: [UInt8], recipients: [ParticipantID], retainName: String?, evictable: Bool = false,
+        unreliable: Bool, now: Duration
     ) throws -> (UInt64, [Action]) {
         guard body.count <= Self.maximumMessageSize else {
             throw GroupSessionError.messageTooLarge(size: body.count, limit: Self.maximumMessageSize)
@@ -224,11 +225,12 @@ struct MemberStateMachine: Sendable {
         let retainKey = retainName.map { keys.retainKey(for: "message:" + $0) } ?? []
         return try seal(
             Envelope(kind: .message, name: name, body: body), recipients: recipients, retainKey: retainKey,
-            unreliable: unreliable, now: now)
+            evictable: evictable && !retainKey.isEmpty, unreliable: unreliable, now: now)
     }
 
     private mutating func seal(
-        _ envelope: Envelope, recipients: [ParticipantID], retainKey: [UInt8], unreliable: Bool, now: Duration
+        _ envelope: Envelope, recipients: [ParticipantID], retainKey: [UInt8], evictable: Bool = false, unreliable: Bool,
+        now: Duration
     ) throws -> (UInt64, [Action]) {
         switch state {
         case .joined: break
@@ -244,7 +246,9 @@ struct MemberStateMachine: Sendable {
         // Mirror the relay's token bucket so the sender gets a clear error instead of a drop.
         tokens.refill(now: now)
         guard tokens.hasToken else { throw GroupSessionError.rateLimited(ratePerSecond: ratePerSecond, burst: burst) }
-        let frame = try cipher.seal(plaintext, route: route, flags: unreliable ? .unreliable : [], sender: local)
+        var flags: FrameFlags = unreliable ? .unreliable : []
+        if evictable { flags.insert(.evictable) }
+        let frame = try cipher.seal(plaintext, route: route, flags: flags, sender: local)
         if !unreliable {
             guard unacked.bytes < Self.maximumUnackedBytes else { throw GroupSessionError.queueFull }
             unacked.append(frame, senderSequence: route.senderSequence)

@@ -443,13 +443,14 @@ final class SessionEngine: Sendable {
     /// - Returns: The sender sequence it was given.
     @discardableResult
     func send(
-        name: String, body: [UInt8], recipients: [ParticipantID], retainName: String?, unreliable: Bool,
-        onAck: (@Sendable (_ stamp: UInt64, _ senderSequence: UInt64) -> Void)? = nil
+        name: String, body: [UInt8], recipients: [ParticipantID], retainName: String?, evictable: Bool = false,
+        unreliable: Bool, onAck: (@Sendable (_ stamp: UInt64, _ senderSequence: UInt64) -> Void)? = nil
     ) throws -> UInt64 {
         let now = uptime
         return try performThrowing { shell in
             let (senderSequence, actions) = try shell.machine.send(
-                name: name, body: body, recipients: recipients, retainName: retainName, unreliable: unreliable, now: now)
+                name: name, body: body, recipients: recipients, retainName: retainName, evictable: evictable,
+                unreliable: unreliable, now: now)
             if let onAck { shell.ackCallbacks[senderSequence] = onAck }
             return (senderSequence, actions)
         }

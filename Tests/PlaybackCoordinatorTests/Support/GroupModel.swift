@@ -374,7 +374,8 @@ final class GroupModel {
         max(0, link.latency + Int64(random.symmetric(Double(link.jitter))))
     }
 
-    private func sendUp(from member: Member, _ arrive: @escaping (GroupModel) -> Void) {
+    @discardableResult
+    private func sendUp(from member: Member, _ arrive: @escaping (GroupModel) -> Void) -> Int64 {
         let at = max(now + delay(member.uplink), member.lastUp + 1)
         member.lastUp = at
         schedule(at: at) { model in
@@ -384,6 +385,7 @@ final class GroupModel {
                 arrive(model)
             }
         }
+        return at
     }
 
     @discardableResult
@@ -394,6 +396,15 @@ final class GroupModel {
         return at
     }
 
+    /// When a timeline message takes effect (model time), if it is one.
+    private static func effect(of message: CoordinationMessage) -> Int64? {
+        switch message {
+        case .state(let proposal): proposal.state.anchorReferenceTime.nanoseconds - Self.epoch
+        case .suspension(let notice): notice.effectiveAt.nanoseconds - Self.epoch
+        case .presence, .queueEdit, .queueRequest, .queueSnapshot, .signed, .unsupported: nil
+        }
+    }
+
     private func stamp(_ message: CoordinationMessage, from sender: PlaybackParticipantID, key: String?, informedProposal: Bool) {
         guard relayMembers.contains(sender) else { return }
         sequence += 1
@@ -402,12 +413,7 @@ final class GroupModel {
             lastTimelineStamp = sequence
         }
         if let key { retained[key] = (message, sender, sequence) }
-        let effect: Int64? =
-            switch message {
-            case .state(let proposal): proposal.state.anchorReferenceTime.nanoseconds - Self.epoch
-            case .suspension(let notice): notice.effectiveAt.nanoseconds - Self.epoch
-            case .presence, .queueEdit, .queueRequest, .queueSnapshot, .signed, .unsupported: nil
-            }
+        let effect = Self.effect(of: message)
         var latest: Int64 = 0
         for name in relayMembers {
             guard let target = byName[name] else { continue }
@@ -508,9 +514,16 @@ final class GroupModel {
                 let seen = member.inFlight == 0 ? member.seen : nil
                 if message.isTimeline { member.inFlight += 1 }
                 let sender = member.name
-                sendUp(from: member) { model in
+                let arrival = sendUp(from: member) { model in
                     let informed = seen.map { $0 >= model.lastTimelineStamp } ?? false
                     model.stamp(message, from: sender, key: key, informedProposal: informed)
+                }
+                // One that takes effect before the relay has it (a transition proposed after its
+                // entry's end): every member snaps to it late, and one that anticipated it rightly
+                // (an assumed transition) shows it meanwhile while the others hold. The relay's
+                // fan-out extends this grace until everyone has it (seed 24838).
+                if let effect = Self.effect(of: message), arrival + 200_000 > effect {
+                    graceUntil = max(graceUntil, arrival + 20_000_000)
                 }
             case .command(let command):
                 apply(command, to: member)

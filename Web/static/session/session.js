@@ -438,12 +438,14 @@ export class GroupSession {
    * @param {Uint8Array} body its JSON (or raw bytes).
    * @param {object} [options]
    * @param {string|null} [options.retainName] keeps it at the relay under HMAC("message:" + retainName).
+   * @param {boolean} [options.evictable] with retainName: the relay may drop it to make room for another
+   *   retained name once the session holds its most (FrameFlags.evictable).
    * @param {boolean} [options.unreliable]
    * @param {(stamp: bigint) => void} [options.onAck] called with the relay's stamp.
    * @param {bigint[]} [options.recipients] only these members (empty: everyone); not with retainName.
    * @returns {Promise<bigint>} the sender sequence it was given.
    */
-  sendMessage(name, body, { retainName = null, unreliable = false, onAck = null, recipients = [] } = {}) {
+  sendMessage(name, body, { retainName = null, evictable = false, unreliable = false, onAck = null, recipients = [] } = {}) {
     if (this.state !== "joined") return Promise.reject(new Error("not joined"));
     const senderSequence = this.nextSenderSequence;
     this.nextSenderSequence += 1n;
@@ -456,7 +458,8 @@ export class GroupSession {
         this.ackCallbacks.delete(senderSequence);
         throw new Error(`message too large for the relay (${plaintext.length} bytes)`);
       }
-      const frame = await this.cipher.seal(plaintext, route, unreliable ? FrameFlags.unreliable : 0, this.participant);
+      const flags = (unreliable ? FrameFlags.unreliable : 0) | (evictable && retainName !== null ? FrameFlags.evictable : 0);
+      const frame = await this.cipher.seal(plaintext, route, flags, this.participant);
       const bytes = encodeFrame(frame);
       if (!unreliable) this.unacked.push({ senderSequence, bytes });
       // While reconnecting, reliable frames wait in `unacked` (re-sent after the welcome); unreliable ones are dropped.

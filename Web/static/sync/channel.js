@@ -12,7 +12,7 @@
 // the relay's order before it is delivered, and the page's commands go out wrapped and signed (or,
 // without control, not at all).
 
-import { COORDINATION_MESSAGE_NAME, decodeMessageBody, encodeMessageBody } from "./messages.js";
+import { COORDINATION_MESSAGE_NAME, decodeMessageBody, encodeMessageBody, retainedSlotIsEvictable } from "./messages.js";
 import { participantName } from "../session/session.js";
 
 export class GroupSessionCoordinationChannel {
@@ -61,6 +61,7 @@ export class GroupSessionCoordinationChannel {
     if (this.gate !== null) return this.sendChecked(message, retainKey);
     return this.session.sendMessage(COORDINATION_MESSAGE_NAME, encodeMessageBody(message), {
       retainName: retainKey,
+      evictable: retainedSlotIsEvictable(message),
       onAck: (stamp) => this.deliver(message, this.localParticipant, stamp),
     });
   }
@@ -78,6 +79,7 @@ export class GroupSessionCoordinationChannel {
       const { body, retainName } = sealed;
       return this.session.sendMessage(COORDINATION_MESSAGE_NAME, body, {
         retainName,
+        evictable: retainedSlotIsEvictable(message),
         onAck: (stamp) => gate.receiveCoordination(body, this.session.participant, (checked) => this.deliver(checked, this.localParticipant, stamp)),
       });
     });

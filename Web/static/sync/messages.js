@@ -535,6 +535,15 @@ export function suspensionKey(participant) {
   return `coplay.playback.suspension.${participant}`;
 }
 
+/**
+ * Whether the relay may drop this message's retained slot to make room for a new key once the session holds
+ * its most (FrameFlags.evictable; CoordinationMessage.retainedSlotIsEvictable): a suspension notice, whose
+ * slot is its member's own and stays after the member leaves.
+ */
+export function retainedSlotIsEvictable(message) {
+  return message.suspension !== undefined;
+}
+
 /** The retain key of part `part` of the retained copy of the queue (CoordinationMessage.queueSnapshotKey(part:)). */
 export function queueSnapshotKey(part) {
   return `coplay.queue.snapshot.${part}`;

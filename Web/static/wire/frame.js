@@ -33,7 +33,7 @@ export const FrameType = Object.freeze({
 });
 
 /** Header flag bits. Unknown bits are carried and ignored. */
-export const FrameFlags = Object.freeze({ unreliable: 1 << 0, replayed: 1 << 1, presenceBatches: 1 << 2 });
+export const FrameFlags = Object.freeze({ unreliable: 1 << 0, replayed: 1 << 1, presenceBatches: 1 << 2, evictable: 1 << 3 });
 
 /** Relay error codes (docs/protocol.md, "Error codes"). An open set. */
 export const RelayErrorCode = Object.freeze({
