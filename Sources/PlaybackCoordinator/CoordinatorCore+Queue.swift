@@ -149,11 +149,7 @@ extension CoordinatorCore {
         announcedRevision = nil
         var actions: [CoordinatorAction] = []
         if ordered.item != following.item || ordered.entry != following.entry {
-            actions.append(.event(PlaybackEvent(
-                type: .itemChanged, realtime: 0, player: label(participant), item: following.item,
-                referenceTime: following.anchorReferenceTime.seconds, revision: following.revision,
-                reason: Self.changeReason(.advance), detail: "from \(ordered.item)", entry: following.entry)))
-            if following.item != localItem, canPresent?(following.item) == true { localItem = following.item }
+            actions.append(changedItem(to: following, revision: following.revision, by: .advance, from: ordered.item))
         }
         return actions + followEntryAvailability(now: now) + announce(now: now)
     }
@@ -180,11 +176,7 @@ extension CoordinatorCore {
         assumeChecked = nil
         announcedRevision = nil
         guard let shown, shown.item != ordered.item || shown.entry != ordered.entry else { return [] }
-        if ordered.item != localItem, canPresent?(ordered.item) == true { localItem = ordered.item }
-        return [.event(PlaybackEvent(
-            type: .itemChanged, realtime: 0, player: label(participant), item: ordered.item,
-            referenceTime: ordered.anchorReferenceTime.seconds, revision: ordered.revision,
-            detail: "from \(shown.item)", entry: ordered.entry))] + followEntryAvailability(now: now)
+        return [changedItem(to: ordered, revision: ordered.revision, by: nil, from: shown.item)] + followEntryAvailability(now: now)
     }
 
     /// The state the group moves to at the playing entry's end, by this member's state and queue.
@@ -227,6 +219,22 @@ extension CoordinatorCore {
     }
 
     /// Why the group's entry changed, for ``PlaybackEvent/EventType/itemChanged``.
+    /// The member moved to `next`'s item or entry (from `previous`): its `itemChanged` event, with
+    /// the reason `command` gives (none for a return to the ordered state, `command` nil) and the
+    /// originator unless the change was automatic (an entry's end, or that return); the local item
+    /// follows when this member can present it.
+    mutating func changedItem(
+        to next: PlaybackState, revision: UInt64, by command: CommandLabel?, from previous: String?
+    ) -> CoordinatorAction {
+        let automatic = command == nil || command == .advance
+        if next.item != localItem, canPresent?(next.item) == true { localItem = next.item }
+        return .event(PlaybackEvent(
+            type: .itemChanged, realtime: 0, player: label(participant), originator: automatic ? nil : next.originator,
+            originatorName: automatic ? nil : names[next.originator], item: next.item,
+            referenceTime: next.anchorReferenceTime.seconds, revision: revision, reason: command.flatMap(Self.changeReason),
+            detail: previous.map { "from \($0)" }, entry: next.entry))
+    }
+
     static func changeReason(_ command: CommandLabel) -> String? {
         switch command {
         case .advance: "end"

@@ -510,13 +510,7 @@ public struct CoordinatorCore: Sendable {
                 rate: next.rate, referenceTime: next.anchorReferenceTime.seconds, revision: sequence, entry: next.entry)))
         }
         if previousItem != next.item || previousEntry != next.entry {
-            let automatic = proposal.command == .advance
-            actions.append(.event(PlaybackEvent(
-                type: .itemChanged, realtime: 0, player: label(participant), originator: automatic ? nil : next.originator,
-                originatorName: automatic ? nil : names[next.originator], item: next.item,
-                referenceTime: next.anchorReferenceTime.seconds, revision: sequence, reason: Self.changeReason(proposal.command),
-                detail: previousItem.map { "from \($0)" }, entry: next.entry)))
-            if next.item != localItem, canPresent?(next.item) == true { localItem = next.item }
+            actions.append(changedItem(to: next, revision: sequence, by: proposal.command, from: previousItem))
         }
         return actions + followEntryAvailability(now: now) + announce(now: now)
     }

@@ -669,14 +669,7 @@ export class CoordinatorCore {
       })));
     }
     if (previousItem !== next.item || previousEntry !== next.entry) {
-      const automatic = proposal.command === "advance";
-      actions.push(eventAction(playbackEvent("itemChanged", {
-        player: this.label(this.participant), originator: automatic ? null : next.originator,
-        originatorName: automatic ? null : this.names.get(next.originator) ?? null, item: next.item,
-        referenceTime: referenceSeconds(next.anchorReferenceTime), revision: sequence, reason: CoordinatorCore.changeReason(proposal.command),
-        detail: previousItem === null ? null : `from ${previousItem}`, entry: next.entry,
-      })));
-      if (next.item !== this.localItem && this.canPresent !== null && this.canPresent(next.item) === true) this.localItem = next.item;
+      actions.push(this.changedItem(next, sequence, proposal.command, previousItem));
     }
     return actions.concat(this.followEntryAvailability(now), this.announce(now));
   }
@@ -1392,12 +1385,7 @@ export class CoordinatorCore {
     this.announcedRevision = null;
     const actions = [];
     if (ordered.item !== following.item || (ordered.entry ?? null) !== (following.entry ?? null)) {
-      actions.push(eventAction(playbackEvent("itemChanged", {
-        player: this.label(this.participant), originator: null, originatorName: null, item: following.item,
-        referenceTime: referenceSeconds(following.anchorReferenceTime), revision: following.revision,
-        reason: CoordinatorCore.changeReason("advance"), detail: `from ${ordered.item}`, entry: following.entry,
-      })));
-      if (following.item !== this.localItem && this.canPresent !== null && this.canPresent(following.item) === true) this.localItem = following.item;
+      actions.push(this.changedItem(following, following.revision, "advance", ordered.item));
     }
     return actions.concat(this.followEntryAvailability(now), this.announce(now));
   }
@@ -1427,11 +1415,24 @@ export class CoordinatorCore {
     this.assumeChecked = null;
     this.announcedRevision = null;
     if (shown === null || (shown.item === ordered.item && (shown.entry ?? null) === (ordered.entry ?? null))) return [];
-    if (ordered.item !== this.localItem && this.canPresent !== null && this.canPresent(ordered.item) === true) this.localItem = ordered.item;
-    return [eventAction(playbackEvent("itemChanged", {
-      player: this.label(this.participant), item: ordered.item, referenceTime: referenceSeconds(ordered.anchorReferenceTime),
-      revision: ordered.revision, detail: `from ${shown.item}`, entry: ordered.entry,
-    }))].concat(this.followEntryAvailability(now));
+    return [this.changedItem(ordered, ordered.revision, null, shown.item)].concat(this.followEntryAvailability(now));
+  }
+
+  /**
+   * The member moved to `next`'s item or entry (from `previous`): its itemChanged event, with the reason `command`
+   * gives (none for a return to the ordered state, `command` null) and the originator unless the change was
+   * automatic (an entry's end, or that return); the local item follows when this member can present it
+   * (CoordinatorCore.changedItem).
+   */
+  changedItem(next, revision, command, previous) {
+    const automatic = command === null || command === "advance";
+    if (next.item !== this.localItem && this.canPresent !== null && this.canPresent(next.item) === true) this.localItem = next.item;
+    return eventAction(playbackEvent("itemChanged", {
+      player: this.label(this.participant), originator: automatic ? null : next.originator,
+      originatorName: automatic ? null : this.names.get(next.originator) ?? null, item: next.item,
+      referenceTime: referenceSeconds(next.anchorReferenceTime), revision, reason: command === null ? null : CoordinatorCore.changeReason(command),
+      detail: previous === null ? null : `from ${previous}`, entry: next.entry,
+    }));
   }
 
   /** The state the group moves to at the playing entry's end, by this member's state and queue (null: none). */
