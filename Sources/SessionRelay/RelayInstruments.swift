@@ -26,6 +26,7 @@ final class RelayInstruments: Sendable {
         "coplay_relay_resumes_total": "Members that resumed after a lost connection.",
         "coplay_relay_slow_consumers_total": "Connections closed for not reading.",
         "coplay_relay_idle_connections_closed_total": "Connections closed after sending nothing for the idle timeout.",
+        "coplay_relay_retained_evicted_total": "Retained frames dropped to make room for a new key (evictable frames).",
         "coplay_relay_errors_total": "Error frames sent, by error code.",
         "coplay_relay_delivery_latency_seconds":
             "Time from queueing a frame for a recipient to writing it (the oldest frame of each write batch).",
