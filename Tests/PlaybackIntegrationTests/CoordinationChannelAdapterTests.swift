@@ -102,15 +102,22 @@ struct CoordinationChannelAdapterTests {
         session.leave()
     }
 
-    @Test("a retained state reaches a late joiner; a member leaving is reported")
-    func retainedAndPresence() async throws {
-        let transport = InMemoryTransport()
+    /// A session on `transport` that a host created and joined, with the host's channel and its events.
+    static func hostedSession(on transport: InMemoryTransport) async throws -> (
+        center: GroupActivityCenter<TestActivity>, invite: Invite, session: GroupSession<TestActivity>,
+        channel: GroupSessionCoordinationChannel<TestActivity>, events: Collector<CoordinationChannelEvent>
+    ) {
         let center = GroupActivityCenter<TestActivity>(transport: transport, logger: Logger(label: "test"))
         let invite = Invite.generate(host: "local", port: 1)
-        let hostSession = try await center.activate(TestActivity(item: "a"), invite: invite)
-        try await hostSession.join()
-        let host = GroupSessionCoordinationChannel(session: hostSession, logger: Logger(label: "test"))
-        let hostEvents = Collector(host.events())
+        let session = try await center.activate(TestActivity(item: "a"), invite: invite)
+        try await session.join()
+        let channel = GroupSessionCoordinationChannel(session: session, logger: Logger(label: "test"))
+        return (center, invite, session, channel, Collector(channel.events()))
+    }
+
+    @Test("a retained state reaches a late joiner; a member leaving is reported")
+    func retainedAndPresence() async throws {
+        let (center, invite, hostSession, host, hostEvents) = try await Self.hostedSession(on: InMemoryTransport())
         let message = Self.proposal("a", rate: 1, by: host.localParticipant)
         try await host.send(message, retainingUnder: CoordinationMessage.stateKey)
         await eventually("host sees its own state") { Self.messages(hostEvents.values).count == 1 }
@@ -139,13 +146,7 @@ struct CoordinationChannelAdapterTests {
     func suspensionSlotsMakeRoom() async throws {
         var limits = HubLimits()
         limits.maximumRetainedKeys = 6
-        let transport = InMemoryTransport(limits: limits)
-        let center = GroupActivityCenter<TestActivity>(transport: transport, logger: Logger(label: "test"))
-        let invite = Invite.generate(host: "local", port: 1)
-        let hostSession = try await center.activate(TestActivity(item: "a"), invite: invite)
-        try await hostSession.join()
-        let host = GroupSessionCoordinationChannel(session: hostSession, logger: Logger(label: "test"))
-        let hostEvents = Collector(host.events())
+        let (center, invite, hostSession, host, hostEvents) = try await Self.hostedSession(on: InMemoryTransport(limits: limits))
         let state = Self.proposal("a", rate: 1, by: host.localParticipant)
         try await host.send(state, retainingUnder: CoordinationMessage.stateKey)
 

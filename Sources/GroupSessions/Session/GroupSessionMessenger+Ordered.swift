@@ -15,7 +15,7 @@ extension GroupSessionMessenger {
     /// the relay's total order. Retained messages already held are handed over first, at once.
     ///
     /// Use this instead of ``messages(of:)->AsyncStream<(Message,MessageContext)>`` when the order must be exact across this member's own
-    /// messages and the others': the callbacks of ``sendStamped(_:retainedAs:stamped:)`` run on the
+    /// messages and the others': the callbacks of ``sendStamped(_:retainedAs:evictable:stamped:)`` run on the
     /// same read loop, so a consumer that forwards both into one stream sees every message, its
     /// own included, in strictly increasing ``MessageContext/sequence``. (An `AsyncStream` plus a
     /// forwarding task in between would let an own message overtake a peer's.)
