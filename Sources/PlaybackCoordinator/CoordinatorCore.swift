@@ -62,8 +62,14 @@ public struct CoordinatorCore: Sendable {
     let canPresent: (@Sendable (String) -> Bool)?
     /// The items the local member can play, with their durations (its presence reports carry them).
     public private(set) var items: [PresenceReport.ItemSummary]
-    /// The end of the timeline this member last reported with an ``PlaybackEvent/EventType/itemEnded`` event.
-    private var reportedEnd: ReferenceTime?
+    /// The end this member last reported with an ``PlaybackEvent/EventType/itemEnded`` event: the
+    /// state's (revision, item, entry, ``endKey(_:)``) and the instant. An end is reported once: each
+    /// wait while the group is held there (a member buffering at the end, a joiner learning the waits
+    /// before it) starts the timeline's last segment anew, and reporting each new segment said "ended"
+    /// once per wait on every member's terminal and screen (found with 270 one-shot suspends at an
+    /// end); another state with the same end (a joiner's answer replacing its retained state) is the
+    /// same end too.
+    private var reportedEnd: (key: String, at: ReferenceTime)?
     private var suspensions: [String: SuspensionRecord] = [:]
     private var suspensionOrder: [String] = []
     private var reports: [PlaybackParticipantID: PresenceReport] = [:]
@@ -764,11 +770,17 @@ public struct CoordinatorCore: Sendable {
                 referenceTime: record.deadline.seconds, reason: record.reason.description, suspension: record.id,
                 waits: record.counted, timedOut: true)))
         }
-        if let end = segments().last, end.ended, now >= end.start, reportedEnd != end.start, let state {
-            reportedEnd = end.start
-            actions.append(.event(PlaybackEvent(
-                type: .itemEnded, realtime: 0, player: label(participant), item: state.item, itemTime: end.itemTime,
-                rate: 0, referenceTime: end.start.seconds, revision: state.revision)))
+        if let state, let end = segments().last, end.ended {
+            if now < end.start {
+                // The end is ahead again (a wait before it, learnt after it was reported): say it when it
+                // comes (at the latest at the next tick after this one).
+                reportedEnd = nil
+            } else if !isReported(end.start) {
+                reportedEnd = (Self.endKey(state), end.start)
+                actions.append(.event(PlaybackEvent(
+                    type: .itemEnded, realtime: 0, player: label(participant), item: state.item, itemTime: end.itemTime,
+                    rate: 0, referenceTime: end.start.seconds, revision: state.revision)))
+            }
         }
         actions += tickQueue(now: now)
         actions += proposeTransitionIfDue(now: now)
@@ -789,13 +801,24 @@ public struct CoordinatorCore: Sendable {
         return actions
     }
 
+    /// What ``reportedEnd`` compares: the state whose end was reported.
+    private static func endKey(_ state: PlaybackState) -> String {
+        "\(state.revision) \(state.item) \(state.entry ?? "")"
+    }
+
+    /// Whether the end at `instant` of the state in force was reported already (``reportedEnd``).
+    private func isReported(_ instant: ReferenceTime) -> Bool {
+        guard let reportedEnd, let state else { return false }
+        return reportedEnd.key == Self.endKey(state) || reportedEnd.at == instant
+    }
+
     /// The next reference instant at which ``tick(now:)`` has something to do.
     public var nextTickDeadline: ReferenceTime? {
         var deadline = nextPresence
         for record in suspensions.values where !record.endReported && record.end == nil {
             deadline = min(deadline ?? record.deadline, record.deadline)
         }
-        if let end = segments().last, end.ended, reportedEnd != end.start {
+        if let end = segments().last, end.ended, !isReported(end.start) {
             deadline = min(deadline ?? end.start, end.start)
         }
         for due in [queueReplica.nextDeadline, transitionDue, assumeDue] {

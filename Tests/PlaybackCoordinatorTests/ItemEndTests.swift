@@ -62,6 +62,46 @@ struct ItemEndTests {
         #expect(abs((after.start - before.start).secondsValue - 2) < 1e-6, "the end moved by \((after.start - before.start).secondsValue) s")
     }
 
+    @Test("an end is reported once: waits while the group is held there, folded a minute later, start its last segment anew and say nothing")
+    func endReportedOnce() throws {
+        var harness = Self.harness()
+        _ = try harness.loop(at: 0) { core, now in try core.proposeSeek(to: 55, now: now) }
+        _ = try harness.loop(at: 1) { core, now in try core.proposePlay(now: now) }
+        let end = try #require(harness.core.segments().last)
+        #expect(CoreHarness.events(harness.core.tick(now: end.start)).filter { $0.type == .itemEnded }.count == 1)
+        var ended = 0
+        for wait in 0..<3 {
+            // A member buffers while the group is held at the end (found: 270 one-shot suspends said
+            // "ended" 114 times on the host, once per wait as it was folded).
+            // `coplay control suspend`: a member that joins, suspends, ends it and leaves.
+            let at = end.start + .seconds(2 + 4 * Double(wait))
+            let member = PlaybackParticipantID("ctl\(wait)")
+            var other = CoordinatorCore(participant: member, localItem: nil, items: [])
+            _ = harness.core.receive(.joined(member), now: at)
+            _ = other.receive(.joined(member), now: at)
+            let begun = other.beginSuspension(.buffering, now: at)
+            for message in CoreHarness.sent(begun.actions) { _ = harness.deliver(message, from: member, at: at.seconds) }
+            let over = try other.endSuspension(begun.id, now: at + .seconds(1))
+            for message in CoreHarness.sent(over) { _ = harness.deliver(message, from: member, at: (at + .seconds(1)).seconds) }
+            _ = harness.core.receive(.left(member), now: at + .seconds(1.5))
+            ended += CoreHarness.events(harness.core.tick(now: at + .seconds(3))).filter { $0.type == .itemEnded }.count
+        }
+        // A minute later each wait is folded into the state's anchor, which then lies at the wait's
+        // end: the ended timeline's last segment starts there, later than the end it reported.
+        for second in 60...75 {
+            ended += CoreHarness.events(harness.core.tick(now: end.start + .seconds(Double(second)))).filter { $0.type == .itemEnded }.count
+        }
+        let last = try #require(harness.core.segments().last)
+        #expect(last.ended && last.itemTime == 60)
+        #expect(last.start > end.start, "the folded waits start the last segment anew (what the old rule reported each time)")
+        #expect(ended == 0)
+        // A seek back and play: a new end, reported again when it comes.
+        _ = try harness.loop(at: (last.start + .seconds(5)).seconds) { core, now in try core.proposeSeek(to: 58, now: now) }
+        _ = try harness.loop(at: (last.start + .seconds(6)).seconds) { core, now in try core.proposePlay(now: now) }
+        let again = try #require(harness.core.segments().last)
+        #expect(CoreHarness.events(harness.core.tick(now: again.start)).filter { $0.type == .itemEnded }.count == 1)
+    }
+
     @Test("a member without the file learns the duration from the state; a paused state past the end holds the end")
     func durationFromTheState() throws {
         var owner = Self.harness("alice")

@@ -222,7 +222,10 @@ export class CoordinatorCore {
   constructor({ participant, configuration = defaultConfiguration(), localItem = null, canPresent = null, name = null, items = [] }) {
     this.participant = participant;
     this.items = items;
-    this.reportedEnd = null; // the end of the timeline last reported with an itemEnded event
+    // The end this member last reported with an itemEnded event, {key, at}: the state's (revision, item,
+    // entry, CoordinatorCore.endKey) and the instant. An end is reported once, though each wait while the
+    // group is held there starts the timeline's last segment anew (CoordinatorCore.reportedEnd).
+    this.reportedEnd = null;
     this.name = name;
     this.names = new Map();
     if (name !== null) this.names.set(participant, name);
@@ -912,12 +915,17 @@ export class CoordinatorCore {
     }
     const segments = this.segments();
     const end = segments[segments.length - 1];
-    if (end !== undefined && end.ended && now >= end.start && this.reportedEnd !== end.start) {
-      this.reportedEnd = end.start;
-      actions.push(eventAction(playbackEvent("itemEnded", {
-        player: this.label(this.participant), item: this.state.item, itemTime: end.itemTime, rate: 0,
-        referenceTime: referenceSeconds(end.start), revision: this.state.revision,
-      })));
+    if (this.state !== null && end !== undefined && end.ended) {
+      if (now < end.start) {
+        // The end is ahead again (a wait before it, learnt after it was reported): say it when it comes.
+        this.reportedEnd = null;
+      } else if (!this.isReported(end.start)) {
+        this.reportedEnd = { key: CoordinatorCore.endKey(this.state), at: end.start };
+        actions.push(eventAction(playbackEvent("itemEnded", {
+          player: this.label(this.participant), item: this.state.item, itemTime: end.itemTime, rate: 0,
+          referenceTime: referenceSeconds(end.start), revision: this.state.revision,
+        })));
+      }
     }
     actions.push(...this.tickQueue(now));
     actions.push(...this.proposeTransitionIfDue(now));
@@ -949,7 +957,9 @@ export class CoordinatorCore {
     }
     const segments = this.segments();
     const end = segments[segments.length - 1];
-    if (end !== undefined && end.ended && this.reportedEnd !== end.start) deadline = minBig(deadline ?? end.start, end.start);
+    if (end !== undefined && end.ended && !this.isReported(end.start)) {
+      deadline = minBig(deadline ?? end.start, end.start);
+    }
     for (const due of [this.queueReplica.nextDeadline, this.transitionDue, this.assumeDue]) {
       if (due !== null) deadline = minBig(deadline ?? due, due);
     }
@@ -1486,6 +1496,17 @@ export class CoordinatorCore {
     const state = this.state;
     if (sender !== this.participant || state === null || sameTimeline(state, proposal.state)) return [];
     return [send({ state: { state, command: "restate", sentAt: now, follows: null } }, STATE_KEY)];
+  }
+
+  /** Whether the end at `instant` of the state in force was reported already (CoordinatorCore.isReported). */
+  isReported(instant) {
+    if (this.reportedEnd === null || this.state === null) return false;
+    return this.reportedEnd.key === CoordinatorCore.endKey(this.state) || this.reportedEnd.at === instant;
+  }
+
+  /** What reportedEnd compares: the state whose end was reported (CoordinatorCore.endKey). */
+  static endKey(state) {
+    return `${state.revision} ${state.item} ${state.entry ?? ""}`;
   }
 
   /** Why the group's entry changed, for itemChanged events (null for commands that do not change it). */
